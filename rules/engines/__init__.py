@@ -1,0 +1,19 @@
+"""Pure game engines: no Django, no I/O, no global random state.
+
+Every engine takes a request and a ``DiceSource`` and returns a result; odds are exact.
+"""
+
+from .errors import OddsTooLarge, RuleError
+from .fair import DiceSource, FairStream, ScriptedSource
+from .system import GameSystem, get_system, system_ids
+
+__all__ = [
+    "DiceSource",
+    "FairStream",
+    "GameSystem",
+    "OddsTooLarge",
+    "RuleError",
+    "ScriptedSource",
+    "get_system",
+    "system_ids",
+]

@@ -1,0 +1,116 @@
+"""Where every die comes from (RULES.md section 0).
+
+A roll's dice are drawn from the byte stream
+``HMAC-SHA256(server_seed, f"{client_seed}:{seq}:{j}")`` for j = 0, 1, 2, ...
+with byte-wise rejection sampling, so anyone holding the revealed seed can recompute them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections.abc import Iterable
+from typing import Protocol
+
+SEED_BYTES = 32
+
+
+class DiceSource(Protocol):
+    """Anything engines can draw a die from: ``roll(sides)`` returns 1..sides."""
+
+    def roll(self, sides: int) -> int: ...
+
+
+def new_server_seed() -> bytes:
+    return secrets.token_bytes(SEED_BYTES)
+
+
+def commitment(server_seed: bytes) -> str:
+    """The public promise made at session start: sha256 of the secret seed, in hex."""
+    return hashlib.sha256(server_seed).hexdigest()
+
+
+def seed_from_number(number: int) -> bytes:
+    """The server seed ``manage.py roll --seed N`` uses: sha256(str(N))."""
+    return hashlib.sha256(str(number).encode()).digest()
+
+
+class FairStream:
+    """The dice of one roll (one ``seq``), drawn from the published HMAC stream.
+
+    ``draws`` keeps every (sides, value) in draw order so callers can check that a result
+    lists every die it drew.
+    """
+
+    def __init__(self, server_seed: bytes, client_seed: str, seq: int) -> None:
+        self._key = server_seed
+        self._prefix = f"{client_seed}:{seq}:"
+        self._block = 0
+        self._buffer = b""
+        self._pos = 0
+        self.draws: list[tuple[int, int]] = []
+
+    def _next_bytes(self, count: int) -> bytes:
+        while len(self._buffer) - self._pos < count:
+            msg = f"{self._prefix}{self._block}".encode()
+            self._buffer = self._buffer[self._pos :] + hmac.digest(self._key, msg, "sha256")
+            self._pos = 0
+            self._block += 1
+        chunk = self._buffer[self._pos : self._pos + count]
+        self._pos += count
+        return chunk
+
+    def roll(self, sides: int) -> int:
+        if sides < 1:
+            raise ValueError(f"a die needs at least one side, not {sides}")
+        if sides <= 256:
+            limit = 256 - 256 % sides
+            while True:
+                b = self._next_bytes(1)[0]
+                if b < limit:
+                    break
+        else:
+            limit = 2**32 - 2**32 % sides
+            while True:
+                b = int.from_bytes(self._next_bytes(4), "big")
+                if b < limit:
+                    break
+        value = b % sides + 1
+        self.draws.append((sides, value))
+        return value
+
+
+class ScriptedSource:
+    """Test double: hands out chosen values in order and checks each fits its die."""
+
+    def __init__(self, values: Iterable[int]) -> None:
+        self._values = list(values)
+        self._next = 0
+        self.draws: list[tuple[int, int]] = []
+
+    def roll(self, sides: int) -> int:
+        if self._next >= len(self._values):
+            raise AssertionError(f"script ran out of dice (asked for a d{sides})")
+        value = self._values[self._next]
+        self._next += 1
+        if not 1 <= value <= sides:
+            raise AssertionError(f"scripted value {value} does not fit a d{sides}")
+        self.draws.append((sides, value))
+        return value
+
+    @property
+    def exhausted(self) -> bool:
+        return self._next == len(self._values)
+
+
+class SeededRolls:
+    """Successive results of ``manage.py roll --seed N``: seq 1, 2, 3, ... with client seed ""."""
+
+    def __init__(self, number: int) -> None:
+        self._seed = seed_from_number(number)
+        self._seq = 0
+
+    def next_stream(self) -> FairStream:
+        self._seq += 1
+        return FairStream(self._seed, "", self._seq)

@@ -1,0 +1,11 @@
+"""Hard limits from RULES.md section 0, checked before any work is done."""
+
+MAX_DICE = 1_000
+MIN_SIDES = 2
+MAX_SIDES = 1_000
+MAX_MODIFIER = 1_000_000
+MAX_NOTATION_LENGTH = 500
+# An exploding, cascading or open-ended chain stops after this many extra rolls.
+MAX_CHAIN = 100
+# Exact odds sum infinite explosions until the tail left out is below this.
+ODDS_TAIL = 1e-12

@@ -1,0 +1,181 @@
+"""Field schemas: one description per request, sheet and campaign setting.
+
+A system declares its fields once; ``validate`` checks data against them (naming the field
+that is wrong and why), and the table builds its forms from ``as_json``. Types:
+
+- ``int``: ``min``/``max`` inclusive; bools are refused.
+- ``bool``
+- ``choice``: one of ``choices`` (strings or ints).
+- ``text``: a string up to ``max_length``.
+- ``die``: ``"dN"`` with N in ``choices`` when given.
+- ``dice``: a list of dice (``max_items``, ``choices``).
+- ``counts``: a mapping from names in ``choices`` (or any short name) to ints in ``min``..``max``.
+- ``object``: nested ``fields``.
+- ``map``: a mapping from short names (in ``choices`` when given) to values each checked
+  against the one field in ``fields`` (``max_items`` entries at most).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .dice import parse_die
+from .errors import RuleError
+
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    type: str
+    label: str = ""
+    help: str = ""
+    default: Any = _MISSING
+    required: bool = False
+    nullable: bool = False
+    min: int | None = None
+    max: int | None = None
+    choices: Sequence[Any] | None = None
+    max_length: int = 200
+    max_items: int = 1000
+    fields: Sequence[Field] = field(default_factory=tuple)
+
+    @property
+    def has_default(self) -> bool:
+        return self.default is not _MISSING
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "type": self.type, "label": self.label or self.name}
+        if self.help:
+            out["help"] = self.help
+        if self.has_default:
+            out["default"] = self.default
+        for key in ("min", "max", "choices"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = list(value) if key == "choices" else value
+        if self.required:
+            out["required"] = True
+        if self.nullable:
+            out["nullable"] = True
+        if self.type in ("object", "map"):
+            out["fields"] = [f.as_json() for f in self.fields]
+        return out
+
+
+def as_json(fields: Sequence[Field]) -> list[dict[str, Any]]:
+    return [f.as_json() for f in fields]
+
+
+def _path(prefix: str, name: str) -> str:
+    return f"{prefix}.{name}" if prefix else name
+
+
+def _int(value: Any, where: str, spec: Field) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        else:
+            raise RuleError(where, f"expected a whole number, got {value!r}")
+    if spec.min is not None and value < spec.min:
+        raise RuleError(where, f"must be at least {spec.min}, got {value}")
+    if spec.max is not None and value > spec.max:
+        raise RuleError(where, f"must be at most {spec.max}, got {value}")
+    return value
+
+
+def _value(spec: Field, value: Any, where: str) -> Any:
+    if value is None:
+        if spec.nullable:
+            return None
+        raise RuleError(where, "may not be null")
+    kind = spec.type
+    if kind == "int":
+        value = _int(value, where, spec)
+        if spec.choices is not None and value not in spec.choices:
+            raise RuleError(where, f"must be one of {list(spec.choices)}, got {value}")
+        return value
+    if kind == "bool":
+        if not isinstance(value, bool):
+            raise RuleError(where, f"expected true or false, got {value!r}")
+        return value
+    if kind == "choice":
+        if value not in (spec.choices or ()):
+            raise RuleError(where, f"must be one of {list(spec.choices or ())}, got {value!r}")
+        return value
+    if kind == "text":
+        if not isinstance(value, str):
+            raise RuleError(where, f"expected text, got {value!r}")
+        if len(value) > spec.max_length:
+            raise RuleError(where, f"at most {spec.max_length} characters, got {len(value)}")
+        return value
+    if kind == "die":
+        return _die(spec, value, where)
+    if kind == "dice":
+        if not isinstance(value, list):
+            raise RuleError(where, f"expected a list of dice like ['d6', 'd8'], got {value!r}")
+        if len(value) > spec.max_items:
+            raise RuleError(where, f"at most {spec.max_items} dice, got {len(value)}")
+        return [_die(spec, item, f"{where}.{i}") for i, item in enumerate(value)]
+    if kind == "counts":
+        if not isinstance(value, Mapping):
+            raise RuleError(where, f"expected a mapping of names to numbers, got {value!r}")
+        out = {}
+        for key, count in value.items():
+            if not isinstance(key, str) or not key or len(key) > 60:
+                raise RuleError(where, f"names must be short text, got {key!r}")
+            if spec.choices is not None and key not in spec.choices:
+                raise RuleError(f"{where}.{key}", f"unknown name; expected one of {list(spec.choices)}")
+            out[key] = _int(count, f"{where}.{key}", spec)
+        return out
+    if kind == "object":
+        if not isinstance(value, Mapping):
+            raise RuleError(where, f"expected an object, got {value!r}")
+        return validate(spec.fields, value, prefix=where)
+    if kind == "map":
+        if not isinstance(value, Mapping):
+            raise RuleError(where, f"expected a mapping of names to values, got {value!r}")
+        if len(value) > spec.max_items:
+            raise RuleError(where, f"at most {spec.max_items} entries, got {len(value)}")
+        entries = {}
+        for key, item in value.items():
+            if not isinstance(key, str) or not key or len(key) > 60:
+                raise RuleError(where, f"names must be short text, got {key!r}")
+            if spec.choices is not None and key not in spec.choices:
+                expected = list(spec.choices)
+                raise RuleError(f"{where}.{key}", f"unknown name; expected one of {expected}")
+            entries[key] = _value(spec.fields[0], item, f"{where}.{key}")
+        return entries
+    raise AssertionError(f"unknown field type {kind}")
+
+
+def _die(spec: Field, value: Any, where: str) -> str:
+    choices = spec.choices
+    sides = parse_die(value, field=where, allowed=None if choices is None else lambda n: f"d{n}" in choices)
+    return f"d{sides}"
+
+
+def validate(
+    fields: Sequence[Field], data: Any, *, prefix: str = "", allow_unknown: bool = False
+) -> dict[str, Any]:
+    """Check ``data`` against ``fields``; return it normalised with defaults filled in."""
+    if not isinstance(data, Mapping):
+        raise RuleError(prefix or "request", f"expected a JSON object, got {type(data).__name__}")
+    known = {f.name for f in fields}
+    if not allow_unknown:
+        for key in data:
+            if key not in known:
+                raise RuleError(_path(prefix, str(key)), f"unknown field; expected one of {sorted(known)}")
+    out: dict[str, Any] = {}
+    for spec in fields:
+        where = _path(prefix, spec.name)
+        if spec.name in data:
+            out[spec.name] = _value(spec, data[spec.name], where)
+        elif spec.required:
+            raise RuleError(where, "is required")
+        elif spec.has_default:
+            out[spec.name] = spec.default
+    return out

@@ -1,0 +1,103 @@
+"""What every game system gives the table, and the registry of systems by id."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from .errors import RuleError
+from .fair import DiceSource
+from .schema import Field, as_json, validate
+
+
+class GameSystem:
+    """One game system's engine. Subclasses fill in the class attributes and the methods.
+
+    - ``normalise(request)``: validate and fill defaults (RuleError naming the field).
+    - ``roll(request, source)``: a result dict (RULES.md section 1) drawn from ``source``.
+    - ``odds(request)``: the exact odds answer (``odds.odds_answer``).
+    - ``describe(result)``: one human line; ``roll`` puts it in ``result["text"]``.
+    - ``request_from_sheet(sheet, settings, options)``: turn a character sheet into a request.
+    """
+
+    id: ClassVar[str]
+    title: ClassVar[str]
+    summary: ClassVar[str]
+    outcome: ClassVar[str]  # "total" | "net_successes" | "successes"
+    flags: ClassVar[tuple[str, ...]] = ()
+    request_fields: ClassVar[Sequence[Field]] = ()
+    sheet_fields: ClassVar[Sequence[Field]] = ()
+    settings_fields: ClassVar[Sequence[Field]] = ()
+    resources: ClassVar[Sequence[Field]] = ()  # persistent per-character resources
+
+    def normalise(self, request: Any) -> dict[str, Any]:
+        return validate(self.request_fields, request, prefix="")
+
+    def roll(self, request: Any, source: DiceSource) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def odds(self, request: Any) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def describe(self, result: Mapping[str, Any]) -> str:
+        raise NotImplementedError
+
+    def validate_sheet(self, sheet: Any) -> dict[str, Any]:
+        return validate(self.sheet_fields, sheet if sheet is not None else {}, prefix="sheet")
+
+    def validate_settings(self, settings: Any) -> dict[str, Any]:
+        return validate(self.settings_fields, settings if settings is not None else {}, prefix="settings")
+
+    def request_from_sheet(
+        self, sheet: Mapping[str, Any], settings: Mapping[str, Any], options: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """Default: the options are the request; systems with sheets override."""
+        return self.normalise(dict(options))
+
+    def quick_rolls(
+        self, sheet: Mapping[str, Any], settings: Mapping[str, Any]
+    ) -> list[dict[str, Any]]:
+        """Ready-made requests from a sheet, each ``{"label": str, "request": {...}}``."""
+        return []
+
+    def schema(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "summary": self.summary,
+            "outcome": self.outcome,
+            "flags": list(self.flags),
+            "request": as_json(self.request_fields),
+            "sheet": as_json(self.sheet_fields),
+            "settings": as_json(self.settings_fields),
+            "resources": as_json(self.resources),
+        }
+
+
+_REGISTRY: dict[str, GameSystem] = {}
+
+
+def register(system: GameSystem) -> GameSystem:
+    if system.id in _REGISTRY:
+        raise AssertionError(f"system {system.id!r} registered twice")
+    _REGISTRY[system.id] = system
+    return system
+
+
+def get_system(system_id: str) -> GameSystem:
+    _load()
+    try:
+        return _REGISTRY[system_id]
+    except (KeyError, TypeError):
+        raise RuleError("system", f"unknown system {system_id!r}; expected one of {system_ids()}") from None
+
+
+def system_ids() -> list[str]:
+    _load()
+    return list(_REGISTRY)
+
+
+def _load() -> None:
+    # Importing the system modules registers them; kept lazy so each module stays importable
+    # alone. Python's import cache makes this a dictionary look-up after the first call.
+    from . import systems  # noqa: F401

@@ -1,0 +1,3 @@
+"""Imports every system module so each registers itself, in the order players see them."""
+
+from . import generic, zoria, roll_and_keep, d6_chance, discordian, action_dice  # noqa: F401

@@ -1,0 +1,32 @@
+"""What ``roll`` and ``odds`` share: parsing SYSTEM and REQUEST-JSON, and the error contract
+(one line ``error: <field>: <reason>`` on stderr, exit status 2)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, NoReturn
+
+from rules.engines import GameSystem, RuleError, get_system
+
+
+def fail(field: str, reason: str) -> NoReturn:
+    sys.stderr.write(f"error: {field}: {reason}\n")
+    sys.stderr.flush()
+    raise SystemExit(2)
+
+
+def system_and_request(system_id: str, request_json: str) -> tuple[GameSystem, Any]:
+    try:
+        system = get_system(system_id)
+    except RuleError as exc:
+        fail(exc.field, exc.reason)
+    try:
+        request = json.loads(request_json)
+    except ValueError as exc:
+        fail("request", f"not valid JSON ({exc.msg} at column {exc.colno})")
+    return system, request
+
+
+def emit(obj: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(obj, separators=(", ", ": ")) + "\n")

@@ -1,0 +1,225 @@
+"""The Django admin, for GMs who never read the code: campaigns, characters, sessions."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import Count, QuerySet
+from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html
+
+from .models import Campaign, Character, CharacterResource, Event, GameSession, Seat
+from .services.errors import ServiceError
+from .services.sessions import end_session, start_session
+
+
+class OwnCampaignsMixin:
+    """A GM who is staff but not superuser sees and edits only the campaigns they run."""
+
+    campaign_path = "campaign__gm"
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        qs = super().get_queryset(request)  # type: ignore[misc]
+        if request.user.is_superuser:
+            return qs
+        return qs.filter(**{self.campaign_path: request.user})
+
+
+class CharacterInline(admin.TabularInline):
+    model = Character
+    extra = 0
+    fields = ("name", "owner", "sheet")
+    show_change_link = True
+
+
+class SessionInline(admin.TabularInline):
+    model = GameSession
+    extra = 0
+    fields = ("title", "status", "invite", "started_at", "ended_at")
+    readonly_fields = ("status", "invite", "started_at", "ended_at")
+    show_change_link = True
+
+    @admin.display(description="invite link")
+    def invite(self, obj: GameSession) -> str:
+        if not obj.pk:
+            return "made when saved"
+        return format_html('<a href="/play/{0}/">/play/{0}/</a>', obj.invite_code)
+
+
+@admin.register(Campaign)
+class CampaignAdmin(OwnCampaignsMixin, admin.ModelAdmin):
+    campaign_path = "gm"
+    list_display = ("name", "system", "gm", "character_count", "session_count", "created_at")
+    list_filter = ("system", "gm")
+    search_fields = ("name", "gm__username")
+    inlines = [CharacterInline, SessionInline]
+    fields = ("name", "system", "gm", "settings", "settings_help")
+    readonly_fields = ("settings_help",)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(n_characters=Count("characters", distinct=True), n_sessions=Count("sessions", distinct=True))
+        )
+
+    @admin.display(description="characters", ordering="n_characters")
+    def character_count(self, obj: Campaign) -> int:
+        return obj.n_characters
+
+    @admin.display(description="sessions", ordering="n_sessions")
+    def session_count(self, obj: Campaign) -> int:
+        return obj.n_sessions
+
+    @admin.display(description="what the settings and sheets hold")
+    def settings_help(self, obj: Campaign) -> str:
+        if not obj.pk:
+            return "Pick a game system and save; the fields it takes are listed here."
+        schema = obj.game_system.schema()
+        return format_html(
+            "<p>Settings fields:</p><pre>{}</pre><p>Character sheet fields:</p><pre>{}</pre>",
+            _fields_text(schema["settings"]),
+            _fields_text(schema["sheet"]),
+        )
+
+    def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
+        return {"gm": request.user.pk}
+
+
+def _fields_text(fields: list[dict[str, Any]], indent: str = "") -> str:
+    lines = []
+    for f in fields:
+        bits = [f["type"]]
+        if "choices" in f:
+            bits.append("one of " + ", ".join(map(str, f["choices"])))
+        if "min" in f or "max" in f:
+            bits.append(f"{f.get('min', '')}..{f.get('max', '')}")
+        if "default" in f:
+            bits.append(f"default {json.dumps(f['default'])}")
+        lines.append(f"{indent}{f['name']}: {'; '.join(bits)}" + (f"  ({f['help']})" if f.get("help") else ""))
+        if f.get("fields"):
+            lines.append(_fields_text(f["fields"], indent + "  "))
+    return "\n".join(lines) or "(none)"
+
+
+class ResourceInline(admin.TabularInline):
+    model = CharacterResource
+    extra = 0
+    fields = ("name", "amount")
+
+
+@admin.register(Character)
+class CharacterAdmin(OwnCampaignsMixin, admin.ModelAdmin):
+    list_display = ("name", "campaign", "owner", "created_at")
+    list_filter = ("campaign__system", "campaign")
+    search_fields = ("name", "campaign__name", "owner__username")
+    autocomplete_fields = ("campaign",)
+    inlines = [ResourceInline]
+
+
+class SeatInline(admin.TabularInline):
+    model = Seat
+    extra = 0
+    fields = ("name", "role", "user", "characters", "created_at")
+    readonly_fields = ("created_at",)
+    filter_horizontal = ()
+
+
+@admin.register(GameSession)
+class GameSessionAdmin(OwnCampaignsMixin, admin.ModelAdmin):
+    list_display = ("title", "campaign", "status", "seat_count", "last_seq", "started_at", "ended_at", "invite")
+    list_filter = ("status", "campaign__system", "campaign")
+    search_fields = ("title", "invite_code", "campaign__name")
+    autocomplete_fields = ("campaign",)
+    readonly_fields = ("status", "invite", "gm_dashboard", "event_log", "commitment", "revealed_seed",
+                       "last_seq", "started_at", "ended_at", "created_at")
+    fields = ("campaign", "title", *readonly_fields)
+    inlines = [SeatInline]
+    actions = ["start_sessions", "end_sessions"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return super().get_queryset(request).annotate(n_seats=Count("seats"))
+
+    @admin.display(description="seats", ordering="n_seats")
+    def seat_count(self, obj: GameSession) -> int:
+        return obj.n_seats
+
+    @admin.display(description="invite link")
+    def invite(self, obj: GameSession) -> str:
+        if not obj.pk:
+            return "made when saved"
+        return format_html('<a href="/play/{0}/">/play/{0}/</a>', obj.invite_code)
+
+    @admin.display(description="GM dashboard")
+    def gm_dashboard(self, obj: GameSession) -> str:
+        return format_html('<a href="/gm/{0}/">/gm/{0}/</a>', obj.pk) if obj.pk else "-"
+
+    @admin.display(description="event log")
+    def event_log(self, obj: GameSession) -> str:
+        if not obj.pk:
+            return "-"
+        url = reverse("admin:tabletop_event_changelist") + f"?session__id__exact={obj.pk}"
+        return format_html('<a href="{}">{} events</a>', url, obj.last_seq)
+
+    @admin.display(description="server seed (revealed at the end)")
+    def revealed_seed(self, obj: GameSession) -> str:
+        return obj.revealed_seed or "secret until the session ends"
+
+    @admin.action(description="Start the selected sessions")
+    def start_sessions(self, request: HttpRequest, queryset: QuerySet) -> None:
+        self._run(request, queryset, start_session, "started")
+
+    @admin.action(description="End the selected sessions (reveals their seeds)")
+    def end_sessions(self, request: HttpRequest, queryset: QuerySet) -> None:
+        self._run(request, queryset, end_session, "ended")
+
+    def _run(self, request: HttpRequest, queryset: QuerySet, service: Any, verb: str) -> None:
+        done = 0
+        for session in queryset:
+            try:
+                service(session_id=session.pk)
+                done += 1
+            except ServiceError as exc:
+                self.message_user(request, f"{session}: {exc.message}", messages.WARNING)
+        if done:
+            self.message_user(request, f"{done} session(s) {verb}.", messages.SUCCESS)
+
+
+@admin.register(Event)
+class EventAdmin(admin.ModelAdmin):
+    """The session's record, read-only: events are never edited or removed."""
+
+    list_display = ("seq", "session", "kind", "actor_name", "visibility", "created_at", "summary")
+    list_filter = ("kind", "visibility", "session")
+    search_fields = ("session__title", "session__invite_code", "actor_name", "kind")
+    list_select_related = ("session",)
+    ordering = ("session", "seq")
+    fields = ("session", "seq", "kind", "actor_name", "visibility", "created_at", "pretty_data")
+    readonly_fields = fields
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        qs = super().get_queryset(request)
+        if request.user.is_superuser:
+            return qs
+        return qs.filter(session__campaign__gm=request.user)
+
+    @admin.display(description="what happened")
+    def summary(self, obj: Event) -> str:
+        text = obj.data.get("text") if isinstance(obj.data, dict) else None
+        return text or obj.kind
+
+    @admin.display(description="data")
+    def pretty_data(self, obj: Event) -> str:
+        return format_html("<pre>{}</pre>", json.dumps(obj.data, indent=2, sort_keys=True))
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

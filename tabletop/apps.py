@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class TabletopConfig(AppConfig):
+    name = "tabletop"
+    verbose_name = "Dice table"

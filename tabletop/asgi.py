@@ -1,0 +1,24 @@
+"""The ASGI entry point: Django for HTTP, the room consumer for websockets."""
+
+import os
+
+from django.core.asgi import get_asgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tabletop.settings")
+django_asgi_app = get_asgi_application()
+
+from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from django.urls import path  # noqa: E402
+
+from .consumers import RoomConsumer  # noqa: E402
+
+websocket_urlpatterns = [path("ws/play/<str:code>/", RoomConsumer.as_asgi())]
+
+application = ProtocolTypeRouter(
+    {
+        "http": django_asgi_app,
+        # Origin is checked in the consumer: bots holding a seat token may connect without one.
+        "websocket": AuthMiddlewareStack(URLRouter(websocket_urlpatterns)),
+    }
+)

@@ -1,0 +1,50 @@
+"""The session's record: every roll and change, numbered, append-only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import models
+
+from .sessions import GameSession, Seat
+
+
+class Visibility(models.TextChoices):
+    PUBLIC = "public", "Everyone"
+    GM = "gm", "GM and roller"
+    BLIND = "blind", "GM only"
+    SELF = "self", "Roller only"
+
+
+class AppendOnlyError(Exception):
+    pass
+
+
+class Event(models.Model):
+    session = models.ForeignKey(GameSession, on_delete=models.CASCADE, related_name="events")
+    seq = models.BigIntegerField()
+    kind = models.CharField(max_length=40)
+    actor = models.ForeignKey(Seat, null=True, blank=True, on_delete=models.RESTRICT, related_name="+")
+    # The actor's display name when the event happened, so replays need no join.
+    actor_name = models.CharField(max_length=40, blank=True)
+    visibility = models.CharField(max_length=10, choices=Visibility.choices, default=Visibility.PUBLIC)
+    data = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["session", "seq"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "seq"], name="event_seq_unique_per_session"),
+            models.CheckConstraint(condition=models.Q(seq__gte=1), name="event_seq_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.seq} {self.kind}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise AppendOnlyError("events are append-only: record a new event instead")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> Any:
+        raise AppendOnlyError("events are append-only")

@@ -1,0 +1,106 @@
+"""Session resources: dice pools held by seats, rolls still open to augment, extended actions."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from .campaigns import Character
+from .sessions import GameSession, Seat
+
+
+class PoolKind(models.TextChoices):
+    ACTION_DICE = "action-dice", "Action dice (Zoria pool)"
+    BONUS_DICE = "bonus-dice", "Class bonus dice (one character)"
+    ROUND_DICE = "round-dice", "Action dice this round (Action Dice System)"
+
+
+class Pool(models.Model):
+    """A stack of dice of one size held for this session: a seat's Zoria pool (one stack per die
+    size), class bonus dice bound to one character, or a character's action dice for the round.
+
+    ``remaining`` only ever changes by one conditional UPDATE, and never goes below zero."""
+
+    session = models.ForeignKey(GameSession, on_delete=models.CASCADE, related_name="pools")
+    seat = models.ForeignKey(Seat, on_delete=models.CASCADE, related_name="pools")
+    character = models.ForeignKey(
+        Character, null=True, blank=True, on_delete=models.CASCADE, related_name="pools"
+    )
+    kind = models.CharField(max_length=20, choices=PoolKind.choices)
+    sides = models.PositiveSmallIntegerField()
+    remaining = models.IntegerField(default=0)
+    # What the stack started the session (or round) with, for the dashboard.
+    initial = models.IntegerField(default=0)
+
+    class Meta:
+        ordering = ["session", "seat", "kind", "sides"]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(remaining__gte=0), name="pool_never_negative"),
+            models.UniqueConstraint(
+                fields=["seat", "kind", "sides"],
+                condition=models.Q(character__isnull=True),
+                name="one_stack_per_seat_kind_size",
+            ),
+            models.UniqueConstraint(
+                fields=["seat", "kind", "sides", "character"],
+                condition=models.Q(character__isnull=False),
+                name="one_stack_per_character_kind_size",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.seat}: {self.remaining}d{self.sides} {self.kind}"
+
+
+class SeatPoolState(models.Model):
+    """Per-seat facts the pool rules depend on (Zoria's lucky break)."""
+
+    seat = models.OneToOneField(Seat, on_delete=models.CASCADE, related_name="pool_state")
+    touched = models.BooleanField(default=False, help_text="used or spent a die this session")
+    lucky_break = models.BooleanField(default=False, help_text="gave up the pool; no more awards")
+    starting_dice = models.IntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.seat} pool state"
+
+
+class OpenRoll(models.Model):
+    """A roll the GM has not yet declared: pool dice may still be used on it."""
+
+    session = models.ForeignKey(GameSession, on_delete=models.CASCADE, related_name="open_rolls")
+    seq = models.BigIntegerField(help_text="the roll event")
+    seat = models.ForeignKey(Seat, on_delete=models.CASCADE, related_name="open_rolls")
+    character = models.ForeignKey(Character, null=True, blank=True, on_delete=models.SET_NULL)
+    total = models.IntegerField()
+    flags = models.JSONField(default=list)
+    dc = models.IntegerField(null=True, blank=True)
+    added = models.IntegerField(default=0, help_text="what used pool dice added")
+    botch_dice = models.IntegerField(default=0)
+    critical_dice = models.IntegerField(default=0)
+    is_open = models.BooleanField(default=True)
+    declared = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["session", "seq"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "seq"], name="one_open_roll_per_event"),
+            models.CheckConstraint(
+                condition=models.Q(botch_dice__gte=0, critical_dice__gte=0), name="committed_dice_not_negative"
+            ),
+        ]
+
+
+class ExtendedAction(models.Model):
+    """Roll-and-keep: a GM-set number of successes that rolls accumulate toward."""
+
+    session = models.ForeignKey(GameSession, on_delete=models.CASCADE, related_name="extended_actions")
+    label = models.CharField(max_length=120)
+    target = models.PositiveIntegerField()
+    progress = models.IntegerField(default=0)
+    is_open = models.BooleanField(default=True)
+    opened_seq = models.BigIntegerField()
+
+    class Meta:
+        ordering = ["session", "opened_seq"]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(target__gte=1), name="extended_target_positive"),
+        ]

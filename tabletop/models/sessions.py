@@ -1,0 +1,111 @@
+"""Game sessions and the seats at their table."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+
+from django.conf import settings
+from django.db import models
+
+from .campaigns import Campaign, Character
+
+
+INVITE_ALPHABET = "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+
+
+def new_invite_code() -> str:
+    # 12 characters from 57 (no look-alikes such as l/1, O/0): ~70 random bits, unguessable, easy
+    # to read out at a table, and never starting with "-" (command lines take it for an option).
+    return "".join(secrets.choice(INVITE_ALPHABET) for _ in range(12))
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class SessionStatus(models.TextChoices):
+    PLANNED = "planned", "Planned"
+    LIVE = "live", "Live"
+    ENDED = "ended", "Ended"
+
+
+class GameSession(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="sessions")
+    title = models.CharField(max_length=120)
+    status = models.CharField(
+        max_length=10, choices=SessionStatus.choices, default=SessionStatus.PLANNED
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+    invite_code = models.CharField(max_length=32, unique=True, default=new_invite_code, editable=False)
+    # The last event's sequence number: the next event takes last_seq + 1 in one UPDATE.
+    last_seq = models.BigIntegerField(default=0, editable=False)
+    # Fair dice: sha256(server_seed) is public from the start; the seed itself only after the end.
+    commitment = models.CharField(max_length=64, blank=True, editable=False)
+    server_seed = models.BinaryField(null=True, blank=True, editable=False)
+    # Room-wide state the rules keep between rolls (e.g. the current Discord Die).
+    table_state = models.JSONField(default=dict, blank=True, editable=False)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(last_seq__gte=0), name="session_seq_not_negative"),
+            models.CheckConstraint(
+                condition=~models.Q(status="ended") | models.Q(ended_at__isnull=False),
+                name="ended_session_has_end_time",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+    @property
+    def is_live(self) -> bool:
+        return self.status == SessionStatus.LIVE
+
+    @property
+    def revealed_seed(self) -> str | None:
+        """The server seed in hex, once the session has ended; never before."""
+        if self.status != SessionStatus.ENDED or self.server_seed is None:
+            return None
+        return bytes(self.server_seed).hex()
+
+
+class SeatRole(models.TextChoices):
+    GM = "gm", "GM"
+    PLAYER = "player", "Player"
+
+
+class Seat(models.Model):
+    session = models.ForeignKey(GameSession, on_delete=models.CASCADE, related_name="seats")
+    name = models.CharField("display name", max_length=40)
+    role = models.CharField(max_length=10, choices=SeatRole.choices, default=SeatRole.PLAYER)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="seats"
+    )
+    characters = models.ManyToManyField(Character, blank=True, related_name="seats")
+    # sha256 of the seat's secret token; the token itself is shown once, to its holder.
+    token_hash = models.CharField(max_length=64, unique=True, null=True, blank=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["session", "created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["session"], condition=models.Q(role="gm"), name="one_gm_seat_per_session"
+            ),
+            models.UniqueConstraint(
+                fields=["session", "user"],
+                condition=models.Q(user__isnull=False),
+                name="one_seat_per_user_per_session",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.get_role_display()})"
+
+    @property
+    def is_gm(self) -> bool:
+        return self.role == SeatRole.GM

@@ -1,0 +1,1 @@
+"""Reads: what a viewer may see of the table, shaped as the socket protocol sends it."""

@@ -1,0 +1,59 @@
+"""Events as messages (TABLE.md ``event``), and who may see which."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..models import Event, Visibility
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Who is looking: a seat id (None for none) and whether it is the GM's."""
+
+    seat_id: int | None
+    is_gm: bool
+
+
+def event_message(event: Event) -> dict[str, Any]:
+    """The full, unredacted message for an event."""
+    return {
+        "type": "event",
+        "seq": event.seq,
+        "kind": event.kind,
+        "at": event.created_at.isoformat().replace("+00:00", "Z"),
+        "actor": {"seat": event.actor_id, "name": event.actor_name} if event.actor_id else None,
+        "visibility": event.visibility,
+        "data": event.data,
+    }
+
+
+def can_see(*, visibility: str, actor_seat_id: int | None, viewer: Viewer) -> bool:
+    if visibility == Visibility.PUBLIC:
+        return True
+    is_actor = viewer.seat_id is not None and viewer.seat_id == actor_seat_id
+    if visibility == Visibility.GM:
+        return viewer.is_gm or is_actor
+    if visibility == Visibility.BLIND:
+        return viewer.is_gm
+    if visibility == Visibility.SELF:
+        return is_actor
+    return False
+
+
+def for_viewer(message: dict[str, Any], viewer: Viewer) -> dict[str, Any]:
+    """The message as ``viewer`` may see it: same seq, kind, actor and visibility; data hidden
+    when it is not theirs to see."""
+    actor = message.get("actor") or {}
+    if can_see(visibility=message["visibility"], actor_seat_id=actor.get("seat"), viewer=viewer):
+        return message
+    return {**message, "data": {"hidden": True}}
+
+
+def events_after(*, session_id: int, after: int, limit: int | None = None) -> list[dict[str, Any]]:
+    """Stored events with seq > ``after``, in order, as full messages."""
+    qs = Event.objects.filter(session_id=session_id, seq__gt=after).order_by("seq")
+    if limit is not None:
+        qs = qs[:limit]
+    return [event_message(e) for e in qs]

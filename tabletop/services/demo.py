@@ -1,0 +1,75 @@
+"""The demo table ``manage.py play`` sets up: a GM, and per game system a campaign with
+characters and a live session. Idempotent: a second run reuses what the first made."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+from rules.engines import get_system, system_ids
+
+from ..models import Campaign, Character, CharacterResource, GameSession, SessionStatus
+from .sessions import create_session, start_session
+
+DEMO_GM = "gm"
+DEMO_PREFIX = "Demo: "
+
+# Characters each demo campaign starts with; sheets are completed by the system's own defaults.
+DEMO_CHARACTERS: dict[str, list[dict[str, Any]]] = {}
+
+
+@dataclass(frozen=True)
+class DemoTable:
+    system: str
+    campaign: Campaign
+    session: GameSession
+
+
+def reset_demo_gm(*, username: str = DEMO_GM) -> tuple[Any, str]:
+    """The demo GM with a freshly generated password (printed by ``play``, stored only hashed)."""
+    user_model = get_user_model()
+    user, _ = user_model.objects.get_or_create(
+        username=username, defaults={"is_staff": True, "is_superuser": True}
+    )
+    password = secrets.token_urlsafe(12)
+    user.set_password(password)
+    user.is_staff = True
+    user.is_superuser = True
+    user.save()
+    return user, password
+
+
+def ensure_demo_tables(*, gm: Any) -> list[DemoTable]:
+    tables = []
+    for system_id in system_ids():
+        tables.append(_ensure_demo_table(gm=gm, system_id=system_id))
+    return tables
+
+
+def _ensure_demo_table(*, gm: Any, system_id: str) -> DemoTable:
+    system = get_system(system_id)
+    with transaction.atomic():
+        campaign, created = Campaign.objects.get_or_create(
+            gm=gm,
+            system=system_id,
+            name=f"{DEMO_PREFIX}{system.title}",
+            defaults={"settings": system.validate_settings({})},
+        )
+        if created:
+            for spec in DEMO_CHARACTERS.get(system_id, []):
+                character = Character.objects.create(
+                    campaign=campaign, name=spec["name"], sheet=system.validate_sheet(spec.get("sheet", {}))
+                )
+                for name, amount in spec.get("resources", {}).items():
+                    CharacterResource.objects.create(character=character, name=name, amount=amount)
+    session = campaign.sessions.filter(status=SessionStatus.LIVE).order_by("-started_at").first()
+    if session is None:
+        session = campaign.sessions.filter(status=SessionStatus.PLANNED).first() or create_session(
+            campaign=campaign, title=f"{system.title} one-shot"
+        )
+        session = start_session(session_id=session.pk)
+    return DemoTable(system=system_id, campaign=campaign, session=session)

@@ -1,0 +1,77 @@
+"""Game sessions: planning, starting (the fair-dice commitment), ending (the reveal)."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from rules.engines.fair import commitment, new_server_seed
+
+from ..models import Campaign, GameSession, Seat, SessionStatus
+from .errors import conflict, forbidden, invalid
+from .events import record_event
+from .pools import expire_pools
+
+
+def assert_runs_campaign(*, user: AbstractBaseUser | None, campaign: Campaign) -> None:
+    if user is None or not user.is_authenticated:
+        raise forbidden("log in as this campaign's GM")
+    if campaign.gm_id != user.pk and not user.is_superuser:
+        raise forbidden("only this campaign's GM may do that")
+
+
+def create_session(*, campaign: Campaign, title: str) -> GameSession:
+    title = title.strip()
+    if not title:
+        raise invalid("a session needs a title", field="title")
+    return GameSession.objects.create(campaign=campaign, title=title[:120])
+
+
+def start_session(*, session_id: int, by: Seat | None = None) -> GameSession:
+    """Make the session live: draw its secret seed and publish only the commitment."""
+    with transaction.atomic():
+        session = GameSession.objects.select_for_update().select_related("campaign").get(pk=session_id)
+        if session.status == SessionStatus.LIVE:
+            raise conflict("the session is already live")
+        if session.status == SessionStatus.ENDED:
+            raise conflict("an ended session cannot start again")
+        seed = new_server_seed()
+        session.server_seed = seed
+        session.commitment = commitment(seed)
+        session.status = SessionStatus.LIVE
+        session.started_at = timezone.now()
+        session.save(update_fields=["server_seed", "commitment", "status", "started_at"])
+        record_event(
+            session_id=session.pk,
+            kind="session.start",
+            actor=by,
+            data={"commitment": session.commitment, "title": session.title},
+        )
+        if session.campaign.system == "zoria":
+            from .zoria import deal_all
+
+            deal_all(session=session)
+    return session
+
+
+def end_session(*, session_id: int, by: Seat | None = None) -> GameSession:
+    """End the session: every pool expires, and the seed is revealed so every roll can be verified."""
+    with transaction.atomic():
+        session = GameSession.objects.select_for_update().select_related("campaign").get(pk=session_id)
+        if session.status != SessionStatus.LIVE:
+            raise conflict(f"only a live session can end; this one is {session.status}")
+        session.status = SessionStatus.ENDED
+        session.ended_at = timezone.now()
+        session.save(update_fields=["status", "ended_at"])
+        expire_pools(session=session, by=by)
+        record_event(
+            session_id=session.pk,
+            kind="session.end",
+            actor=by,
+            data={
+                "server_seed": bytes(session.server_seed).hex(),
+                "commitment": session.commitment,
+            },
+        )
+    return session

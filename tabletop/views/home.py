@@ -1,0 +1,37 @@
+"""The home page: join a table by its code; a GM's campaigns and sessions."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from ..models import GameSession
+from ..selectors.campaigns import campaigns_run_by
+
+
+def home(request: HttpRequest) -> HttpResponse:
+    campaigns = campaigns_run_by(user=request.user) if request.user.is_authenticated else []
+    return render(request, "tabletop/home.html", {"campaigns": campaigns})
+
+
+@require_POST
+def join_by_code(request: HttpRequest) -> HttpResponse:
+    code = _code_from(request.POST.get("code", ""))
+    if not code or not GameSession.objects.filter(invite_code=code).exists():
+        campaigns = campaigns_run_by(user=request.user) if request.user.is_authenticated else []
+        return render(
+            request,
+            "tabletop/home.html",
+            {"campaigns": campaigns, "code_error": "No table has that code.", "code": code},
+            status=404,
+        )
+    return redirect(f"/play/{code}/")
+
+
+def _code_from(text: str) -> str:
+    # Players paste whole invite links as often as bare codes.
+    text = text.strip().rstrip("/")
+    if "/play/" in text:
+        text = text.split("/play/", 1)[1].split("/", 1)[0]
+    return text[:32]

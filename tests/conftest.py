@@ -1,0 +1,80 @@
+"""Shared fixtures, and the rule that tests needing PostgreSQL, Redis or Chromium skip with a
+reason where those are absent, but fail where ``TABLETOP_REQUIRE`` says they must run (CI)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+from urllib.parse import urlparse
+
+import pytest
+
+REQUIRED = {part.strip() for part in os.environ.get("TABLETOP_REQUIRE", "").split(",") if part.strip()}
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+
+
+def _reachable(url: str, default_port: int) -> bool:
+    parsed = urlparse(url)
+    try:
+        with socket.create_connection((parsed.hostname or "127.0.0.1", parsed.port or default_port), 1):
+            return True
+    except OSError:
+        return False
+
+
+def _missing(what: str) -> str | None:
+    if what == "postgres":
+        url = os.environ.get("DATABASE_URL", "")
+        if not url.startswith(("postgres://", "postgresql://")):
+            return "needs PostgreSQL: set DATABASE_URL=postgres://postgres@127.0.0.1:5432/test"
+        return None
+    if what == "redis":
+        url = os.environ.get("REDIS_URL", "")
+        if not url:
+            return "needs Redis: set REDIS_URL=redis://127.0.0.1:6379/0"
+        if not _reachable(url, 6379):
+            return f"needs Redis: nothing answers at {url}"
+        return None
+    if what == "browser":
+        if not (os.path.exists(CHROMIUM) or shutil.which("chromium")):
+            return "needs Debian's Chromium: apt-get install chromium"
+        try:
+            import playwright  # noqa: F401
+        except ImportError:
+            return "needs Playwright for Python: pip install -e '.[test]'"
+        return None
+    raise AssertionError(what)
+
+
+MISSING = pytest.StashKey[str]()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        for what in ("postgres", "redis", "browser"):
+            if item.get_closest_marker(what) is None:
+                continue
+            reason = _missing(what)
+            if reason is None:
+                continue
+            if what in REQUIRED:
+                item.stash[MISSING] = reason
+            else:
+                item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@pytest.fixture(autouse=True)
+def _required_services(request: pytest.FixtureRequest) -> None:
+    reason = request.node.stash.get(MISSING, None)
+    if reason is not None:
+        pytest.fail(f"TABLETOP_REQUIRE says this must run, but it {reason}")
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: None) -> None:
+    # Socket tests run the ORM on Channels' worker thread; closing its connection after each
+    # call lets the test database be dropped at the end.
+    from django.conf import settings
+
+    settings.DATABASES["default"]["CONN_MAX_AGE"] = 0

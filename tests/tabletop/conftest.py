@@ -1,0 +1,22 @@
+from __future__ import annotations
+
+import pytest
+
+from tabletop.models import Campaign, GameSession
+from tabletop.services.sessions import create_session, start_session
+
+
+@pytest.fixture
+def gm(django_user_model):
+    return django_user_model.objects.create_user("gamemaster", password="pw-for-tests-only", is_staff=True)
+
+
+@pytest.fixture
+def campaign(gm) -> Campaign:
+    return Campaign.objects.create(name="Night Market", system="generic", gm=gm)
+
+
+@pytest.fixture
+def live_session(campaign) -> GameSession:
+    session = create_session(campaign=campaign, title="Session one")
+    return start_session(session_id=session.pk)

@@ -1,0 +1,48 @@
+import { checkDice, sha256hex, unhex } from "./fairdice.js";
+
+const root = document.getElementById("verify");
+const $ = (id) => document.getElementById(id);
+
+function row(cells, verdict, cls) {
+  const tr = document.createElement("tr");
+  tr.className = cls;
+  for (const text of [...cells, verdict]) {
+    const td = document.createElement("td"); td.textContent = text; tr.append(td);
+  }
+  $("rows").append(tr);
+}
+
+async function main() {
+  const record = await (await fetch(root.dataset.record, { credentials: "same-origin" })).json();
+  const { commitment, server_seed: seed } = record.fairness;
+  $("commitment").textContent = commitment || "none";
+  $("seed").textContent = seed || "still secret: the session has not ended";
+  if (!seed) {
+    $("commitment-check").textContent = "not yet";
+    $("summary").textContent = "The seed is revealed when the GM ends the session; come back then.";
+    return;
+  }
+  const seedBytes = unhex(seed);
+  const matches = (await sha256hex(seedBytes)) === commitment;
+  $("commitment-check").textContent = matches ? "✔ yes" : "✘ NO: this seed is not the one promised";
+  let ok = 0, bad = 0, hidden = 0;
+  for (const ev of record.events) {
+    const who = ev.actor ? ev.actor.name : "table";
+    if (ev.data && ev.data.hidden) {
+      if (ev.kind === "roll") { hidden++; row([ev.seq, ev.kind, who, "?"], "hidden from you", "hidden"); }
+      continue;
+    }
+    const dice = ev.data && ev.data.dice;
+    if (!Array.isArray(dice) || dice.length === 0) continue;
+    const problem = await checkDice(seedBytes, ev.data.client_seed || "", ev.seq, dice);
+    const what = ev.data.text || ev.kind;
+    if (problem) { bad++; row([ev.seq, what, who, dice.length], `✘ ${problem}`, "bad"); }
+    else { ok++; row([ev.seq, what, who, dice.length], "✔ verified", "ok"); }
+  }
+  const parts = [`${ok} verified`, `${bad} not matching`];
+  if (hidden) parts.push(`${hidden} hidden from you`);
+  $("summary").textContent = (matches && bad === 0 ? "All dice check out: " : "Problems found: ") + parts.join(", ") + ".";
+  root.dataset.result = matches && bad === 0 ? "verified" : "failed";
+}
+
+main().catch((err) => { $("summary").textContent = `Could not verify: ${err.message}`; root.dataset.result = "error"; });

@@ -1,0 +1,197 @@
+"""The room socket (TABLE.md): a thin JSON consumer over the service layer.
+
+Every event reaches every seat exactly once and in seq order: live events come through the
+channel layer (at-most-once), and any gap is filled from the event store, which is the record.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any
+from urllib.parse import parse_qs
+
+from channels.db import aclose_old_connections, database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
+
+from .selectors.events import Viewer, events_after, for_viewer
+from .selectors.room import room_state, seat_summary
+from .services import actions
+from .services.access import Access, resolve_access, seat_cookie_name
+from .services.errors import ServiceError
+from .services.events import room_group
+from .origin import origin_allowed
+
+log = logging.getLogger(__name__)
+REPLAY_CHUNK = 500
+
+
+class TokenBucket:
+    """Per-seat message budget: ``rate`` a second, bursts of ``burst``."""
+
+    def __init__(self, rate: float, burst: int) -> None:
+        self.rate, self.burst = rate, burst
+        self.tokens = float(burst)
+        self.stamp = time.monotonic()
+
+    def take(self) -> bool:
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return True
+        return False
+
+
+# One bucket per seat per process, shared by that seat's sockets.
+_buckets: dict[int, TokenBucket] = {}
+
+
+def _bucket(seat_id: int) -> TokenBucket:
+    bucket = _buckets.get(seat_id)
+    if bucket is None:
+        conf = settings.TABLETOP
+        bucket = _buckets[seat_id] = TokenBucket(conf["RATE_PER_SECOND"], conf["RATE_BURST"])
+    return bucket
+
+
+def _connect_snapshot(access: Access, after: int | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """hello (last_seq read before the state, so the state is never older than last_seq) and
+    the events to replay after ``after``."""
+    session = access.session
+    session.refresh_from_db(fields=["last_seq", "status", "ended_at", "table_state", "server_seed"])
+    last_seq = session.last_seq
+    hello = {
+        "type": "hello",
+        "seat": seat_summary(access.seat),
+        "role": access.seat.role,
+        "last_seq": last_seq,
+        "state": room_state(session=session),
+    }
+    replay = [] if after is None else events_after(session_id=session.pk, after=after, limit=None)
+    return hello, [e for e in replay if e["seq"] <= last_seq]
+
+
+class RoomConsumer(AsyncWebsocketConsumer):
+    access: Access | None = None
+
+    async def connect(self) -> None:
+        code = self.scope["url_route"]["kwargs"]["code"]
+        params = parse_qs(self.scope.get("query_string", b"").decode(errors="replace"))
+        token = (params.get("token") or [None])[0]
+        after_text = (params.get("after") or [None])[0]
+        after: int | None = None
+        if after_text not in (None, ""):
+            try:
+                after = max(0, int(after_text))
+            except ValueError:
+                await self.close(code=4400)
+                return
+        cookies = self.scope.get("cookies", {})
+        access = await database_sync_to_async(resolve_access)(
+            code=code, token=token, cookie_token=cookies.get(seat_cookie_name(code)), user=self.scope.get("user")
+        )
+        if access is None:
+            await self.close(code=4403)
+            return
+        # Cookie and login sockets ride on ambient browser credentials: check where they come from.
+        if access.via != "token" and not origin_allowed(self.scope):
+            await self.close(code=4403)
+            return
+        self.access = access
+        self.viewer = Viewer(seat_id=access.seat.pk, is_gm=access.seat.is_gm)
+        self.group = room_group(access.session.pk)
+        self.delivered = 0
+        self.refs: dict[int, Any] = {}
+        # Join the group before reading last_seq: anything committed later arrives live.
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.accept()
+        hello, replay = await database_sync_to_async(_connect_snapshot)(access, after)
+        await self._send(hello)
+        for message in replay:
+            await self._send(for_viewer(message, self.viewer))
+        self.delivered = hello["last_seq"]
+
+    async def disconnect(self, code: int) -> None:
+        if self.access is not None:
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        if self.access is None:
+            return
+        if not _bucket(self.access.seat.pk).take():
+            await self._error(None, "rate-limited", "slow down: too many messages")
+            return
+        raw = text_data if text_data is not None else (bytes_data or b"").decode(errors="replace")
+        if len(raw.encode()) > settings.TABLETOP["MAX_MESSAGE_BYTES"]:
+            await self._error(None, "too-large", f"messages are limited to {settings.TABLETOP['MAX_MESSAGE_BYTES']} bytes")
+            return
+        try:
+            message = json.loads(raw)
+        except ValueError:
+            await self._error(None, "invalid", "the message is not JSON")
+            return
+        if not isinstance(message, dict):
+            await self._error(None, "invalid", "a message is a JSON object with a type")
+            return
+        ref = message.get("ref")
+        if ref is not None and (not isinstance(ref, (str, int)) or isinstance(ref, bool) or len(str(ref)) > 100):
+            await self._error(None, "invalid", "ref: a string or number of at most 100 characters")
+            return
+        kind = message.get("type")
+        if kind == "ping":
+            await self._send({"type": "pong", "ref": ref, "last_seq": self.delivered})
+            return
+        handler = actions.HANDLERS.get(kind) if isinstance(kind, str) else None
+        if handler is None:
+            await self._error(ref, "unknown-type", f"unknown message type {kind!r}")
+            return
+        await aclose_old_connections()
+        try:
+            seq = await database_sync_to_async(handler)(seat_id=self.access.seat.pk, message=message)
+        except ServiceError as exc:
+            await self._error(ref, exc.code, exc.message, field=exc.field)
+            return
+        except Exception:
+            log.exception("room action %s failed", kind)
+            await self._error(ref, "server-error", "the table could not do that; nothing was changed")
+            return
+        if ref is not None and seq is not None and seq > self.delivered:
+            self.refs[seq] = ref
+
+    async def room_event(self, message: dict[str, Any]) -> None:
+        event = message["event"]
+        seq = event["seq"]
+        if seq <= self.delivered:
+            return  # already sent (replay, or a gap fill overtook it)
+        if seq > self.delivered + 1:
+            # The layer dropped or reordered something: the store has it.
+            missing = await database_sync_to_async(events_after)(
+                session_id=self.access.session.pk, after=self.delivered, limit=seq - self.delivered - 1
+            )
+            for earlier in missing:
+                if earlier["seq"] < seq:
+                    await self._deliver(earlier)
+        await self._deliver(event)
+
+    async def _deliver(self, event: dict[str, Any]) -> None:
+        if event["seq"] <= self.delivered:
+            return
+        out = for_viewer(event, self.viewer)
+        ref = self.refs.pop(event["seq"], None)
+        if ref is not None:
+            out = {**out, "ref": ref}
+        self.delivered = event["seq"]
+        await self._send(out)
+
+    async def _send(self, message: dict[str, Any]) -> None:
+        await self.send(text_data=json.dumps(message, separators=(",", ":")))
+
+    async def _error(self, ref: Any, code: str, text: str, *, field: str | None = None) -> None:
+        message: dict[str, Any] = {"type": "error", "ref": ref, "code": code, "message": text}
+        if field:
+            message["field"] = field
+        await self._send(message)

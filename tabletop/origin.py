@@ -1,0 +1,29 @@
+"""Origin checks for sockets that ride on browser credentials (seat cookie, login session)."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlparse
+
+from django.conf import settings
+from django.http.request import split_domain_port, validate_host
+
+
+def origin_allowed(scope: dict[str, Any]) -> bool:
+    origin = None
+    for name, value in scope.get("headers", []):
+        if name == b"origin":
+            origin = value.decode("latin1")
+            break
+    if not origin:
+        return False
+    if origin in settings.CSRF_TRUSTED_ORIGINS:
+        return True
+    parsed = urlparse(origin)
+    if parsed.scheme not in {"http", "https"} or not parsed.hostname:
+        return False
+    host, _port = split_domain_port(parsed.netloc)
+    allowed = settings.ALLOWED_HOSTS
+    if settings.DEBUG and not allowed:
+        allowed = [".localhost", "127.0.0.1", "[::1]"]
+    return validate_host(host, allowed)

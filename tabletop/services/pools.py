@@ -1,0 +1,185 @@
+"""Pools and resources: the atomic arithmetic every system's pool rules are built from.
+
+Counts only change by conditional UPDATEs (``remaining >= n``), so two sockets spending the
+last die at the same moment cannot both succeed; the CHECK constraints stand behind them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F
+
+from rules.engines import get_system
+
+from ..models import Character, CharacterResource, Event, GameSession, Seat
+from ..models.pools import Pool
+from ..selectors.pools import pool_snapshot, resource_snapshot
+from .errors import conflict, forbidden, invalid
+from .events import record_event
+
+
+def take_dice(*, pool_id: int, count: int = 1) -> bool:
+    """Take ``count`` dice if that many are there; False (and nothing taken) otherwise."""
+    return bool(
+        Pool.objects.filter(pk=pool_id, remaining__gte=count).update(remaining=F("remaining") - count)
+    )
+
+
+def give_dice(*, pool_id: int, count: int = 1) -> None:
+    Pool.objects.filter(pk=pool_id).update(remaining=F("remaining") + count)
+
+
+def record_pool_event(
+    *, session_id: int, actor: Seat | None, data: dict[str, Any], seq: int | None = None
+) -> Event:
+    """Every pool change is one public ``pool`` event carrying the new absolute counts, so a
+    screen that applies it twice still shows the truth."""
+    return record_event(session_id=session_id, kind="pool", actor=actor, data=data, seq=seq)
+
+
+def pools_changed(pool_ids: list[int]) -> list[dict[str, Any]]:
+    return [pool_snapshot(p) for p in Pool.objects.filter(pk__in=pool_ids).order_by("pk")]
+
+
+# --- per-character resources (character points, Luck, Instant Karma) ------------------------
+
+
+def resource_names(system_id: str) -> list[str]:
+    return [f.name for f in get_system(system_id).resources if f.name != "action_dice_left"]
+
+
+def ensure_resources(*, character: Character) -> list[CharacterResource]:
+    """Rows for the system's persistent resources, seeded from the sheet the first time."""
+    rows = []
+    for name in resource_names(character.campaign.system):
+        start = character.sheet.get(name, 0) if isinstance(character.sheet, dict) else 0
+        row, _ = CharacterResource.objects.get_or_create(
+            character=character, name=name, defaults={"amount": max(0, int(start or 0))}
+        )
+        rows.append(row)
+    return rows
+
+
+def character_for(*, seat: Seat, character_id: Any, own: bool = True) -> Character:
+    """A character this seat may act for: its own (players), any in the campaign (GM)."""
+    if isinstance(character_id, bool) or not isinstance(character_id, int):
+        raise invalid("expected a character id", field="character")
+    if seat.is_gm or not own:
+        character = Character.objects.filter(pk=character_id, campaign__sessions=seat.session_id).first()
+    else:
+        character = seat.characters.filter(pk=character_id).first()
+    if character is None:
+        raise forbidden("that is not your character") if own and not seat.is_gm else invalid(
+            "no such character at this table", field="character"
+        )
+    return character
+
+
+def spend_resource(*, character: Character, name: str, amount: int = 1) -> CharacterResource:
+    """Spend ``amount`` of a resource atomically, or refuse with what is left."""
+    if name not in resource_names(character.campaign.system):
+        raise invalid(f"{character.campaign.system} has no resource {name!r}", field="resource")
+    if isinstance(amount, bool) or not isinstance(amount, int) or amount < 1 or amount > 1000:
+        raise invalid("a whole number from 1 to 1000", field="amount")
+    ensure_resources(character=character)
+    done = CharacterResource.objects.filter(
+        character=character, name=name, amount__gte=amount
+    ).update(amount=F("amount") - amount)
+    row = CharacterResource.objects.get(character=character, name=name)
+    if not done:
+        raise conflict(f"{character.name} has only {row.amount} {name.replace('_', ' ')}")
+    return row
+
+
+def grant_resource(*, character: Character, name: str, amount: int = 1) -> CharacterResource:
+    if name not in resource_names(character.campaign.system):
+        raise invalid(f"{character.campaign.system} has no resource {name!r}", field="resource")
+    if isinstance(amount, bool) or not isinstance(amount, int) or amount < 1 or amount > 1000:
+        raise invalid("a whole number from 1 to 1000", field="amount")
+    ensure_resources(character=character)
+    CharacterResource.objects.filter(character=character, name=name).update(amount=F("amount") + amount)
+    return CharacterResource.objects.get(character=character, name=name)
+
+
+RESOURCE_USES: dict[str, dict[str, str]] = {
+    # system -> use -> resource it costs (the amount comes with the action)
+    "d6-chance": {"survive": "character_points"},
+    "discordian": {
+        "avoid-costly": "instant_karma",
+        "avoid-costly-luck": "luck",
+        "extra-success": "luck",
+    },
+}
+
+
+def use_resource(*, seat: Seat, character_id: Any, use: Any, amount: Any = 1, roll_seq: Any = None) -> Event:
+    """A table action that costs a resource with no roll of its own (survive, +1 success, avoid a
+    costly success...), tied to a roll where the rules tie it to one."""
+    system_id = seat.session.campaign.system
+    uses = RESOURCE_USES.get(system_id, {})
+    if use not in uses:
+        raise invalid(f"one of {sorted(uses)}", field="use")
+    name = uses[use]
+    if use in {"extra-success", "avoid-costly", "avoid-costly-luck"}:
+        if isinstance(roll_seq, bool) or not isinstance(roll_seq, int):
+            raise invalid("which roll (its seq) this is for", field="roll")
+    with transaction.atomic():
+        character = character_for(seat=seat, character_id=character_id)
+        if roll_seq is not None:
+            roll = Event.objects.filter(session_id=seat.session_id, seq=roll_seq, kind="roll").first()
+            if roll is None or (roll.data.get("character") or {}).get("id") != character.pk:
+                raise invalid(f"roll #{roll_seq} is not {character.name}'s", field="roll")
+            if use == "extra-success" and roll.data.get("outcome") != "success":
+                raise conflict("+1 success is only for a successful roll")
+            if use.startswith("avoid-costly") and "costly" not in roll.data.get("flags", []):
+                raise conflict(f"roll #{roll_seq} is not a costly success")
+        row = spend_resource(character=character, name=name, amount=amount)
+        return record_pool_event(
+            session_id=seat.session_id,
+            actor=seat,
+            data={
+                "action": "spend",
+                "use": use,
+                "character": {"id": character.pk, "name": character.name},
+                "roll": roll_seq,
+                "amount": amount,
+                "resources": [resource_snapshot(row)],
+                "text": f"{character.name} spends {amount} {name.replace('_', ' ')}: {use.replace('-', ' ')}",
+            },
+        )
+
+
+def award_resource(*, seat: Seat, character_id: Any, name: Any, amount: Any = 1) -> Event:
+    """The GM awards character points, Luck or Instant Karma."""
+    if not seat.is_gm:
+        raise forbidden("only the GM awards")
+    with transaction.atomic():
+        character = character_for(seat=seat, character_id=character_id)
+        row = grant_resource(character=character, name=name, amount=amount)
+        return record_pool_event(
+            session_id=seat.session_id,
+            actor=seat,
+            data={
+                "action": "award",
+                "character": {"id": character.pk, "name": character.name},
+                "amount": amount,
+                "resources": [resource_snapshot(row)],
+                "text": f"GM awards {character.name} {amount} {str(name).replace('_', ' ')}",
+            },
+        )
+
+
+def expire_pools(*, session: GameSession, by: Seat | None) -> Event | None:
+    """At the session's end whatever is left in every pool is lost."""
+    stacks = list(Pool.objects.filter(session=session, remaining__gt=0))
+    if not stacks:
+        return None
+    lost = sum(p.remaining for p in stacks)
+    Pool.objects.filter(pk__in=[p.pk for p in stacks]).update(remaining=0)
+    return record_pool_event(
+        session_id=session.pk, actor=by,
+        data={"action": "expire", "lost": lost, "pools": pools_changed([p.pk for p in stacks]),
+              "text": f"The session ends: {lost} unused dice expire"},
+    )

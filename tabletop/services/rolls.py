@@ -1,0 +1,126 @@
+"""Rolling dice at the table: every die from the session's fair stream, stored, then sent."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from rules.engines import FairStream, RuleError, get_system
+
+from ..models import Character, Event, GameSession, Seat, SessionStatus, Visibility
+from .errors import ServiceError, conflict, forbidden, invalid, not_found
+from . import table_rules
+from .events import next_seq, record_event
+from .table_rules import RollContext
+
+MAX_CLIENT_SEED = 200
+HIDDEN = {Visibility.GM, Visibility.BLIND, Visibility.SELF}
+
+
+def _system_for(session: GameSession, system_id: Any) -> Any:
+    campaign_system = session.campaign.system
+    if system_id in (None, "", campaign_system):
+        return get_system(campaign_system)
+    if system_id == "generic":
+        return get_system("generic")  # the notation box works at every table
+    raise invalid(f"this table plays {campaign_system} (and ordinary notation)", field="system")
+
+
+def _character(seat: Seat, character_id: Any) -> Character | None:
+    if character_id in (None, ""):
+        return None
+    if isinstance(character_id, bool) or not isinstance(character_id, int):
+        raise invalid("expected a character id", field="character")
+    if seat.is_gm:
+        character = Character.objects.filter(pk=character_id, campaign__sessions=seat.session_id).first()
+    else:
+        character = seat.characters.filter(pk=character_id).first()
+    if character is None:
+        raise forbidden("you can only roll for your own characters")
+    return character
+
+
+ROLL_OPTIONS = ("add_luck_die", "extended", "defense", "group_extra")
+
+
+def make_roll(
+    *,
+    seat: Seat,
+    request: Any,
+    system: Any = None,
+    visibility: Any = Visibility.PUBLIC,
+    character: Any = None,
+    client_seed: Any = "",
+    options: dict[str, Any] | None = None,
+    reroll_of: int | None = None,
+) -> Event:
+    """Validate, pay what the table rules ask, take the next seq, draw the dice for that seq,
+    store the event, then settle what follows it: all in one transaction."""
+    session = seat.session
+    if visibility not in Visibility.values:
+        raise invalid(f"must be one of {Visibility.values}", field="visibility")
+    if client_seed is None:
+        client_seed = ""
+    if not isinstance(client_seed, str) or len(client_seed) > MAX_CLIENT_SEED:
+        raise invalid(f"text of at most {MAX_CLIENT_SEED} characters", field="client_seed")
+    engine = _system_for(session, system)
+    who = _character(seat, character)
+    try:
+        normalised = engine.normalise(request)
+    except RuleError as exc:
+        raise ServiceError.from_rule(exc) from None
+    with transaction.atomic():
+        locked = GameSession.objects.select_for_update().get(pk=session.pk)
+        if locked.status != SessionStatus.LIVE:
+            raise conflict(f"the session is {locked.status}; rolls are made only while it is live")
+        ctx = RollContext(seat=seat, session=locked, system=engine.id, character=who, options=options or {})
+        try:
+            prepared = table_rules.prepare(ctx, normalised)
+            if prepared is not normalised:  # the table changed it (e.g. the Discord Die): check again
+                normalised = engine.normalise(prepared)
+            seq = next_seq(session_id=session.pk)
+            result = engine.roll(normalised, FairStream(bytes(locked.server_seed), client_seed, seq))
+        except RuleError as exc:
+            raise ServiceError.from_rule(exc) from None
+        result["client_seed"] = client_seed
+        result["character"] = {"id": who.pk, "name": who.name} if who else None
+        if reroll_of is not None:
+            result["reroll_of"] = reroll_of
+        event = record_event(
+            session_id=session.pk, kind="roll", actor=seat, visibility=visibility, data=result, seq=seq
+        )
+        table_rules.settle(ctx, event)
+        return event
+
+
+def reveal_roll(*, seat: Seat, seq: Any) -> Event:
+    """Show a hidden roll to the whole room, as a new event. The GM may reveal any roll they
+    can see; a roller may reveal their own ``gm`` or ``self`` roll."""
+    if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
+        raise invalid("expected the seq of a roll", field="seq")
+    with transaction.atomic():
+        original = Event.objects.filter(session_id=seat.session_id, seq=seq, kind="roll").first()
+        if original is None:
+            raise not_found(f"no roll #{seq} in this session")
+        if original.visibility == Visibility.PUBLIC:
+            raise conflict(f"roll #{seq} is already public")
+        is_roller = original.actor_id == seat.pk
+        allowed = (seat.is_gm and original.visibility in {Visibility.GM, Visibility.BLIND}) or (
+            is_roller and original.visibility in {Visibility.GM, Visibility.SELF}
+        )
+        if not allowed:
+            raise forbidden("only the GM or the roller can reveal this roll")
+        if Event.objects.filter(session_id=seat.session_id, kind="roll.reveal", data__seq=seq).exists():
+            raise conflict(f"roll #{seq} was already revealed")
+        return record_event(
+            session_id=seat.session_id,
+            kind="roll.reveal",
+            actor=seat,
+            data={
+                "seq": seq,
+                "visibility": original.visibility,
+                "roller": {"seat": original.actor_id, "name": original.actor_name},
+                "roll": original.data,
+            },
+        )

@@ -1,0 +1,141 @@
+"""Seats at a session's table: joining by invite link (no account), the GM's seat, tokens."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from ..models import Character, GameSession, Seat, SeatRole, SessionStatus
+from ..models.sessions import hash_token
+from ..selectors.room import seat_summary
+from .errors import conflict, forbidden, invalid
+from .events import record_event
+
+MAX_SEATS = 200
+
+
+@dataclass(frozen=True)
+class Joined:
+    seat: Seat
+    token: str | None  # None when an existing seat was kept: its token is not ours to show again
+    created: bool
+
+
+def _clean_name(name: Any) -> str:
+    if not isinstance(name, str) or not name.strip():
+        raise invalid("pick a name to sit down with", field="name")
+    name = " ".join(name.split())
+    if len(name) > 40:
+        raise invalid("at most 40 characters", field="name")
+    return name
+
+
+def join_session(
+    *, session: GameSession, name: Any, character_id: Any = None, user: Any = None
+) -> Joined:
+    """Sit a player down. A logged-in user keeps one seat per session; anyone else gets a new
+    seat and a secret token (shown once, stored only as a hash)."""
+    if session.status == SessionStatus.ENDED:
+        raise conflict("this session has ended")
+    name = _clean_name(name)
+    character = _character_for(session=session, character_id=character_id, user=user)
+    if user is not None and user.is_authenticated:
+        existing = Seat.objects.filter(session=session, user=user).first()
+        if existing is not None:
+            return Joined(seat=existing, token=None, created=False)
+        if session.campaign.gm_id == user.pk:
+            return Joined(seat=gm_seat(session=session, user=user), token=None, created=False)
+    token = secrets.token_urlsafe(32)
+    with transaction.atomic():
+        if Seat.objects.filter(session=session).count() >= MAX_SEATS:
+            raise conflict(f"this table is full ({MAX_SEATS} seats)")
+        seat = Seat.objects.create(
+            session=session,
+            name=name,
+            role=SeatRole.PLAYER,
+            user=user if user is not None and user.is_authenticated else None,
+            token_hash=hash_token(token),
+        )
+        if character is not None:
+            seat.characters.add(character)
+        record_event(session_id=session.pk, kind="seat.join", actor=seat, data={"seat": seat_summary(seat)})
+        _seat_ready(seat)
+    return Joined(seat=seat, token=token, created=True)
+
+
+def _seat_ready(seat: Seat) -> None:
+    """Resources for the seat's characters; a player who sits down in a live Zoria session gets
+    their pool as if present at the start."""
+    from .pools import ensure_resources
+
+    for character in seat.characters.all():
+        ensure_resources(character=character)
+    if seat.session.status == SessionStatus.LIVE and seat.session.campaign.system == "zoria":
+        from .zoria import deal_pool
+
+        deal_pool(seat=seat)
+
+
+def _character_for(*, session: GameSession, character_id: Any, user: Any) -> Character | None:
+    if character_id in (None, ""):
+        return None
+    try:
+        character_id = int(character_id)
+    except (TypeError, ValueError):
+        raise invalid("expected a character id", field="character") from None
+    character = Character.objects.filter(pk=character_id, campaign_id=session.campaign_id).first()
+    if character is None:
+        raise invalid("no such character in this campaign", field="character")
+    if character.owner_id is not None and (user is None or character.owner_id != user.pk):
+        raise forbidden(f"{character.name} belongs to another player")
+    if Seat.objects.filter(session=session, characters=character).exists():
+        raise conflict(f"{character.name} already has a seat at this table")
+    return character
+
+
+def seat_for_token(*, session: GameSession, token: str | None) -> Seat | None:
+    if not token or len(token) > 200:
+        return None
+    return Seat.objects.filter(session=session, token_hash=hash_token(token)).first()
+
+
+def gm_seat(*, session: GameSession, user: Any) -> Seat:
+    """The GM's seat, made on first use. Only the campaign's GM (or a superuser) gets it."""
+    if not (user is not None and user.is_authenticated):
+        raise forbidden("log in as the GM")
+    if session.campaign.gm_id != user.pk and not user.is_superuser:
+        raise forbidden("only this campaign's GM runs this table")
+    seat = Seat.objects.filter(session=session, role=SeatRole.GM).first()
+    if seat is not None:
+        return seat
+    try:
+        with transaction.atomic():
+            seat = Seat.objects.create(session=session, name="GM", role=SeatRole.GM, user=user)
+            record_event(session_id=session.pk, kind="seat.join", actor=seat, data={"seat": seat_summary(seat)})
+    except IntegrityError:
+        # Two tabs of the GM at once: the other one made it.
+        seat = Seat.objects.get(session=session, role=SeatRole.GM)
+    return seat
+
+
+def seat_for_user(*, session: GameSession, user: Any) -> Seat | None:
+    """A logged-in visitor's seat: the GM's, or the one they sat down in, or their character's."""
+    if user is None or not user.is_authenticated:
+        return None
+    if session.campaign.gm_id == user.pk or user.is_superuser:
+        return gm_seat(session=session, user=user)
+    seat = Seat.objects.filter(session=session, user=user).first()
+    if seat is not None:
+        return seat
+    owned = list(Character.objects.filter(campaign_id=session.campaign_id, owner=user))
+    if not owned or session.status == SessionStatus.ENDED:
+        return None
+    with transaction.atomic():
+        seat = Seat.objects.create(session=session, name=_clean_name(user.get_username()), user=user)
+        seat.characters.add(*owned)
+        record_event(session_id=session.pk, kind="seat.join", actor=seat, data={"seat": seat_summary(seat)})
+        _seat_ready(seat)
+    return seat

@@ -1,0 +1,158 @@
+"""Dice anyone can verify: commitment first, seed last, every die recomputable."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import logging
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from rules.engines.fair import FairStream
+from tabletop.models import Event, Seat
+from tabletop.services.rolls import make_roll, reveal_roll
+from tabletop.services.seats import gm_seat, join_session
+from tabletop.services.sessions import end_session
+
+pytestmark = pytest.mark.django_db
+
+
+def play_a_session(session, gm) -> list[Event]:
+    ana = join_session(session=session, name="Ana").seat
+    gm_at_table = gm_seat(session=session, user=gm)
+    rolls = [
+        make_roll(seat=ana, request={"notation": "4d6kh3+2"}, client_seed="ana-1"),
+        make_roll(seat=ana, request={"notation": "4dF"}, client_seed="fudge"),
+        make_roll(seat=ana, request={"notation": "2d1000+d300"}),  # > 256 sides: 4-byte draws
+        make_roll(seat=ana, request={"notation": "10d10!>9"}, visibility="self"),
+        make_roll(seat=gm_at_table, request={"notation": "d20"}, visibility="blind"),
+    ]
+    reveal_roll(seat=gm_at_table, seq=rolls[-1].seq)
+    return rolls
+
+
+def verify(code: str) -> tuple[int, str]:
+    out = io.StringIO()
+    try:
+        call_command("verify", code, stdout=out)
+    except CommandError as exc:
+        return 1, out.getvalue() + str(exc)
+    return 0, out.getvalue()
+
+
+def test_dice_come_from_the_published_stream(live_session, gm):
+    rolls = play_a_session(live_session, gm)
+    seed = bytes(live_session.server_seed)
+    first = rolls[0].data
+    stream = FairStream(seed, "ana-1", rolls[0].seq)
+    assert [d["value"] for d in first["dice"]] == [stream.roll(d["sides"]) for d in first["dice"]]
+    assert all("sides" in d for r in rolls for d in r.data["dice"])
+
+
+def test_an_honest_session_verifies(live_session, gm):
+    play_a_session(live_session, gm)
+    end_session(session_id=live_session.pk)
+    status, text = verify(live_session.invite_code)
+    assert status == 0, text
+    assert "seed matches the commitment" in text
+    assert "5 of 5 events with dice verified" in text  # the reveal repeats a roll; it draws none
+    assert "every die verified" in text
+
+
+def test_tampering_with_one_die_is_caught_and_named(live_session, gm):
+    rolls = play_a_session(live_session, gm)
+    end_session(session_id=live_session.pk)
+    target = rolls[2]
+    data = json.loads(json.dumps(target.data))
+    data["dice"][1]["value"] = data["dice"][1]["value"] % 1000 + 1
+    Event.objects.filter(pk=target.pk).update(data=data)  # what a cheating server would do
+    status, text = verify(live_session.invite_code)
+    assert status == 1
+    assert f"MISMATCH event #{target.seq}" in text
+    assert text.count("MISMATCH") == 1
+
+
+def test_a_swapped_seed_is_caught(live_session, gm):
+    play_a_session(live_session, gm)
+    end_session(session_id=live_session.pk)
+    type(live_session).objects.filter(pk=live_session.pk).update(server_seed=b"\x00" * 32)
+    status, text = verify(live_session.invite_code)
+    assert status == 1 and "DOES NOT MATCH" in text
+
+
+def test_verify_refuses_a_live_session(live_session):
+    status, text = verify(live_session.invite_code)
+    assert status == 1 and "has not ended" in text
+
+
+def test_the_commitment_is_published_before_the_first_roll(client, live_session):
+    body = client.post(f"/play/{live_session.invite_code}/join", json.dumps({"name": "Ana"}),
+                       content_type="application/json").json()
+    record = client.get(f"/play/{live_session.invite_code}/record", {"token": body["token"]}).json()
+    assert record["fairness"] == {"commitment": live_session.commitment, "server_seed": None}
+    assert not any(e["kind"] == "roll" for e in record["events"])
+    assert hashlib.sha256(bytes(live_session.server_seed)).hexdigest() == live_session.commitment
+
+
+def test_the_seed_appears_nowhere_before_the_end(client, live_session, gm, caplog):
+    caplog.set_level(logging.DEBUG)
+    seed_hex = bytes(live_session.server_seed).hex()
+    play_a_session(live_session, gm)
+    code = live_session.invite_code
+    seen = []
+    player = client.__class__()
+    player.post(f"/play/{code}/join", {"name": "Bo"})
+    for url in (f"/play/{code}/", f"/play/{code}/record", f"/play/{code}/verify", "/"):
+        seen.append(player.get(url).content.decode())
+    client.force_login(gm)
+    gm.is_superuser = True
+    gm.save()
+    for url in (
+        f"/play/{code}/", f"/play/{code}/record", f"/gm/{live_session.pk}/", "/",
+        f"/admin/tabletop/gamesession/{live_session.pk}/change/", "/admin/tabletop/gamesession/",
+        "/admin/tabletop/event/",
+    ):
+        seen.append(client.get(url).content.decode())
+    for event in Event.objects.filter(session=live_session):
+        seen.append(client.get(f"/admin/tabletop/event/{event.pk}/change/").content.decode())
+        seen.append(json.dumps(event.data))
+    seen.append(caplog.text)
+    assert not any(seed_hex in text or seed_hex.upper() in text for text in seen)
+    # ...and after the end it is everywhere it should be
+    end_session(session_id=live_session.pk)
+    assert seed_hex in client.get(f"/play/{code}/record").content.decode()
+
+
+def test_the_record_redacts_what_a_seat_may_not_see(client, live_session, gm):
+    play_a_session(live_session, gm)
+    code = live_session.invite_code
+    client.post(f"/play/{code}/join", {"name": "Bo"})
+    events = client.get(f"/play/{code}/record").json()["events"]
+    self_roll = next(e for e in events if e["visibility"] == "self")
+    assert self_roll["data"] == {"hidden": True}
+    assert Seat.objects.filter(session=live_session).count() == 3
+
+
+@pytest.mark.parametrize("sides", [2, 3, 4, 6, 8, 10, 12, 20, 100, 1000])
+def test_each_common_die_is_uniform_chi_square(sides):
+    # 600 draws per face from one fixed seed; critical values at p = 0.001 (Wilson-Hilferty).
+    per_face = 600
+    counts = [0] * sides
+    seed = hashlib.sha256(b"chi-square").digest()
+    draws = 0
+    seq = 0
+    while draws < per_face * sides:
+        seq += 1
+        stream = FairStream(seed, "chi", seq)
+        for _ in range(50):
+            counts[stream.roll(sides) - 1] += 1
+            draws += 1
+    expected = draws / sides
+    chi2 = sum((c - expected) ** 2 / expected for c in counts)
+    k = sides - 1
+    z = 3.090  # one-sided 0.001
+    critical = k * (1 - 2 / (9 * k) + z * (2 / (9 * k)) ** 0.5) ** 3
+    assert chi2 < critical, (sides, chi2, critical)

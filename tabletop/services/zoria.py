@@ -97,14 +97,14 @@ def _bonus_dice(seat: Seat) -> list[Pool]:
     """Class bonus dice written on a character's sheet, bound to that character."""
     made = []
     for character in seat.characters.all():
-        for entry in (character.sheet or {}).get("bonus_dice", []) or []:
-            sides = int(str(entry.get("die", "d0"))[1:] or 0)
-            count = int(entry.get("count", 0))
-            if sides and count > 0:
-                made.append(Pool.objects.create(
-                    session_id=seat.session_id, seat=seat, character=character, kind=PoolKind.BONUS_DICE,
-                    sides=sides, remaining=count, initial=count,
-                ))
+        by_sides: dict[int, int] = {}
+        for die in (character.sheet or {}).get("class_bonus_dice", []) or []:
+            by_sides[int(str(die)[1:])] = by_sides.get(int(str(die)[1:]), 0) + 1
+        for sides, count in sorted(by_sides.items()):
+            made.append(Pool.objects.create(
+                session_id=seat.session_id, seat=seat, character=character, kind=PoolKind.BONUS_DICE,
+                sides=sides, remaining=count, initial=count,
+            ))
     return made
 
 

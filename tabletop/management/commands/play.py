@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ...services.demo import ensure_demo_tables, reset_demo_gm
 
@@ -48,11 +48,17 @@ class Command(BaseCommand):
 
         from tabletop.asgi import application
 
+        def announce_when_listening() -> None:
+            if server.listening_addresses:
+                on_ready()
+
         server = Server(
             application=application,
             endpoints=[f"tcp:port={port}:interface={host}"],
             # The socket is listening before the reactor runs; announce once it is accepting.
-            ready_callable=lambda: reactor.callWhenRunning(on_ready),
+            ready_callable=lambda: reactor.callWhenRunning(announce_when_listening),
             verbosity=0,
         )
         server.run()
+        if not server.listening_addresses:
+            raise CommandError(f"could not listen on {host}:{port} (is another server using it?)")

@@ -41,7 +41,7 @@ def _character(seat: Seat, character_id: Any) -> Character | None:
     return character
 
 
-ROLL_OPTIONS = ("add_luck_die", "extended", "defense", "group_extra")
+ROLL_OPTIONS = ("add_luck_die", "extended", "defense", "group_extra", "stat_roll")
 
 
 def make_roll(
@@ -87,6 +87,8 @@ def make_roll(
         result["character"] = {"id": who.pk, "name": who.name} if who else None
         if reroll_of is not None:
             result["reroll_of"] = reroll_of
+        if ctx.options.get("stat_roll"):
+            result["stat_roll"] = True
         event = record_event(
             session_id=session.pk, kind="roll", actor=seat, visibility=visibility, data=result, seq=seq
         )

@@ -100,6 +100,8 @@ def settle(ctx: RollContext, roll: Event) -> None:
     if ctx.system == "zoria":
         from .zoria import register_roll
 
+        if ctx.options.get("stat_roll"):
+            return  # statistics and ability increases are never augmented or re-rolled
         register_roll(seat=ctx.seat, seq=roll.seq, character_id=ctx.character.pk if ctx.character else None,
                       result=result)
     elif ctx.system == "roll-and-keep" and ctx.options.get("extended") is not None:

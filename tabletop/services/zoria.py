@@ -167,6 +167,8 @@ def _open_roll(seat: Seat, seq: Any) -> OpenRoll:
     if isinstance(seq, bool) or not isinstance(seq, int):
         raise invalid("which roll (its seq)", field="roll")
     roll = OpenRoll.objects.select_related("character").filter(session_id=seat.session_id, seq=seq).first()
+    if roll is None and Event.objects.filter(session_id=seat.session_id, seq=seq, data__stat_roll=True).exists():
+        raise forbidden("action dice never augment or re-roll statistics or ability increases")
     if roll is None:
         raise not_found(f"roll #{seq} is not a Zoria check of this session")
     if not roll.is_open:

@@ -1,0 +1,201 @@
+"""Every other system's resources: character points, Luck and Instant Karma, the Discord Die,
+extended actions, rounds of action dice (RULES.md sections 4-7)."""
+
+from __future__ import annotations
+
+import pytest
+
+from rules.engines import FairStream
+from tabletop.models import Campaign, Character, CharacterResource, Event, GameSession, Seat
+from tabletop.models.pools import ExtendedAction, Pool, PoolKind
+from tabletop.services import gm_tools
+from tabletop.services.errors import ServiceError
+from tabletop.services.pools import award_resource, use_resource
+from tabletop.services.rolls import make_roll
+from tabletop.services.seats import gm_seat, join_session
+from tabletop.services.sessions import create_session, start_session
+
+pytestmark = pytest.mark.django_db
+
+
+def setup_table(gm, system, sheets):
+    campaign = Campaign.objects.create(name=system, system=system, gm=gm)
+    characters = [Character.objects.create(campaign=campaign, name=n, sheet=s) for n, s in sheets.items()]
+    session = start_session(session_id=create_session(campaign=campaign, title="Tonight").pk)
+    players = []
+    for character in characters:
+        seat = join_session(session=session, name=f"Player of {character.name}", character_id=character.pk).seat
+        players.append(Seat.objects.select_related("session__campaign").get(pk=seat.pk))
+    gm_at = Seat.objects.select_related("session__campaign").get(pk=gm_seat(session=session, user=gm).pk)
+    return session, characters, players, gm_at
+
+
+def amount(character, name):
+    return CharacterResource.objects.get(character=character, name=name).amount
+
+
+def code(call):
+    with pytest.raises(ServiceError) as err:
+        call()
+    return err.value.code
+
+
+# --- d6-chance: character points -----------------------------------------------------------
+
+
+@pytest.fixture
+def d6(gm):
+    return setup_table(gm, "d6-chance", {"Sera": {"character_points": 2}, "Dorrik": {"character_points": 0}})
+
+
+def test_resources_start_from_the_sheet(d6):
+    _, (sera, dorrik), _, _ = d6
+    assert amount(sera, "character_points") == 2 and amount(dorrik, "character_points") == 0
+
+
+def test_a_character_point_doubles_the_base_dice_and_is_spent_with_the_roll(d6):
+    session, (sera, _), (ana, _), _ = d6
+    roll = make_roll(seat=ana, request={"dice": 3, "character_point": True}, character=sera.pk)
+    assert len([d for d in roll.data["dice"] if not d.get("exploded")]) == 6
+    spend = Event.objects.get(session=session, seq=roll.seq - 1)
+    assert spend.kind == "pool" and spend.data["use"] == "double-base"
+    assert amount(sera, "character_points") == 1
+
+
+def test_no_point_left_refuses_the_roll_and_records_nothing(d6):
+    session, (_, dorrik), (_, bo), _ = d6
+    before = GameSession.objects.get(pk=session.pk).last_seq
+    assert code(lambda: make_roll(seat=bo, request={"dice": 3, "character_point": True},
+                                  character=dorrik.pk)) == "conflict"
+    assert GameSession.objects.get(pk=session.pk).last_seq == before
+
+
+def test_a_character_point_needs_a_character(d6):
+    _, _, (ana, _), _ = d6
+    error = pytest.raises(ServiceError, make_roll, seat=ana, request={"dice": 3, "character_point": True})
+    assert error.value.field == "character"
+
+
+def test_spend_a_point_to_survive_and_gm_awards(d6):
+    _, (sera, dorrik), (ana, bo), gm = d6
+    use_resource(seat=ana, character_id=sera.pk, use="survive")
+    assert amount(sera, "character_points") == 1
+    assert code(lambda: use_resource(seat=ana, character_id=dorrik.pk, use="survive")) == "forbidden"
+    assert code(lambda: award_resource(seat=ana, character_id=sera.pk, name="character_points")) == "forbidden"
+    award_resource(seat=gm, character_id=dorrik.pk, name="character_points", amount=2)
+    assert amount(dorrik, "character_points") == 2
+
+
+# --- discordian: Luck, Instant Karma, the Discord Die --------------------------------------
+
+
+@pytest.fixture
+def disco(gm):
+    return setup_table(gm, "discordian", {
+        "Eris": {"hero_dice": ["d6", "d8"], "luck": 2, "instant_karma": 2, "luck_die": "d8"},
+    })
+
+
+def test_the_gm_rolls_the_discord_die_from_the_stream_and_it_applies_to_every_roll(disco):
+    session, (eris,), (ana,), gm = disco
+    assert code(lambda: gm_tools.roll_discord_die(seat=ana)) == "forbidden"
+    event = gm_tools.roll_discord_die(seat=gm, client_seed="gm")
+    stream = FairStream(bytes(session.server_seed), "gm", event.seq)
+    assert event.data["dice"][0]["value"] == stream.roll(20)
+    value = event.data["discord"]["value"]
+    roll = make_roll(seat=ana, request={"pool": ["d6", "d8"], "tn": 5, "discord": None}, character=eris.pk)
+    assert roll.data["request"]["discord"] == value
+    assert GameSession.objects.get(pk=session.pk).table_state["discord"]["value"] == value
+
+
+def test_protecting_dice_costs_instant_karma(disco):
+    _, (eris,), (ana,), _ = disco
+    make_roll(seat=ana, request={"pool": ["d6", "d8"], "tn": 5, "protect": 2}, character=eris.pk)
+    assert amount(eris, "instant_karma") == 0
+    assert code(lambda: make_roll(seat=ana, request={"pool": ["d6"], "tn": 5, "protect": 1},
+                                  character=eris.pk)) == "conflict"
+
+
+def test_adding_the_luck_die_costs_one_instant_karma(disco):
+    _, (eris,), (ana,), _ = disco
+    roll = make_roll(seat=ana, request={"pool": ["d6"], "tn": 5}, character=eris.pk,
+                     options={"add_luck_die": True})
+    assert roll.data["request"]["pool"] == ["d6", "d8"]
+    assert amount(eris, "instant_karma") == 1
+
+
+def test_extra_success_only_on_a_successful_roll_of_ones_own(disco):
+    _, (eris,), (ana,), _ = disco
+    for i in range(200):
+        roll = make_roll(seat=ana, request={"pool": ["d6"], "tn": 4}, character=eris.pk, client_seed=str(i))
+        if roll.data["outcome"] == "failure":
+            break
+    assert code(lambda: use_resource(seat=ana, character_id=eris.pk, use="extra-success",
+                                     roll_seq=roll.seq)) == "conflict"
+    for i in range(200):
+        roll = make_roll(seat=ana, request={"pool": ["d6"], "tn": 4}, character=eris.pk, client_seed=f"s{i}")
+        if roll.data["outcome"] == "success":
+            break
+    use_resource(seat=ana, character_id=eris.pk, use="extra-success", roll_seq=roll.seq)
+    assert amount(eris, "luck") == 1
+
+
+# --- roll-and-keep: extended actions -------------------------------------------------------
+
+
+def test_extended_actions_accumulate_to_completion(gm):
+    session, (mirela,), (ana,), gm_at = setup_table(gm, "roll-and-keep", {"Mirela": {}})
+    assert code(lambda: gm_tools.open_extended(seat=ana, label="Ritual", target=3)) == "forbidden"
+    gm_tools.open_extended(seat=gm_at, label="Ritual", target=3)
+    action = ExtendedAction.objects.get(session=session)
+    total = 0
+    for i in range(30):
+        roll = make_roll(seat=ana, request={"roll": 6, "keep": 3, "difficulty": 5}, character=mirela.pk,
+                         client_seed=str(i), options={"extended": action.pk})
+        total += max(0, roll.data["successes"])
+        action.refresh_from_db()
+        if not action.is_open:
+            break
+    assert action.progress == total >= 3 and not action.is_open
+    assert code(lambda: make_roll(seat=ana, request={"roll": 6, "keep": 3, "difficulty": 5},
+                                  options={"extended": action.pk})) == "conflict"
+
+
+def test_the_gm_closes_an_extended_action(gm):
+    session, _, _, gm_at = setup_table(gm, "roll-and-keep", {"Mirela": {}})
+    gm_tools.open_extended(seat=gm_at, label="Climb", target=10)
+    action = ExtendedAction.objects.get(session=session)
+    gm_tools.close_extended(seat=gm_at, extended=action.pk)
+    assert code(lambda: gm_tools.close_extended(seat=gm_at, extended=action.pk)) == "conflict"
+
+
+# --- action-dice: rounds --------------------------------------------------------------------
+
+
+def test_rounds_reset_action_dice_which_rolls_spend(gm):
+    session, (nadia,), (ana,), gm_at = setup_table(gm, "action-dice", {"Nadia": {"action_dice": 3}})
+    gm_tools.new_round(seat=gm_at)
+    stack = Pool.objects.get(character=nadia, kind=PoolKind.ROUND_DICE)
+    assert stack.remaining == 3
+    make_roll(seat=ana, request={"action_dice": 2, "skill_dice": 3}, character=nadia.pk)
+    stack.refresh_from_db()
+    assert stack.remaining == 1
+    assert code(lambda: make_roll(seat=ana, request={"action_dice": 2, "skill_dice": 1},
+                                  character=nadia.pk)) == "conflict"
+    gm_tools.new_round(seat=gm_at)
+    stack.refresh_from_db()
+    assert stack.remaining == 3
+    assert GameSession.objects.get(pk=session.pk).table_state["round"] == 2
+
+
+def test_defense_for_the_round_the_better_one_counts(gm):
+    session, (nadia,), (ana,), gm_at = setup_table(gm, "action-dice", {"Nadia": {"action_dice": 4}})
+    gm_tools.new_round(seat=gm_at)
+    general = make_roll(seat=ana, request={"action_dice": 1, "skill_dice": 2}, character=nadia.pk,
+                        options={"defense": "general"})
+    state = GameSession.objects.get(pk=session.pk).table_state["defense"][str(nadia.pk)]
+    assert state["against_everyone_else"] == general.data["total"] // 2
+    action = make_roll(seat=ana, request={"action_dice": 1, "skill_dice": 2}, character=nadia.pk,
+                       options={"defense": "action"})
+    state = GameSession.objects.get(pk=session.pk).table_state["defense"][str(nadia.pk)]
+    assert state["against_opponent"] == max(action.data["total"], general.data["total"] // 2)

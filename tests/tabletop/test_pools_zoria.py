@@ -1,0 +1,275 @@
+"""Zoria action dice pools at the table, one test per rule (RULES.md section 3, "The pools")."""
+
+from __future__ import annotations
+
+import pytest
+
+from rules.engines import FairStream
+from tabletop.models import Campaign, Character, Event, GameSession, Seat
+from tabletop.models.pools import OpenRoll, Pool, PoolKind
+from tabletop.services.errors import ServiceError
+from tabletop.services.rolls import make_roll
+from tabletop.services.seats import gm_seat, join_session
+from tabletop.services.sessions import create_session, end_session, start_session
+from tabletop.services import zoria
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def table(gm):
+    campaign = Campaign.objects.create(name="Zoria", system="zoria", gm=gm)
+    heroes = {
+        name: Character.objects.create(campaign=campaign, name=name, sheet={"level": level, **extra})
+        for name, level, extra in [
+            ("Kael", 7, {}), ("Ysolde", 12, {"class_bonus_dice": ["d8"]}), ("Pip", 2, {}), ("Bram", 8, {}),
+        ]
+    }
+    session = start_session(session_id=create_session(campaign=campaign, title="Night one").pk)
+    return {"campaign": campaign, "session": session, "c": heroes, "gm": gm}
+
+
+def sit(table, name, *characters):
+    seat = join_session(session=table["session"], name=name).seat
+    seat.characters.add(*(table["c"][c] for c in characters))
+    seat = Seat.objects.select_related("session__campaign").get(pk=seat.pk)  # as a request loads it
+    zoria.deal_pool(seat=seat)
+    return seat
+
+
+def stacks(seat, kind=PoolKind.ACTION_DICE):
+    return [(p.remaining, p.sides) for p in Pool.objects.filter(seat=seat, kind=kind).order_by("-sides")]
+
+
+def gm_stack(table):
+    gm = gm_seat(session=table["session"], user=table["gm"])
+    return stacks(gm)[0], gm
+
+
+def code(call):
+    with pytest.raises(ServiceError) as err:
+        call()
+    return err.value.code
+
+
+def check(seat, character, **request):
+    return make_roll(seat=seat, request={"check": "1d20+3", **request}, character=character.pk)
+
+
+def test_pool_by_level_and_gm_pool_from_players_and_largest_pool(table):
+    kael = sit(table, "Ana", "Kael")  # level 7: 4d6
+    assert stacks(kael) == [(4, 6)]
+    (gm_dice, _) = gm_stack(table)
+    assert gm_dice == (1 + 4, 10)  # one player + largest pool; d6 -> d10
+
+
+def test_a_late_player_grows_the_gm_pool_and_die_never_shrinking(table):
+    sit(table, "Ana", "Kael")
+    sit(table, "Bo", "Ysolde")  # level 12: 5d8 -> GM d12
+    assert gm_stack(table)[0] == (2 + 5, 12)
+    sit(table, "Cy", "Pip")  # level 2: 3d4 adds a player, largest unchanged
+    assert gm_stack(table)[0] == (3 + 5, 12)
+
+
+def test_players_in_the_room_at_start_are_dealt(gm):
+    campaign = Campaign.objects.create(name="Z", system="zoria", gm=gm)
+    kael = Character.objects.create(campaign=campaign, name="Kael", sheet={"level": 7})
+    session = create_session(campaign=campaign, title="Planned")
+    seat = join_session(session=session, name="Ana").seat
+    seat.characters.add(kael)
+    start_session(session_id=session.pk)
+    assert stacks(seat) == [(4, 6)]
+
+
+def test_one_pool_per_player_highest_by_default(table):
+    seat = sit(table, "Ana", "Pip", "Bram")  # levels 2 and 8 -> highest: 4d6
+    assert stacks(seat) == [(4, 6)]
+
+
+def test_divided_option(table):
+    table["campaign"].settings = {"multi_character": "divided"}
+    table["campaign"].save()
+    seat = sit(table, "Ana", "Pip", "Bram")  # 3d4 and 4d6 over two characters -> 1d4 + 2d6
+    assert stacks(seat) == [(2, 6), (1, 4)]
+
+
+def test_balanced_option_with_one_die_fewer(table):
+    table["campaign"].settings = {"multi_character": "balanced", "balanced_choice": "fewer"}
+    table["campaign"].save()
+    seat = sit(table, "Ana", "Pip", "Bram")  # 6 levels apart
+    assert stacks(seat) == [(3, 6)]
+
+
+def test_use_rolls_a_cascading_die_from_the_stream_and_adds_it(table):
+    ana = sit(table, "Ana", "Kael")
+    roll = check(ana, table["c"]["Kael"])
+    event = zoria.use_die(seat=ana, roll_seq=roll.seq, client_seed="mine")
+    dice = event.data["dice"]
+    stream = FairStream(bytes(table["session"].server_seed), "mine", event.seq)
+    assert [d["value"] for d in dice] == [stream.roll(6) for _ in dice]
+    assert all(d["value"] == 6 for d in dice[:-1]) and dice[-1]["value"] != 6  # cascades on 6
+    open_roll = OpenRoll.objects.get(seq=roll.seq)
+    assert open_roll.total == roll.data["total"] + sum(d["value"] for d in dice)
+    assert stacks(ana) == [(3, 6)]
+    assert event.kind == "pool" and event.data["pools"][0]["remaining"] == 3
+
+
+def test_use_only_on_own_open_rolls(table):
+    ana, bo = sit(table, "Ana", "Kael"), sit(table, "Bo", "Ysolde")
+    roll = check(bo, table["c"]["Ysolde"])
+    assert code(lambda: zoria.use_die(seat=ana, roll_seq=roll.seq)) == "forbidden"
+    gm = gm_stack(table)[1]
+    zoria.declare(seat=gm, roll_seq=roll.seq, result="hit")
+    assert code(lambda: zoria.use_die(seat=bo, roll_seq=roll.seq)) == "conflict"
+    assert stacks(bo) == [(5, 8)]
+
+
+def test_using_another_players_pool_is_refused(table):
+    ana, bo = sit(table, "Ana", "Kael"), sit(table, "Bo", "Ysolde")
+    roll = check(ana, table["c"]["Kael"])
+    bos_pool = Pool.objects.get(seat=bo, kind=PoolKind.ACTION_DICE)
+    assert code(lambda: zoria.use_die(seat=ana, roll_seq=roll.seq, pool_id=bos_pool.pk)) == "forbidden"
+
+
+def test_stat_rolls_are_never_augmented(table):
+    ana = sit(table, "Ana", "Kael")
+    roll = make_roll(seat=ana, request={"check": "3d6"}, character=table["c"]["Kael"].pk,
+                     options={"stat_roll": True})
+    assert code(lambda: zoria.use_die(seat=ana, roll_seq=roll.seq)) == "forbidden"
+
+
+def test_class_bonus_dice_belong_to_one_character(table):
+    ana = sit(table, "Ana", "Kael", "Ysolde")
+    bonus = Pool.objects.get(seat=ana, kind=PoolKind.BONUS_DICE)
+    assert (bonus.sides, bonus.remaining, bonus.character.name) == (8, 1, "Ysolde")
+    kael_roll = check(ana, table["c"]["Kael"])
+    assert code(lambda: zoria.use_die(seat=ana, roll_seq=kael_roll.seq, pool_id=bonus.pk)) == "forbidden"
+    ysolde_roll = check(ana, table["c"]["Ysolde"])
+    zoria.use_die(seat=ana, roll_seq=ysolde_roll.seq, pool_id=bonus.pk)
+    assert Pool.objects.get(pk=bonus.pk).remaining == 0
+
+
+def test_award_gives_the_players_die_and_grows_the_gm_pool(table):
+    ana = sit(table, "Ana", "Kael")
+    (before, gm) = gm_stack(table)
+    zoria.award(seat=gm, to_seat=ana.pk)
+    assert stacks(ana) == [(5, 6)]
+    assert gm_stack(table)[0] == (before[0] + 1, before[1])
+    assert code(lambda: zoria.award(seat=ana, to_seat=ana.pk)) == "forbidden"
+
+
+def test_undo_the_last_award(table):
+    ana = sit(table, "Ana", "Kael")
+    (before, gm) = gm_stack(table)
+    zoria.award(seat=gm, to_seat=ana.pk, count=2)
+    zoria.undo_award(seat=gm)
+    assert stacks(ana) == [(4, 6)] and gm_stack(table)[0] == before
+    assert code(lambda: zoria.undo_award(seat=gm)) == "conflict"
+
+
+def test_undo_refused_when_the_awarded_dice_are_gone(table):
+    ana = sit(table, "Ana", "Kael")
+    gm = gm_stack(table)[1]
+    Pool.objects.filter(seat=ana).update(remaining=0)
+    zoria.award(seat=gm, to_seat=ana.pk)
+    zoria.use_die(seat=ana, roll_seq=check(ana, table["c"]["Kael"]).seq)
+    assert code(lambda: zoria.undo_award(seat=gm)) == "conflict"
+
+
+def test_reroll_the_last_roll_of_ones_own_character(table):
+    ana = sit(table, "Ana", "Kael")
+    first = check(ana, table["c"]["Kael"])
+    last = check(ana, table["c"]["Kael"])
+    assert code(lambda: zoria.spend_dice(seat=ana, effect="reroll", roll_seq=first.seq)) == "conflict"
+    zoria.spend_dice(seat=ana, effect="reroll", roll_seq=last.seq)
+    new = Event.objects.filter(session=table["session"], kind="roll").order_by("-seq").first()
+    assert new.data["reroll_of"] == last.seq and new.seq > last.seq
+    assert not OpenRoll.objects.get(seq=last.seq).is_open
+    assert OpenRoll.objects.get(seq=new.seq).is_open
+    assert stacks(ana) == [(3, 6)]
+
+
+def forced_roll(seat, character, natural):
+    """A roll whose natural d20 is ``natural``: find a client seed that gives it."""
+    for i in range(2000):
+        stream_seed = f"force-{natural}-{i}"
+        seq = GameSession.objects.get(pk=seat.session_id).last_seq + 1
+        if FairStream(bytes(seat.session.server_seed), stream_seed, seq).roll(20) == natural:
+            return make_roll(seat=seat, request={"check": "1d20+3", "dc": 15}, character=character.pk,
+                             client_seed=stream_seed)
+    raise AssertionError("no seed found")
+
+
+def test_activate_botch_on_any_character_with_severity_from_all_dice_committed(table):
+    ana, bo = sit(table, "Ana", "Kael"), sit(table, "Bo", "Ysolde")
+    roll = forced_roll(bo, table["c"]["Ysolde"], 1)
+    assert "botch-threat" in roll.data["flags"]
+    zoria.spend_dice(seat=ana, effect="activate-botch", roll_seq=roll.seq, count=2)
+    event = zoria.spend_dice(seat=bo, effect="activate-botch", roll_seq=roll.seq, count=1)
+    assert OpenRoll.objects.get(seq=roll.seq).botch_dice == 3
+    assert "severity 3" in event.data["text"]
+    clean = forced_roll(bo, table["c"]["Ysolde"], 12)
+    assert code(lambda: zoria.spend_dice(seat=ana, effect="activate-botch", roll_seq=clean.seq)) == "conflict"
+
+
+def test_activate_critical_own_character_or_gm_and_refund(table):
+    ana, bo = sit(table, "Ana", "Kael"), sit(table, "Bo", "Ysolde")
+    roll = forced_roll(bo, table["c"]["Ysolde"], 20)
+    assert code(lambda: zoria.spend_dice(seat=ana, effect="activate-critical", roll_seq=roll.seq)) == "forbidden"
+    zoria.spend_dice(seat=bo, effect="activate-critical", roll_seq=roll.seq, count=2)
+    gm = gm_stack(table)[1]
+    zoria.spend_dice(seat=gm, effect="activate-critical", roll_seq=roll.seq)
+    assert OpenRoll.objects.get(seq=roll.seq).critical_dice == 3
+    zoria.refund(seat=gm, to_seat=bo.pk, count=2, note="the critical could have no effect")
+    assert stacks(bo) == [(5, 8)]
+
+
+def test_reroll_botch_needs_a_botch_threat(table):
+    bo = sit(table, "Bo", "Ysolde")
+    roll = forced_roll(bo, table["c"]["Ysolde"], 10)
+    assert code(lambda: zoria.spend_dice(seat=bo, effect="reroll-botch", roll_seq=roll.seq)) == "conflict"
+    botch = forced_roll(bo, table["c"]["Ysolde"], 1)
+    zoria.spend_dice(seat=bo, effect="reroll-botch", roll_seq=botch.seq)
+    assert Event.objects.filter(kind="roll", data__reroll_of=botch.seq).exists()
+
+
+def test_insight(table):
+    ana = sit(table, "Ana", "Kael")
+    event = zoria.spend_dice(seat=ana, effect="insight", count=2, note="who forged the seal?")
+    assert stacks(ana) == [(2, 6)] and "who forged the seal?" in event.data["text"]
+
+
+def test_lucky_break_only_untouched_then_no_awards(table):
+    ana, bo = sit(table, "Ana", "Kael"), sit(table, "Bo", "Ysolde")
+    gm = gm_stack(table)[1]
+    zoria.spend_dice(seat=bo, effect="insight")
+    assert code(lambda: zoria.lucky_break(seat=bo)) == "conflict"
+    event = zoria.lucky_break(seat=ana)
+    assert event.data["given_up"] == 4 and stacks(ana) == [(0, 6)]
+    assert code(lambda: zoria.award(seat=gm, to_seat=ana.pk)) == "conflict"
+    assert code(lambda: zoria.lucky_break(seat=ana)) == "conflict"
+
+
+def test_spending_more_than_left_is_refused_and_changes_nothing(table):
+    ana = sit(table, "Ana", "Kael")
+    assert code(lambda: zoria.spend_dice(seat=ana, effect="insight", count=5)) == "conflict"
+    assert stacks(ana) == [(4, 6)]
+
+
+def test_pools_expire_at_the_end(table):
+    ana = sit(table, "Ana", "Kael")
+    end_session(session_id=table["session"].pk)
+    assert stacks(ana) == [(0, 6)]
+    expire = Event.objects.get(session=table["session"], kind="pool", data__action="expire")
+    assert expire.data["lost"] > 4
+    assert Event.objects.filter(session=table["session"]).order_by("-seq").first().kind == "session.end"
+
+
+def test_outsider_seat_of_another_session_cannot_touch_pools(table, gm):
+    ana = sit(table, "Ana", "Kael")
+    roll = check(ana, table["c"]["Kael"])
+    other = Campaign.objects.create(name="Other", system="zoria", gm=gm)
+    other_session = start_session(session_id=create_session(campaign=other, title="x").pk)
+    stranger = join_session(session=other_session, name="Stranger").seat
+    assert code(lambda: zoria.use_die(seat=stranger, roll_seq=roll.seq)) == "not-found"
+    assert code(lambda: zoria.award(seat=gm_seat(session=other_session, user=gm), to_seat=ana.pk)) == "invalid"

@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from .views import home, room, verify
+from .views import dashboard, home, room, verify
 
 urlpatterns = [
     path("", home.home, name="home"),
@@ -11,6 +11,7 @@ urlpatterns = [
     path("play/<str:code>/odds", room.odds, name="odds"),
     path("play/<str:code>/record", verify.record, name="record"),
     path("play/<str:code>/verify", verify.verify_page, name="verify"),
+    path("gm/<int:session_id>/", dashboard.dashboard, name="dashboard"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("admin/", admin.site.urls),
 ]

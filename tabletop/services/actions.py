@@ -12,7 +12,7 @@ from ..models import GameSession, Seat
 from . import gm_tools, pools, zoria
 from .errors import forbidden, invalid
 from .rolls import ROLL_OPTIONS, make_roll, reveal_roll
-from .sessions import end_session
+from .sessions import end_session, start_session
 
 
 def _seat(seat_id: int) -> Seat:
@@ -43,6 +43,14 @@ def session_end(*, seat_id: int, message: dict[str, Any]) -> int:
     return GameSession.objects.values_list("last_seq", flat=True).get(pk=seat.session_id)
 
 
+def session_start(*, seat_id: int, message: dict[str, Any]) -> int:
+    seat = _seat(seat_id)
+    if not seat.is_gm:
+        raise forbidden("only the GM can start the session")
+    start_session(session_id=seat.session_id, by=seat)
+    return GameSession.objects.values_list("last_seq", flat=True).get(pk=seat.session_id)
+
+
 def _zoria(seat_id: int) -> Seat:
     seat = _seat(seat_id)
     if seat.session.campaign.system != "zoria":
@@ -53,6 +61,7 @@ def _zoria(seat_id: int) -> Seat:
 HANDLERS: dict[str, Callable[..., int | None]] = {
     "roll": roll,
     "reveal": reveal,
+    "session.start": session_start,
     "session.end": session_end,
     "pool.use": lambda *, seat_id, message: zoria.use_die(
         seat=_zoria(seat_id), roll_seq=message.get("roll"), pool_id=message.get("pool"),

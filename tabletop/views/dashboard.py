@@ -1,0 +1,38 @@
+"""The GM dashboard: every seat's pools, awards, open rolls, the Discord Die, rounds, start and end."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+
+from rules.engines import get_system
+
+from ..models import GameSession
+from ..selectors.room import fairness, seat_summary, session_summary
+from ..services.errors import ServiceError
+from ..services.seats import gm_seat
+
+
+@login_required
+def dashboard(request: HttpRequest, session_id: int) -> HttpResponse:
+    session = get_object_or_404(GameSession.objects.select_related("campaign"), pk=session_id)
+    try:
+        seat = gm_seat(session=session, user=request.user)
+    except ServiceError as exc:
+        return render(request, "tabletop/forbidden.html", {"message": exc.message}, status=403)
+    invite = request.build_absolute_uri(f"/play/{session.invite_code}/")
+    page = {
+        "session": session_summary(session),
+        "seat": seat_summary(seat),
+        "role": "gm",
+        "socket": f"/ws/play/{session.invite_code}/",
+        "system": get_system(session.campaign.system).schema(),
+        "invite": invite,
+        "fairness": fairness(session),
+        "characters": [
+            {"id": c.pk, "name": c.name, "sheet": c.sheet} for c in session.campaign.characters.order_by("name")
+        ],
+        "settings": session.campaign.settings,
+    }
+    return render(request, "tabletop/dashboard.html", {"session": session, "page": page, "invite": invite})

@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from .models import Campaign, Character, CharacterResource, Event, GameSession, Seat
+from .models.pools import Pool
 from .services.errors import ServiceError
 from .services.sessions import end_session, start_session
 
@@ -128,6 +129,19 @@ class SeatInline(admin.TabularInline):
     filter_horizontal = ()
 
 
+class PoolInline(admin.TabularInline):
+    """Pools change only at the table (dashboard and room), where every change is an event."""
+
+    model = Pool
+    extra = 0
+    fields = ("seat", "character", "kind", "sides", "remaining", "initial")
+    readonly_fields = fields
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
 @admin.register(GameSession)
 class GameSessionAdmin(OwnCampaignsMixin, admin.ModelAdmin):
     list_display = ("title", "campaign", "status", "seat_count", "last_seq", "started_at", "ended_at", "invite")
@@ -137,7 +151,7 @@ class GameSessionAdmin(OwnCampaignsMixin, admin.ModelAdmin):
     readonly_fields = ("status", "invite", "gm_dashboard", "event_log", "commitment", "revealed_seed",
                        "last_seq", "started_at", "ended_at", "created_at")
     fields = ("campaign", "title", *readonly_fields)
-    inlines = [SeatInline]
+    inlines = [SeatInline, PoolInline]
     actions = ["start_sessions", "end_sessions"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:

@@ -168,7 +168,8 @@ def validate(
     if not allow_unknown:
         for key in data:
             if key not in known:
-                raise RuleError(_path(prefix, str(key)), f"unknown field; expected one of {sorted(known)}")
+                where = _path(prefix, str(key)) if str(key).strip() else (prefix or "request")
+                raise RuleError(where, f"unknown field {key!r}; expected one of {sorted(known)}")
     out: dict[str, Any] = {}
     for spec in fields:
         where = _path(prefix, spec.name)

@@ -12,7 +12,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
-from rules.engines import OddsTooLarge, RuleError, get_system
+from rules.engines import GameSystem, OddsTooLarge, RuleError, get_system
 
 from ..models import Character, GameSession, Seat
 from ..selectors.odds import odds_for
@@ -80,14 +80,20 @@ def room_context(access: Access) -> dict[str, Any]:
         "seat": seat_summary(seat),
         "role": seat.role,
         "socket": f"/ws/play/{session.invite_code}/",
-        "system": system.schema(),
-        "generic": get_system("generic").schema(),
+        "system": _request_schema(system),
+        "generic": _request_schema(get_system("generic")),
         "quick_rolls": quick,
         "fairness": fairness(session),
         "odds_url": f"/play/{session.invite_code}/odds",
     }
     seats = Seat.objects.filter(session=session).order_by("created_at")
     return {"session": session, "seat": seat, "page": page, "system": system, "seats": seats}
+
+
+def _request_schema(system: GameSystem) -> dict[str, Any]:
+    """What the roll panel needs of a system's schema: its request fields, not its sheet."""
+    schema = system.schema()
+    return {key: schema[key] for key in ("id", "title", "summary", "outcome", "flags", "request")}
 
 
 def _join_form(

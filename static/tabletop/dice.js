@@ -1,0 +1,116 @@
+// Dice and roll results as the engines report them: every die, its role, the tallies and flags.
+import {h, sr, words} from "./dom.js";
+
+// Short captions under a die, and the words a screen reader hears.
+const ROLES = {
+  base: ["", ""],
+  kept: ["kept", "kept"],
+  dropped: ["drop", "dropped"],
+  rerolled: ["rerolled", "rerolled, does not count"],
+  chance: ["chance", "chance die"],
+  action: ["action", "action die"],
+  skill: ["skill", "skill die"],
+  challenge: ["challenge", "challenge die"],
+  bonus: ["bonus", "bonus die"],
+  eliminated: ["gone", "eliminated by the Discord Die"],
+  luck: ["luck", "luck die"],
+  discord: ["discord", "Discord Die"],
+  opponent: ["opp.", "opponent's die"],
+};
+
+const GOOD = new Set(["critical-threat", "lucky-break", "success"]);
+const BAD = new Set(["botch", "bad-break", "costly", "special-botch-threat", "failure"]);
+const WARN = new Set(["botch-threat", "complication", "fluke", "capped"]);
+
+export function tone(flag) {
+  if (GOOD.has(flag)) return "good";
+  if (BAD.has(flag)) return "bad";
+  if (WARN.has(flag)) return "warn";
+  return "plain";
+}
+
+export function badge(text, kind) {
+  return h("span", {class: `badge badge-${kind || tone(text)}`}, words(text));
+}
+
+export function renderDie(die) {
+  const role = die.role || "base";
+  const [caption, spoken] = ROLES[role] || [role, role];
+  const marks = [];
+  const said = [`${die.die || "d" + die.sides} showing ${die.value}`];
+  if (spoken) said.push(spoken);
+  if (die.exploded) { marks.push("exploded"); said.push("exploded"); }
+  if (die.protected) { marks.push("protected"); said.push("protected"); }
+  if (die.hit) { marks.push("hit"); said.push("a hit"); }
+  if (die.success === true) { marks.push("success"); said.push("a success"); }
+  if (die.failure === true) { marks.push("failure"); said.push("a failure"); }
+  if (die.capped) said.push("chain capped");
+  if (typeof die.successes === "number" && die.successes > 0) said.push(`${die.successes} success${die.successes === 1 ? "" : "es"}`);
+  const label = said.join(", ");
+  return h("span", {class: ["die", `role-${role}`, ...marks].join(" "), title: label},
+    h("span", {class: "face", "aria-hidden": "true"}, die.value),
+    h("span", {class: "kind", "aria-hidden": "true"}, die.die || `d${die.sides}`),
+    caption ? h("span", {class: "cap", "aria-hidden": "true"}, caption) : null,
+    die.exploded ? h("span", {class: "mark", "aria-hidden": "true"}, "✸") : null,
+    die.protected ? h("span", {class: "mark", "aria-hidden": "true"}, "🛡") : null,
+    sr(label + ";"));
+}
+
+function isOpponent(die) {
+  return die.side === "opponent" || die.role === "opponent";
+}
+
+const SHOWN = 36; // dice drawn at once; the rest on request (a 1000d6 roll stays readable)
+
+function diceRow(dice, cls, label) {
+  const row = h("div", {class: cls}, label ? h("span", {class: "side-label"}, label) : null, dice.slice(0, SHOWN).map(renderDie));
+  if (dice.length > SHOWN) {
+    const more = h("button", {type: "button", class: "link more", onclick: () => {
+      more.replaceWith(...dice.slice(SHOWN).map(renderDie));
+    }}, `+${dice.length - SHOWN} more dice`);
+    row.append(more);
+  }
+  return row;
+}
+
+function diceRows(dice) {
+  const theirs = dice.filter(isOpponent);
+  const rows = [diceRow(dice.filter((d) => !isOpponent(d)), "dice")];
+  if (theirs.length) rows.push(diceRow(theirs, "dice opp", "Opponent"));
+  return rows;
+}
+
+const NUMBERS = [["total", "total"], ["successes", "successes"], ["net", "net"], ["degree", "degree"], ["fails", "fails"]];
+
+/** One roll's result: dice, headline numbers, outcome, flags and the engine's own line. */
+export function renderRoll(data) {
+  // Counting successes, the total is the successes: say it once.
+  const same = typeof data.successes === "number" && data.total === data.successes;
+  const nums = NUMBERS.filter(([key]) => typeof data[key] === "number" && !(same && key === "total"))
+    .map(([key, label]) => h("span", {class: "num"}, h("small", null, label), " ", h("b", null, data[key])));
+  const tags = [];
+  if (data.outcome) tags.push(badge(data.outcome));
+  if ("winner" in data && data.request && data.request.opponent) {
+    tags.push(badge(data.winner == null ? "tie" : `winner: ${data.winner}`, "plain"));
+  }
+  for (const flag of data.flags || []) tags.push(badge(flag));
+  return h("div", {class: "roll"},
+    Array.isArray(data.dice) && data.dice.length ? diceRows(data.dice) : null,
+    h("p", {class: "tally"}, nums, tags),
+    data.text ? line(data.text) : null);
+}
+
+function line(text) {
+  if (text.length <= 300) return h("p", {class: "text"}, richText(text));
+  return h("details", {class: "text"}, h("summary", null, richText(text.slice(0, 160)), "…"), h("p", null, richText(text)));
+}
+
+/** The engine's line: ~~x~~ a die that does not count, **x** a success, _x_ a failure. */
+export function richText(text) {
+  return String(text).split(/(~~.+?~~|\*\*.+?\*\*|\b_-?\d+_\b)/).map((part) => {
+    if (part.startsWith("~~") && part.endsWith("~~") && part.length > 4) return h("s", null, part.slice(2, -2));
+    if (part.startsWith("**") && part.endsWith("**") && part.length > 4) return h("b", {class: "hit"}, part.slice(2, -2));
+    if (/^_-?\d+_$/.test(part)) return h("em", {class: "miss"}, part.slice(1, -1));
+    return part;
+  });
+}

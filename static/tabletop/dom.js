@@ -1,0 +1,34 @@
+// Tiny DOM helpers shared by the room's modules.
+
+/** h("p", {class: "x", onclick: fn}, "text", child) -> element. */
+export function h(tag, props, ...kids) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(props || {})) {
+    if (value == null || value === false) continue;
+    if (key === "class") node.className = value;
+    else if (key === "text") node.textContent = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value === true ? "" : String(value));
+  }
+  for (const kid of kids.flat(3)) {
+    if (kid != null && kid !== false) node.append(kid instanceof Node ? kid : String(kid));
+  }
+  return node;
+}
+
+/** Text only screen readers hear. */
+export const sr = (text) => h("span", {class: "visually-hidden"}, text);
+
+export function pct(p) {
+  if (p == null) return "—";
+  if (p > 0 && p < 0.001) return "<0.1%";
+  if (p < 1 && p > 0.999) return ">99.9%";
+  return `${(p * 100).toFixed(1)}%`;
+}
+
+export function clock(iso) {
+  const when = new Date(iso);
+  return Number.isNaN(when.getTime()) ? "" : when.toLocaleTimeString([], {hour: "2-digit", minute: "2-digit", second: "2-digit"});
+}
+
+export const words = (flag) => String(flag).replace(/[-_]/g, " ");

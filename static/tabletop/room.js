@@ -1,0 +1,261 @@
+// The player's room: header, roll panel with exact odds, live log, fair dice.
+import {h} from "./dom.js";
+import {renderRoll} from "./dice.js";
+import {Log, short} from "./log.js";
+import {Odds} from "./odds.js";
+import {Panel} from "./panel.js";
+import {RoomSocket} from "./socket.js";
+
+const $ = (id) => document.getElementById(id);
+const page = JSON.parse($("room-data").textContent);
+const seatId = page.seat.id;
+const state = {status: page.session.status, live: false, fairness: page.fairness || {}};
+const pending = new Map(); // ref -> (error or null) => void
+let counter = 0;
+const newRef = (kind) => `${kind}-${++counter}-${Math.random().toString(36).slice(2, 7)}`;
+
+// --- client seed: one per seat and session, kept in this browser ------------------------------
+const seedKey = `tabletop.client_seed.${page.session.code}`;
+const memory = {};
+const store = {
+  get: (k) => { try { return localStorage.getItem(k); } catch { return memory[k] ?? null; } },
+  set: (k, v) => { try { localStorage.setItem(k, v); } catch { memory[k] = v; } },
+};
+function freshSeed() {
+  const bytes = new Uint8Array(16);
+  crypto.getRandomValues(bytes);
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+function clientSeed() {
+  let seed = store.get(seedKey);
+  if (seed == null) store.set(seedKey, (seed = freshSeed()));
+  return seed;
+}
+
+// --- connection status --------------------------------------------------------------------
+const conn = $("conn");
+let ticker = null;
+function showStatus(kind, until) {
+  clearInterval(ticker);
+  conn.dataset.state = kind;
+  const text = () => {
+    if (kind === "reconnecting" && until) {
+      const left = Math.max(0, Math.ceil((until - Date.now()) / 1000));
+      return left ? `reconnecting in ${left}s` : "reconnecting…";
+    }
+    return {connecting: "connecting…", live: "live", reconnecting: "reconnecting…", offline: "offline"}[kind] || kind;
+  };
+  conn.textContent = text();
+  if (kind === "reconnecting" && until) ticker = setInterval(() => { conn.textContent = text(); }, 1000);
+  const was = state.live;
+  state.live = kind === "live";
+  if (was !== state.live) {
+    log.announce(state.live ? "Connected to the table." : kind === "offline" ? "You are offline." : "Connection lost; reconnecting.");
+  }
+  panel.setState(state);
+  if (!state.live) settleRolls();
+}
+
+// --- seats --------------------------------------------------------------------------------
+const seats = new Map();
+function drawSeats() {
+  const list = $("seats");
+  list.replaceChildren(...[...seats.values()].map((s) => h("li", {class: s.id === seatId ? "me" : null},
+    s.name, s.role === "gm" && s.name !== "GM" ? h("span", {class: "badge badge-plain"}, "GM") : null,
+    s.id === seatId ? h("span", {class: "visually-hidden"}, " (you)") : null)));
+  $("seat-count").textContent = seats.size;
+}
+function setSeats(list) {
+  seats.clear();
+  for (const s of list || []) seats.set(s.id, s);
+  drawSeats();
+}
+
+// --- fairness -----------------------------------------------------------------------------
+function drawFairness() {
+  const f = state.fairness;
+  const commitment = $("commitment");
+  if (f.commitment) {
+    commitment.textContent = short(f.commitment);
+    commitment.title = f.commitment;
+  }
+  $("commitment-row").hidden = !f.commitment;
+  $("seed-row").hidden = !f.server_seed;
+  if (f.server_seed) $("server-seed").textContent = f.server_seed;
+}
+function copier(button, value) {
+  button.addEventListener("click", async () => {
+    const text = value();
+    try {
+      await navigator.clipboard.writeText(text);
+      button.textContent = "Copied";
+    } catch {
+      const range = document.createRange();
+      range.selectNodeContents(button.previousElementSibling);
+      getSelection().removeAllRanges();
+      getSelection().addRange(range);
+      button.textContent = "Selected";
+    }
+    setTimeout(() => { button.textContent = "Copy"; }, 1500);
+  });
+}
+
+// --- session status -----------------------------------------------------------------------
+function setStatus(status) {
+  state.status = status;
+  const badge = $("session-status");
+  badge.textContent = status;
+  badge.className = `status status-${status}`;
+  badge.hidden = status === "live"; // the connection badge says "live" already
+  panel.setState(state);
+  const end = $("end-session");
+  if (end) end.hidden = status !== "live";
+}
+
+// --- the pieces ---------------------------------------------------------------------------
+const odds = new Odds($("odds"), page.odds_url, (field, message) => panel.showError(field, message, {panel: false}));
+const panel = new Panel($("roll-form"), page, ({system, request, missing}) => odds.update(system, request, missing));
+const log = new Log($("log"), $("announce"), {seatId, role: page.role, reveal});
+
+function reveal(seq, button, error) {
+  const ref = newRef("reveal");
+  error.textContent = "";
+  if (!socket.send({type: "reveal", ref, seq})) {
+    error.textContent = "Not connected; try again in a moment.";
+    return;
+  }
+  button.disabled = true;
+  pending.set(ref, (err) => {
+    button.disabled = false;
+    if (err) error.textContent = err.message;
+  });
+}
+
+function settleRolls() {
+  for (const [ref, done] of pending) {
+    if (ref.startsWith("roll")) {
+      pending.delete(ref);
+      done(null);
+    }
+  }
+}
+
+$("roll-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  if (panel.button.disabled) return;
+  const ref = newRef("roll");
+  const message = {...panel.message(), ref, client_seed: clientSeed()};
+  panel.clearErrors();
+  if (!socket.send(message)) {
+    panel.showError(null, "Not connected: wait until the status says live.");
+    return;
+  }
+  panel.setBusy(true);
+  const timer = setTimeout(() => { pending.delete(ref); panel.setBusy(false); }, 8000);
+  pending.set(ref, (err) => {
+    clearTimeout(timer);
+    panel.setBusy(false);
+    if (err) panel.showError(err.field, err.message);
+  });
+});
+
+function showLast(event) {
+  const box = $("last-roll");
+  box.replaceChildren(h("h3", null, "Your roll ", h("a", {href: `#ev-${event.seq}`}, `#${event.seq}`)),
+    event.data.hidden ? h("p", {class: "muted"}, "🔒 Only the GM sees this one.") : renderRoll(event.data));
+  box.hidden = false;
+}
+
+const socket = new RoomSocket(page.socket, {
+  status: showStatus,
+  hello(msg) {
+    if (msg.state) {
+      setSeats(msg.state.seats);
+      if (msg.state.fairness) state.fairness = msg.state.fairness;
+      if (msg.state.session) setStatus(msg.state.session.status);
+      drawFairness();
+    }
+  },
+  event(event, replay) {
+    log.add(event, replay);
+    const data = event.data || {};
+    if (event.kind === "seat.join" && data.seat) {
+      seats.set(data.seat.id, data.seat);
+      drawSeats();
+    } else if (event.kind === "session.start") {
+      setStatus("live");
+      if (data.commitment) state.fairness = {...state.fairness, commitment: data.commitment};
+      drawFairness();
+    } else if (event.kind === "session.end") {
+      setStatus("ended");
+      state.fairness = {...state.fairness, server_seed: data.server_seed || state.fairness.server_seed};
+      drawFairness();
+    }
+    if (event.kind === "roll" && event.actor && event.actor.seat === seatId && !replay) showLast(event);
+    const done = event.ref && pending.get(event.ref);
+    if (done) {
+      pending.delete(event.ref);
+      done(null);
+    }
+  },
+  error(msg) {
+    const done = msg.ref != null && pending.get(msg.ref);
+    if (done) {
+      pending.delete(msg.ref);
+      done(msg);
+    } else if (msg.ref !== "heartbeat") {
+      panel.showError(msg.field, msg.message);
+    }
+  },
+});
+
+// --- quick rolls ---------------------------------------------------------------------------
+const quick = $("quick");
+for (const group of page.quick_rolls || []) {
+  if (!group.rolls || !group.rolls.length) continue;
+  quick.append(h("div", {class: "quick-group", role: "group", "aria-label": `Quick rolls for ${group.character.name}`},
+    h("span", {class: "quick-who"}, group.character.name),
+    group.rolls.map((roll) => h("button", {type: "button", class: "secondary small",
+      onclick: () => {
+        panel.fill(roll.request, group.character.id, roll.system);
+        panel.button.focus();
+      }}, roll.label))));
+}
+quick.hidden = !quick.childElementCount;
+
+// --- GM: end the session --------------------------------------------------------------------
+const end = $("end-session");
+if (end) {
+  end.addEventListener("click", () => {
+    if (!confirm("End the session for everyone? No more rolls can be made, and the server seed is revealed.")) return;
+    const ref = newRef("end");
+    $("end-error").textContent = "";
+    if (!socket.send({type: "session.end", ref})) {
+      $("end-error").textContent = "Not connected; try again in a moment.";
+      return;
+    }
+    end.disabled = true;
+    pending.set(ref, (err) => {
+      end.disabled = false;
+      if (err) $("end-error").textContent = err.message;
+    });
+  });
+}
+
+// --- client seed field --------------------------------------------------------------------
+const seedInput = $("client-seed");
+seedInput.value = clientSeed();
+seedInput.addEventListener("change", () => {
+  const value = seedInput.value.trim().slice(0, 200);
+  store.set(seedKey, value);
+  seedInput.value = value;
+});
+$("new-seed").addEventListener("click", () => {
+  store.set(seedKey, (seedInput.value = freshSeed()));
+});
+copier($("copy-commitment"), () => state.fairness.commitment || "");
+copier($("copy-seed"), () => state.fairness.server_seed || "");
+
+drawFairness();
+setStatus(state.status);
+socket.start();

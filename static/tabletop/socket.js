@@ -1,0 +1,139 @@
+// The room socket: reconnects by itself (jittered exponential backoff), resumes with
+// after=<last seq seen>, and hands every event on exactly once, in seq order.
+
+const PING_EVERY = 20000;
+const SILENCE_LIMIT = 45000;
+const MAX_DELAY = 30000;
+
+export class RoomSocket {
+  constructor(path, handlers) {
+    this.path = path;
+    this.on = handlers; // {hello, event, error, status}
+    this.lastSeq = 0;
+    this.attempt = 0;
+    this.ws = null;
+    this.timer = null;
+    this.heard = Date.now();
+    this.caughtUp = 0;
+    addEventListener("online", () => this.now());
+    addEventListener("offline", () => this.drop("offline"));
+    document.addEventListener("visibilitychange", () => {
+      if (document.visibilityState === "visible" && !this.ws) this.now();
+    });
+    setInterval(() => this.beat(), PING_EVERY);
+  }
+
+  start() {
+    this.open();
+  }
+
+  get live() {
+    return !!this.ws && this.ws.readyState === WebSocket.OPEN && this.ready;
+  }
+
+  send(message) {
+    if (!this.live) return false;
+    this.ws.send(JSON.stringify(message));
+    return true;
+  }
+
+  /** Reconnect at once (the network came back, the tab became visible). */
+  now() {
+    if (this.ws && this.ws.readyState <= WebSocket.OPEN) return;
+    clearTimeout(this.timer);
+    this.attempt = 0;
+    this.open();
+  }
+
+  open() {
+    this.timer = null;
+    if (navigator.onLine === false) {
+      this.status("offline");
+      return;
+    }
+    this.status(this.attempt ? "reconnecting" : "connecting");
+    const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+    const ws = new WebSocket(`${scheme}//${location.host}${this.path}?after=${this.lastSeq}`);
+    this.ws = ws;
+    this.ready = false;
+    ws.onmessage = (msg) => {
+      if (ws !== this.ws) return;
+      this.heard = Date.now();
+      let data;
+      try {
+        data = JSON.parse(msg.data);
+      } catch {
+        return;
+      }
+      this.receive(data);
+    };
+    ws.onclose = () => {
+      if (ws !== this.ws) return;
+      this.ws = null;
+      this.ready = false;
+      this.retry();
+    };
+  }
+
+  receive(msg) {
+    if (msg.type === "hello") {
+      this.ready = true;
+      this.attempt = 0;
+      this.caughtUp = msg.last_seq;
+      this.on.hello(msg);
+      this.status("live");
+    } else if (msg.type === "event") {
+      if (msg.seq <= this.lastSeq) return; // seen already
+      if (msg.seq > this.lastSeq + 1) {
+        // A gap: reconnect and let the server replay from what we have.
+        this.drop("reconnecting", true);
+        return;
+      }
+      this.lastSeq = msg.seq;
+      this.on.event(msg, msg.seq <= this.caughtUp);
+    } else if (msg.type === "error") {
+      this.on.error(msg);
+    }
+  }
+
+  /** Close the socket; come back at once (``soon``) or with the usual backoff. */
+  drop(state, soon = false) {
+    const ws = this.ws;
+    this.ws = null;
+    this.ready = false;
+    if (ws) ws.close();
+    clearTimeout(this.timer);
+    if (state === "offline") {
+      this.status("offline");
+      return;
+    }
+    if (soon) this.open();
+    else this.retry();
+  }
+
+  retry() {
+    if (navigator.onLine === false) {
+      this.status("offline");
+      return;
+    }
+    this.attempt += 1;
+    const cap = Math.min(MAX_DELAY, 500 * 2 ** Math.min(this.attempt - 1, 8));
+    const delay = cap / 2 + Math.random() * (cap / 2);
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.open(), delay);
+    this.status("reconnecting", Date.now() + delay);
+  }
+
+  beat() {
+    if (!this.ws || this.ws.readyState !== WebSocket.OPEN) return;
+    if (Date.now() - this.heard > SILENCE_LIMIT) {
+      this.drop("reconnecting"); // a half-open connection (sleeping laptop, lost Wi-Fi)
+      return;
+    }
+    this.ws.send(JSON.stringify({type: "ping", ref: "heartbeat"}));
+  }
+
+  status(state, until) {
+    this.on.status(state, until);
+  }
+}

@@ -75,3 +75,18 @@ def test_check_deploy_is_clean_in_production():
     )
     assert out.returncode == 0, out.stdout + out.stderr
     assert "no issues" in out.stdout
+
+
+def test_production_static_files_are_hashed_inside_module_imports(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}} | PRODUCTION
+    env["STATIC_ROOT"] = str(tmp_path)
+    out = subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput"], cwd=ROOT, env=env,
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    room = next(tmp_path.glob("tabletop/room.*.js"))
+    imports = [line for line in room.read_text().splitlines() if line.startswith("import ")]
+    assert imports and all(".js" in line for line in imports)
+    import re
+
+    assert all(re.search(r'\./\w+\.[0-9a-f]{12}\.js"', line) for line in imports), imports
+    assert list(tmp_path.glob("tabletop/room.*.js.gz"))

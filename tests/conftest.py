@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+from collections.abc import Iterator
 from urllib.parse import urlparse
 
 import pytest
@@ -78,3 +79,12 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: N
     from django.conf import settings
 
     settings.DATABASES["default"]["CONN_MAX_AGE"] = 0
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _fast_password_hashing() -> Iterator[None]:
+    # Real hashers are slow by design; tests make many users and log them in.
+    from django.test.utils import override_settings
+
+    with override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]):
+        yield

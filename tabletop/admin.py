@@ -64,7 +64,10 @@ class CampaignAdmin(OwnCampaignsMixin, admin.ModelAdmin):
         return (
             super()
             .get_queryset(request)
-            .annotate(n_characters=Count("characters", distinct=True), n_sessions=Count("sessions", distinct=True))
+            .annotate(
+                n_characters=Count("characters", distinct=True),
+                n_sessions=Count("sessions", distinct=True),
+            )
         )
 
     @admin.display(description="characters", ordering="n_characters")
@@ -100,7 +103,10 @@ def _fields_text(fields: list[dict[str, Any]], indent: str = "") -> str:
             bits.append(f"{f.get('min', '')}..{f.get('max', '')}")
         if "default" in f:
             bits.append(f"default {json.dumps(f['default'])}")
-        lines.append(f"{indent}{f['name']}: {'; '.join(bits)}" + (f"  ({f['help']})" if f.get("help") else ""))
+        lines.append(
+            f"{indent}{f['name']}: {'; '.join(bits)}"
+            + (f"  ({f['help']})" if f.get("help") else "")
+        )
         if f.get("fields"):
             lines.append(_fields_text(f["fields"], indent + "  "))
     return "\n".join(lines) or "(none)"
@@ -144,12 +150,31 @@ class PoolInline(admin.TabularInline):
 
 @admin.register(GameSession)
 class GameSessionAdmin(OwnCampaignsMixin, admin.ModelAdmin):
-    list_display = ("title", "campaign", "status", "seat_count", "last_seq", "started_at", "ended_at", "invite")
+    list_display = (
+        "title",
+        "campaign",
+        "status",
+        "seat_count",
+        "last_seq",
+        "started_at",
+        "ended_at",
+        "invite",
+    )
     list_filter = ("status", "campaign__system", "campaign")
     search_fields = ("title", "invite_code", "campaign__name")
     autocomplete_fields = ("campaign",)
-    readonly_fields = ("status", "invite", "gm_dashboard", "event_log", "commitment", "revealed_seed",
-                       "last_seq", "started_at", "ended_at", "created_at")
+    readonly_fields = (
+        "status",
+        "invite",
+        "gm_dashboard",
+        "event_log",
+        "commitment",
+        "revealed_seed",
+        "last_seq",
+        "started_at",
+        "ended_at",
+        "created_at",
+    )
     fields = ("campaign", "title", *readonly_fields)
     inlines = [SeatInline, PoolInline]
     actions = ["start_sessions", "end_sessions"]

@@ -16,13 +16,13 @@ from channels.db import aclose_old_connections, database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
+from .origin import origin_allowed
 from .selectors.events import Viewer, events_after, for_viewer
 from .selectors.room import room_state, seat_summary
 from .services import actions
 from .services.access import Access, resolve_access, seat_cookie_name
 from .services.errors import ServiceError
 from .services.events import room_group
-from .origin import origin_allowed
 
 log = logging.getLogger(__name__)
 REPLAY_CHUNK = 500
@@ -58,7 +58,9 @@ def _bucket(seat_id: int) -> TokenBucket:
     return bucket
 
 
-def _connect_snapshot(access: Access, after: int | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def _connect_snapshot(
+    access: Access, after: int | None
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """hello (last_seq read before the state, so the state is never older than last_seq) and
     the events to replay after ``after``."""
     session = access.session
@@ -92,7 +94,10 @@ class RoomConsumer(AsyncWebsocketConsumer):
                 return
         cookies = self.scope.get("cookies", {})
         access = await database_sync_to_async(resolve_access)(
-            code=code, token=token, cookie_token=cookies.get(seat_cookie_name(code)), user=self.scope.get("user")
+            code=code,
+            token=token,
+            cookie_token=cookies.get(seat_cookie_name(code)),
+            user=self.scope.get("user"),
         )
         if access is None:
             await self.close(code=4403)
@@ -127,7 +132,11 @@ class RoomConsumer(AsyncWebsocketConsumer):
             return
         raw = text_data if text_data is not None else (bytes_data or b"").decode(errors="replace")
         if len(raw.encode()) > settings.TABLETOP["MAX_MESSAGE_BYTES"]:
-            await self._error(None, "too-large", f"messages are limited to {settings.TABLETOP['MAX_MESSAGE_BYTES']} bytes")
+            await self._error(
+                None,
+                "too-large",
+                f"messages are limited to {settings.TABLETOP['MAX_MESSAGE_BYTES']} bytes",
+            )
             return
         try:
             message = json.loads(raw)
@@ -138,7 +147,9 @@ class RoomConsumer(AsyncWebsocketConsumer):
             await self._error(None, "invalid", "a message is a JSON object with a type")
             return
         ref = message.get("ref")
-        if ref is not None and (not isinstance(ref, (str, int)) or isinstance(ref, bool) or len(str(ref)) > 100):
+        if ref is not None and (
+            not isinstance(ref, (str, int)) or isinstance(ref, bool) or len(str(ref)) > 100
+        ):
             await self._error(None, "invalid", "ref: a string or number of at most 100 characters")
             return
         kind = message.get("type")
@@ -151,13 +162,17 @@ class RoomConsumer(AsyncWebsocketConsumer):
             return
         await aclose_old_connections()
         try:
-            seq = await database_sync_to_async(handler)(seat_id=self.access.seat.pk, message=message)
+            seq = await database_sync_to_async(handler)(
+                seat_id=self.access.seat.pk, message=message
+            )
         except ServiceError as exc:
             await self._error(ref, exc.code, exc.message, field=exc.field)
             return
         except Exception:
             log.exception("room action %s failed", kind)
-            await self._error(ref, "server-error", "the table could not do that; nothing was changed")
+            await self._error(
+                ref, "server-error", "the table could not do that; nothing was changed"
+            )
             return
         if ref is not None and seq is not None and seq > self.delivered:
             self.refs[seq] = ref
@@ -170,7 +185,9 @@ class RoomConsumer(AsyncWebsocketConsumer):
         if seq > self.delivered + 1:
             # The layer dropped or reordered something: the store has it.
             missing = await database_sync_to_async(events_after)(
-                session_id=self.access.session.pk, after=self.delivered, limit=seq - self.delivered - 1
+                session_id=self.access.session.pk,
+                after=self.delivered,
+                limit=seq - self.delivered - 1,
             )
             for earlier in missing:
                 if earlier["seq"] < seq:

@@ -98,7 +98,9 @@ TEMPLATES = [
 # --- Database -------------------------------------------------------------------------------
 DATABASE_URL = os.environ.get("DATABASE_URL", "").strip()
 if DATABASE_URL:
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
+    DATABASES = {
+        "default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)
+    }
     if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         DATABASES["default"].setdefault("OPTIONS", {})
 else:
@@ -170,7 +172,7 @@ WHITENOISE_AUTOREFRESH = not PRODUCTION
 
 # --- The table ------------------------------------------------------------------------------
 TABLETOP = {
-    # Socket messages per seat: a sustained rate and a burst (TABLE.md: at least 20/s, bursts of 40).
+    # Socket messages per seat: a sustained rate and a burst (TABLE.md: >= 20/s, bursts of 40).
     "RATE_PER_SECOND": float(os.environ.get("TABLETOP_RATE_PER_SECOND", "25")),
     "RATE_BURST": int(os.environ.get("TABLETOP_RATE_BURST", "50")),
     "MAX_MESSAGE_BYTES": int(os.environ.get("TABLETOP_MAX_MESSAGE_BYTES", "16384")),

@@ -11,14 +11,18 @@ from urllib.parse import urlparse
 
 import pytest
 
-REQUIRED = {part.strip() for part in os.environ.get("TABLETOP_REQUIRE", "").split(",") if part.strip()}
+REQUIRED = {
+    part.strip() for part in os.environ.get("TABLETOP_REQUIRE", "").split(",") if part.strip()
+}
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 
 
 def _reachable(url: str, default_port: int) -> bool:
     parsed = urlparse(url)
     try:
-        with socket.create_connection((parsed.hostname or "127.0.0.1", parsed.port or default_port), 1):
+        with socket.create_connection(
+            (parsed.hostname or "127.0.0.1", parsed.port or default_port), 1
+        ):
             return True
     except OSError:
         return False

@@ -29,18 +29,35 @@ def test_database_url() -> str:
         return f"sqlite:///{Path(conf['NAME']).resolve()}"
     user = conf.get("USER") or "postgres"
     password = f":{conf['PASSWORD']}" if conf.get("PASSWORD") else ""
-    return f"postgres://{user}{password}@{conf.get('HOST') or '127.0.0.1'}:{conf.get('PORT') or 5432}/{conf['NAME']}"
+    host, port = conf.get("HOST") or "127.0.0.1", conf.get("PORT") or 5432
+    return f"postgres://{user}{password}@{host}:{port}/{conf['NAME']}"
 
 
 @contextmanager
 def daphne_servers(count: int, *, env: dict[str, str] | None = None) -> Iterator[list[int]]:
     ports = [free_port() for _ in range(count)]
-    base = {**os.environ, "DATABASE_URL": test_database_url(), "DJANGO_SETTINGS_MODULE": "tabletop.settings",
-            **(env or {})}
+    base = {
+        **os.environ,
+        "DATABASE_URL": test_database_url(),
+        "DJANGO_SETTINGS_MODULE": "tabletop.settings",
+        **(env or {}),
+    }
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "tabletop.asgi:application"],
-            cwd=ROOT, env=base, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            [
+                sys.executable,
+                "-m",
+                "daphne",
+                "-b",
+                "127.0.0.1",
+                "-p",
+                str(port),
+                "tabletop.asgi:application",
+            ],
+            cwd=ROOT,
+            env=base,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
         )
         for port in ports
     ]

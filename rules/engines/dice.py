@@ -51,7 +51,12 @@ def draw(
 ) -> DieRecord:
     """Draw one die from ``source`` and return its record."""
     value = source.roll(sides)
-    record: DieRecord = {"die": name or die_name(sides), "sides": sides, "value": value, "role": role}
+    record: DieRecord = {
+        "die": name or die_name(sides),
+        "sides": sides,
+        "value": value,
+        "role": role,
+    }
     record.update(extra)  # type: ignore[typeddict-item]
     return record
 

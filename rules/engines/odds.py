@@ -35,7 +35,9 @@ def odds_answer(
     total = sum(distribution.values())
     if total <= 0:
         raise ValueError("an odds distribution needs positive mass")
-    dist = {str(k): float(Fraction(v) / Fraction(total)) for k, v in sorted(distribution.items()) if v}
+    dist = {
+        str(k): float(Fraction(v) / Fraction(total)) for k, v in sorted(distribution.items()) if v
+    }
     return {
         "system": system,
         "request": dict(request),

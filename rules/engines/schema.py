@@ -48,7 +48,11 @@ class Field:
         return self.default is not _MISSING
 
     def as_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": self.name, "type": self.type, "label": self.label or self.name}
+        out: dict[str, Any] = {
+            "name": self.name,
+            "type": self.type,
+            "label": self.label or self.name,
+        }
         if self.help:
             out["help"] = self.help
         if self.has_default:
@@ -128,7 +132,9 @@ def _value(spec: Field, value: Any, where: str) -> Any:
             if not isinstance(key, str) or not key or len(key) > 60:
                 raise RuleError(where, f"names must be short text, got {key!r}")
             if spec.choices is not None and key not in spec.choices:
-                raise RuleError(f"{where}.{key}", f"unknown name; expected one of {list(spec.choices)}")
+                raise RuleError(
+                    f"{where}.{key}", f"unknown name; expected one of {list(spec.choices)}"
+                )
             out[key] = _int(count, f"{where}.{key}", spec)
         return out
     if kind == "object":
@@ -154,7 +160,9 @@ def _value(spec: Field, value: Any, where: str) -> Any:
 
 def _die(spec: Field, value: Any, where: str) -> str:
     choices = spec.choices
-    sides = parse_die(value, field=where, allowed=None if choices is None else lambda n: f"d{n}" in choices)
+    sides = parse_die(
+        value, field=where, allowed=None if choices is None else lambda n: f"d{n}" in choices
+    )
     return f"d{sides}"
 
 

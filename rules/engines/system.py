@@ -46,7 +46,9 @@ class GameSystem:
         return validate(self.sheet_fields, sheet if sheet is not None else {}, prefix="sheet")
 
     def validate_settings(self, settings: Any) -> dict[str, Any]:
-        return validate(self.settings_fields, settings if settings is not None else {}, prefix="settings")
+        return validate(
+            self.settings_fields, settings if settings is not None else {}, prefix="settings"
+        )
 
     def request_from_sheet(
         self, sheet: Mapping[str, Any], settings: Mapping[str, Any], options: Mapping[str, Any]
@@ -89,7 +91,9 @@ def get_system(system_id: str) -> GameSystem:
     try:
         return _REGISTRY[system_id]
     except (KeyError, TypeError):
-        raise RuleError("system", f"unknown system {system_id!r}; expected one of {system_ids()}") from None
+        raise RuleError(
+            "system", f"unknown system {system_id!r}; expected one of {system_ids()}"
+        ) from None
 
 
 def system_ids() -> list[str]:

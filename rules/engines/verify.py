@@ -41,7 +41,9 @@ class Report:
         return sum(c.dice for c in self.checks)
 
 
-def check_dice(*, server_seed: bytes, client_seed: str, seq: int, dice: list[Mapping[str, Any]]) -> str:
+def check_dice(
+    *, server_seed: bytes, client_seed: str, seq: int, dice: list[Mapping[str, Any]]
+) -> str:
     """'' if every listed die matches the stream for (client_seed, seq), else what is wrong."""
     stream = FairStream(server_seed, client_seed, seq)
     for index, die in enumerate(dice):
@@ -55,7 +57,8 @@ def check_dice(*, server_seed: bytes, client_seed: str, seq: int, dice: list[Map
         drawn = stream.roll(sides)
         expected = drawn - 2 if die.get("die") == "dF" else drawn
         if shown != expected:
-            return f"die {index} ({die.get('die', f'd{sides}')}) shows {shown}, the stream gives {expected}"
+            name = die.get("die", f"d{sides}")
+            return f"die {index} ({name}) shows {shown}, the stream gives {expected}"
     return ""
 
 
@@ -69,6 +72,10 @@ def verify_events(
         if not isinstance(dice, list) or not dice:
             continue
         client_seed = data.get("client_seed") or ""
-        problem = check_dice(server_seed=server_seed, client_seed=str(client_seed), seq=seq, dice=dice)
-        report.checks.append(EventCheck(seq=seq, kind=kind, dice=len(dice), ok=not problem, problem=problem))
+        problem = check_dice(
+            server_seed=server_seed, client_seed=str(client_seed), seq=seq, dice=dice
+        )
+        report.checks.append(
+            EventCheck(seq=seq, kind=kind, dice=len(dice), ok=not problem, problem=problem)
+        )
     return report

@@ -31,7 +31,9 @@ class Campaign(models.Model):
         related_name="campaigns_run",
     )
     settings = models.JSONField(
-        default=dict, blank=True, help_text="Per-system options, checked against the system's rules."
+        default=dict,
+        blank=True,
+        help_text="Per-system options, checked against the system's rules.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -73,7 +75,9 @@ class Character(models.Model):
     class Meta:
         ordering = ["campaign", "name"]
         constraints = [
-            models.UniqueConstraint(fields=["campaign", "name"], name="character_name_unique_in_campaign")
+            models.UniqueConstraint(
+                fields=["campaign", "name"], name="character_name_unique_in_campaign"
+            )
         ]
 
     def __str__(self) -> str:
@@ -104,8 +108,12 @@ class CharacterResource(models.Model):
     class Meta:
         ordering = ["character", "name"]
         constraints = [
-            models.UniqueConstraint(fields=["character", "name"], name="resource_unique_per_character"),
-            models.CheckConstraint(condition=models.Q(amount__gte=0), name="resource_never_negative"),
+            models.UniqueConstraint(
+                fields=["character", "name"], name="resource_unique_per_character"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(amount__gte=0), name="resource_never_negative"
+            ),
         ]
 
     def __str__(self) -> str:

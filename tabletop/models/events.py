@@ -24,10 +24,14 @@ class Event(models.Model):
     session = models.ForeignKey(GameSession, on_delete=models.CASCADE, related_name="events")
     seq = models.BigIntegerField()
     kind = models.CharField(max_length=40)
-    actor = models.ForeignKey(Seat, null=True, blank=True, on_delete=models.RESTRICT, related_name="+")
+    actor = models.ForeignKey(
+        Seat, null=True, blank=True, on_delete=models.RESTRICT, related_name="+"
+    )
     # The actor's display name when the event happened, so replays need no join.
     actor_name = models.CharField(max_length=40, blank=True)
-    visibility = models.CharField(max_length=10, choices=Visibility.choices, default=Visibility.PUBLIC)
+    visibility = models.CharField(
+        max_length=10, choices=Visibility.choices, default=Visibility.PUBLIC
+    )
     data = models.JSONField(default=dict)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -34,7 +34,9 @@ class Pool(models.Model):
     class Meta:
         ordering = ["session", "seat", "kind", "sides"]
         constraints = [
-            models.CheckConstraint(condition=models.Q(remaining__gte=0), name="pool_never_negative"),
+            models.CheckConstraint(
+                condition=models.Q(remaining__gte=0), name="pool_never_negative"
+            ),
             models.UniqueConstraint(
                 fields=["seat", "kind", "sides"],
                 condition=models.Q(character__isnull=True),
@@ -84,15 +86,22 @@ class OpenRoll(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["session", "seq"], name="one_open_roll_per_event"),
             models.CheckConstraint(
-                condition=models.Q(botch_dice__gte=0, critical_dice__gte=0), name="committed_dice_not_negative"
+                condition=models.Q(botch_dice__gte=0, critical_dice__gte=0),
+                name="committed_dice_not_negative",
             ),
         ]
+
+
+    def __str__(self) -> str:
+        return f"roll #{self.seq} ({'open' if self.is_open else 'declared'})"
 
 
 class ExtendedAction(models.Model):
     """Roll-and-keep: a GM-set number of successes that rolls accumulate toward."""
 
-    session = models.ForeignKey(GameSession, on_delete=models.CASCADE, related_name="extended_actions")
+    session = models.ForeignKey(
+        GameSession, on_delete=models.CASCADE, related_name="extended_actions"
+    )
     label = models.CharField(max_length=120)
     target = models.PositiveIntegerField()
     progress = models.IntegerField(default=0)
@@ -102,5 +111,10 @@ class ExtendedAction(models.Model):
     class Meta:
         ordering = ["session", "opened_seq"]
         constraints = [
-            models.CheckConstraint(condition=models.Q(target__gte=1), name="extended_target_positive"),
+            models.CheckConstraint(
+                condition=models.Q(target__gte=1), name="extended_target_positive"
+            ),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.label}: {self.progress}/{self.target}"

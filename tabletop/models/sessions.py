@@ -10,7 +10,6 @@ from django.db import models
 
 from .campaigns import Campaign, Character
 
-
 INVITE_ALPHABET = "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 
 
@@ -39,7 +38,9 @@ class GameSession(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     ended_at = models.DateTimeField(null=True, blank=True)
-    invite_code = models.CharField(max_length=32, unique=True, default=new_invite_code, editable=False)
+    invite_code = models.CharField(
+        max_length=32, unique=True, default=new_invite_code, editable=False
+    )
     # The last event's sequence number: the next event takes last_seq + 1 in one UPDATE.
     last_seq = models.BigIntegerField(default=0, editable=False)
     # Fair dice: sha256(server_seed) is public from the start; the seed itself only after the end.
@@ -51,7 +52,9 @@ class GameSession(models.Model):
     class Meta:
         ordering = ["-created_at"]
         constraints = [
-            models.CheckConstraint(condition=models.Q(last_seq__gte=0), name="session_seq_not_negative"),
+            models.CheckConstraint(
+                condition=models.Q(last_seq__gte=0), name="session_seq_not_negative"
+            ),
             models.CheckConstraint(
                 condition=~models.Q(status="ended") | models.Q(ended_at__isnull=False),
                 name="ended_session_has_end_time",
@@ -83,7 +86,11 @@ class Seat(models.Model):
     name = models.CharField("display name", max_length=40)
     role = models.CharField(max_length=10, choices=SeatRole.choices, default=SeatRole.PLAYER)
     user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="seats"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="seats",
     )
     characters = models.ManyToManyField(Character, blank=True, related_name="seats")
     # sha256 of the seat's secret token; the token itself is shown once, to its holder.

@@ -29,7 +29,9 @@ def open_roll_summary(roll: OpenRoll) -> dict[str, Any]:
     return {
         "seq": roll.seq,
         "seat": roll.seat_id,
-        "character": {"id": roll.character_id, "name": roll.character.name} if roll.character_id else None,
+        "character": {"id": roll.character_id, "name": roll.character.name}
+        if roll.character_id
+        else None,
         "total": roll.total,
         "added": roll.added,
         "dc": roll.dc,
@@ -57,14 +59,23 @@ def pools_state(*, session: GameSession) -> dict[str, Any]:
         "pools": [pool_snapshot(p) for p in Pool.objects.filter(session=session).order_by("pk")],
         "resources": [
             resource_snapshot(r)
-            for r in CharacterResource.objects.filter(character__campaign_id=session.campaign_id).order_by("pk")
+            for r in CharacterResource.objects.filter(
+                character__campaign_id=session.campaign_id
+            ).order_by("pk")
         ],
         "open_rolls": [
             open_roll_summary(r)
-            for r in OpenRoll.objects.filter(session=session, is_open=True).select_related("character")
+            for r in OpenRoll.objects.filter(session=session, is_open=True).select_related(
+                "character"
+            )
         ],
-        "extended": [extended_summary(a) for a in ExtendedAction.objects.filter(session=session, is_open=True)],
+        "extended": [
+            extended_summary(a)
+            for a in ExtendedAction.objects.filter(session=session, is_open=True)
+        ],
         "lucky_breaks": list(
-            SeatPoolState.objects.filter(seat__session=session, lucky_break=True).values_list("seat_id", flat=True)
+            SeatPoolState.objects.filter(seat__session=session, lucky_break=True).values_list(
+                "seat_id", flat=True
+            )
         ),
     }

@@ -36,7 +36,9 @@ def fairness(session: GameSession) -> dict[str, Any]:
 
 def room_state(*, session: GameSession) -> dict[str, Any]:
     """Everything a screen needs to draw the room now; events after ``last_seq`` update it."""
-    seats = Seat.objects.filter(session=session).prefetch_related("characters").order_by("created_at")
+    seats = (
+        Seat.objects.filter(session=session).prefetch_related("characters").order_by("created_at")
+    )
     characters = Character.objects.filter(campaign_id=session.campaign_id).order_by("name")
     return {
         "session": session_summary(session),

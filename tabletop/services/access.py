@@ -22,7 +22,9 @@ def seat_cookie_name(code: str) -> str:
     return f"seat_{code}"
 
 
-def resolve_access(*, code: str, token: str | None, cookie_token: str | None, user: Any) -> Access | None:
+def resolve_access(
+    *, code: str, token: str | None, cookie_token: str | None, user: Any
+) -> Access | None:
     """The seat behind a token, a seat cookie or a login, in that order; None for outsiders."""
     session = GameSession.objects.select_related("campaign").filter(invite_code=code).first()
     if session is None:

@@ -63,42 +63,73 @@ HANDLERS: dict[str, Callable[..., int | None]] = {
     "reveal": reveal,
     "session.start": session_start,
     "session.end": session_end,
-    "pool.use": lambda *, seat_id, message: zoria.use_die(
-        seat=_zoria(seat_id), roll_seq=message.get("roll"), pool_id=message.get("pool"),
-        client_seed=message.get("client_seed", ""),
-    ).seq,
-    "pool.spend": lambda *, seat_id, message: zoria.spend_dice(
-        seat=_zoria(seat_id), effect=message.get("effect"), roll_seq=message.get("roll"),
-        count=message.get("count", 1), pool_id=message.get("pool"), note=message.get("note", ""),
-    ).seq,
-    "pool.award": lambda *, seat_id, message: zoria.award(
-        seat=_zoria(seat_id), to_seat=message.get("seat"), count=message.get("count", 1)
-    ).seq,
+    "pool.use": lambda *, seat_id, message: (
+        zoria.use_die(
+            seat=_zoria(seat_id),
+            roll_seq=message.get("roll"),
+            pool_id=message.get("pool"),
+            client_seed=message.get("client_seed", ""),
+        ).seq
+    ),
+    "pool.spend": lambda *, seat_id, message: (
+        zoria.spend_dice(
+            seat=_zoria(seat_id),
+            effect=message.get("effect"),
+            roll_seq=message.get("roll"),
+            count=message.get("count", 1),
+            pool_id=message.get("pool"),
+            note=message.get("note", ""),
+        ).seq
+    ),
+    "pool.award": lambda *, seat_id, message: (
+        zoria.award(
+            seat=_zoria(seat_id), to_seat=message.get("seat"), count=message.get("count", 1)
+        ).seq
+    ),
     "pool.undo-award": lambda *, seat_id, message: zoria.undo_award(seat=_zoria(seat_id)).seq,
-    "pool.refund": lambda *, seat_id, message: zoria.refund(
-        seat=_zoria(seat_id), to_seat=message.get("seat"), count=message.get("count", 1),
-        note=message.get("note", ""),
-    ).seq,
+    "pool.refund": lambda *, seat_id, message: (
+        zoria.refund(
+            seat=_zoria(seat_id),
+            to_seat=message.get("seat"),
+            count=message.get("count", 1),
+            note=message.get("note", ""),
+        ).seq
+    ),
     "pool.lucky-break": lambda *, seat_id, message: zoria.lucky_break(seat=_zoria(seat_id)).seq,
-    "roll.close": lambda *, seat_id, message: zoria.declare(
-        seat=_zoria(seat_id), roll_seq=message.get("roll"), result=message.get("result", "")
-    ).seq,
-    "resource.spend": lambda *, seat_id, message: pools.use_resource(
-        seat=_seat(seat_id), character_id=message.get("character"), use=message.get("use"),
-        amount=message.get("amount", 1), roll_seq=message.get("roll"),
-    ).seq,
-    "resource.award": lambda *, seat_id, message: pools.award_resource(
-        seat=_seat(seat_id), character_id=message.get("character"), name=message.get("name"),
-        amount=message.get("amount", 1),
-    ).seq,
-    "discord.roll": lambda *, seat_id, message: gm_tools.roll_discord_die(
-        seat=_seat(seat_id), client_seed=message.get("client_seed", "")
-    ).seq,
-    "extended.open": lambda *, seat_id, message: gm_tools.open_extended(
-        seat=_seat(seat_id), label=message.get("label"), target=message.get("target")
-    ).seq,
-    "extended.close": lambda *, seat_id, message: gm_tools.close_extended(
-        seat=_seat(seat_id), extended=message.get("extended")
-    ).seq,
+    "roll.close": lambda *, seat_id, message: (
+        zoria.declare(
+            seat=_zoria(seat_id), roll_seq=message.get("roll"), result=message.get("result", "")
+        ).seq
+    ),
+    "resource.spend": lambda *, seat_id, message: (
+        pools.use_resource(
+            seat=_seat(seat_id),
+            character_id=message.get("character"),
+            use=message.get("use"),
+            amount=message.get("amount", 1),
+            roll_seq=message.get("roll"),
+        ).seq
+    ),
+    "resource.award": lambda *, seat_id, message: (
+        pools.award_resource(
+            seat=_seat(seat_id),
+            character_id=message.get("character"),
+            name=message.get("name"),
+            amount=message.get("amount", 1),
+        ).seq
+    ),
+    "discord.roll": lambda *, seat_id, message: (
+        gm_tools.roll_discord_die(
+            seat=_seat(seat_id), client_seed=message.get("client_seed", "")
+        ).seq
+    ),
+    "extended.open": lambda *, seat_id, message: (
+        gm_tools.open_extended(
+            seat=_seat(seat_id), label=message.get("label"), target=message.get("target")
+        ).seq
+    ),
+    "extended.close": lambda *, seat_id, message: (
+        gm_tools.close_extended(seat=_seat(seat_id), extended=message.get("extended")).seq
+    ),
     "round.new": lambda *, seat_id, message: gm_tools.new_round(seat=_seat(seat_id)).seq,
 }

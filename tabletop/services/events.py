@@ -1,4 +1,5 @@
-"""Recording events: the next ``seq`` and the row in the caller's transaction, broadcast after commit."""
+"""Recording events: the next ``seq`` and the row in the caller's transaction; broadcast after
+commit."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ def next_seq(*, session_id: int) -> int:
     table = GameSession._meta.db_table
     with connection.cursor() as cursor:
         cursor.execute(
-            f"UPDATE {table} SET last_seq = last_seq + 1 WHERE id = %s RETURNING last_seq",  # noqa: S608
+            f"UPDATE {table} SET last_seq = last_seq + 1 WHERE id = %s RETURNING last_seq",
             [session_id],
         )
         row = cursor.fetchone()

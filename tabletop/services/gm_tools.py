@@ -21,7 +21,9 @@ from .pools import pools_changed, record_pool_event
 def _gm_locked(seat: Seat, system: str) -> GameSession:
     if not seat.is_gm:
         raise forbidden("only the GM does that")
-    session = GameSession.objects.select_for_update().select_related("campaign").get(pk=seat.session_id)
+    session = (
+        GameSession.objects.select_for_update().select_related("campaign").get(pk=seat.session_id)
+    )
     if session.campaign.system != system:
         raise invalid(f"this table plays {session.campaign.system}, not {system}", field="type")
     if not session.is_live:
@@ -41,13 +43,28 @@ def roll_discord_die(*, seat: Seat, client_seed: Any = "") -> Any:
         if mode == "scene" and current.get("wandered"):
             raise conflict("the Discord Die wandered off: it is gone for the rest of the adventure")
         seq = next_seq(session_id=session.pk)
-        rolled = discord_rules.roll_discord_die(FairStream(bytes(session.server_seed), client_seed, seq))
-        state["discord"] = {"value": rolled["value"], "wandered": rolled["wandered"], "mode": mode, "seq": seq}
+        rolled = discord_rules.roll_discord_die(
+            FairStream(bytes(session.server_seed), client_seed, seq)
+        )
+        state["discord"] = {
+            "value": rolled["value"],
+            "wandered": rolled["wandered"],
+            "mode": mode,
+            "seq": seq,
+        }
         GameSession.objects.filter(pk=session.pk).update(table_state=state)
         return record_pool_event(
-            session_id=session.pk, actor=seat, seq=seq,
-            data={"action": "discord", "dice": rolled["dice"], "client_seed": client_seed,
-                  "discord": state["discord"], "table": state, "text": rolled["text"]},
+            session_id=session.pk,
+            actor=seat,
+            seq=seq,
+            data={
+                "action": "discord",
+                "dice": rolled["dice"],
+                "client_seed": client_seed,
+                "discord": state["discord"],
+                "table": state,
+                "text": rolled["text"],
+            },
         )
 
 
@@ -59,11 +76,18 @@ def open_extended(*, seat: Seat, label: Any, target: Any) -> Any:
     with transaction.atomic():
         session = _gm_locked(seat, "roll-and-keep")
         seq = next_seq(session_id=session.pk)
-        action = ExtendedAction.objects.create(session=session, label=label.strip(), target=target, opened_seq=seq)
+        action = ExtendedAction.objects.create(
+            session=session, label=label.strip(), target=target, opened_seq=seq
+        )
         return record_pool_event(
-            session_id=session.pk, actor=seat, seq=seq,
-            data={"action": "extended-open", "extended": extended_summary(action),
-                  "text": f"Extended action {action.label!r}: {target} successes needed"},
+            session_id=session.pk,
+            actor=seat,
+            seq=seq,
+            data={
+                "action": "extended-open",
+                "extended": extended_summary(action),
+                "text": f"Extended action {action.label!r}: {target} successes needed",
+            },
         )
 
 
@@ -71,17 +95,25 @@ def close_extended(*, seat: Seat, extended: Any) -> Any:
     with transaction.atomic():
         session = _gm_locked(seat, "roll-and-keep")
         seq = next_seq(session_id=session.pk)
-        action = ExtendedAction.objects.filter(pk=extended, session=session).first() \
-            if isinstance(extended, int) and not isinstance(extended, bool) else None
+        action = (
+            ExtendedAction.objects.filter(pk=extended, session=session).first()
+            if isinstance(extended, int) and not isinstance(extended, bool)
+            else None
+        )
         if action is None:
             raise invalid("no such extended action at this table", field="extended")
         if not ExtendedAction.objects.filter(pk=action.pk, is_open=True).update(is_open=False):
             raise conflict(f"{action.label!r} is already closed")
         action.is_open = False
         return record_pool_event(
-            session_id=session.pk, actor=seat, seq=seq,
-            data={"action": "extended-close", "extended": extended_summary(action),
-                  "text": f"GM closes {action.label!r} at {action.progress}/{action.target}"},
+            session_id=session.pk,
+            actor=seat,
+            seq=seq,
+            data={
+                "action": "extended-close",
+                "extended": extended_summary(action),
+                "text": f"GM closes {action.label!r} at {action.progress}/{action.target}",
+            },
         )
 
 
@@ -98,13 +130,23 @@ def new_round(*, seat: Seat) -> Any:
             for character in player.characters.all():
                 dice = action_rules.new_round(character.sheet or {})
                 pool, _ = Pool.objects.update_or_create(
-                    seat=player, character=character, kind=PoolKind.ROUND_DICE, sides=6,
+                    seat=player,
+                    character=character,
+                    kind=PoolKind.ROUND_DICE,
+                    sides=6,
                     defaults={"session": session, "remaining": dice, "initial": dice},
                 )
                 changed.append(pool.pk)
         GameSession.objects.filter(pk=session.pk).update(table_state=state)
         return record_pool_event(
-            session_id=session.pk, actor=seat, seq=seq,
-            data={"action": "round", "round": state["round"], "table": state, "pools": pools_changed(changed),
-                  "text": f"Round {state['round']} begins: action dice reset"},
+            session_id=session.pk,
+            actor=seat,
+            seq=seq,
+            data={
+                "action": "round",
+                "round": state["round"],
+                "table": state,
+                "pools": pools_changed(changed),
+                "text": f"Round {state['round']} begins: action dice reset",
+            },
         )

@@ -9,8 +9,8 @@ from django.db import transaction
 from rules.engines import FairStream, RuleError, get_system
 
 from ..models import Character, Event, GameSession, Seat, SessionStatus, Visibility
-from .errors import ServiceError, conflict, forbidden, invalid, not_found
 from . import table_rules
+from .errors import ServiceError, conflict, forbidden, invalid, not_found
 from .events import next_seq, record_event
 from .table_rules import RollContext
 
@@ -33,7 +33,9 @@ def _character(seat: Seat, character_id: Any) -> Character | None:
     if isinstance(character_id, bool) or not isinstance(character_id, int):
         raise invalid("expected a character id", field="character")
     if seat.is_gm:
-        character = Character.objects.filter(pk=character_id, campaign__sessions=seat.session_id).first()
+        character = Character.objects.filter(
+            pk=character_id, campaign__sessions=seat.session_id
+        ).first()
     else:
         character = seat.characters.filter(pk=character_id).first()
     if character is None:
@@ -74,13 +76,19 @@ def make_roll(
         locked = GameSession.objects.select_for_update().get(pk=session.pk)
         if locked.status != SessionStatus.LIVE:
             raise conflict(f"the session is {locked.status}; rolls are made only while it is live")
-        ctx = RollContext(seat=seat, session=locked, system=engine.id, character=who, options=options or {})
+        ctx = RollContext(
+            seat=seat, session=locked, system=engine.id, character=who, options=options or {}
+        )
         try:
             prepared = table_rules.prepare(ctx, normalised)
-            if prepared is not normalised:  # the table changed it (e.g. the Discord Die): check again
+            if (
+                prepared is not normalised
+            ):  # the table changed it (e.g. the Discord Die): check again
                 normalised = engine.normalise(prepared)
             seq = next_seq(session_id=session.pk)
-            result = engine.roll(normalised, FairStream(bytes(locked.server_seed), client_seed, seq))
+            result = engine.roll(
+                normalised, FairStream(bytes(locked.server_seed), client_seed, seq)
+            )
         except RuleError as exc:
             raise ServiceError.from_rule(exc) from None
         result["client_seed"] = client_seed
@@ -90,7 +98,12 @@ def make_roll(
         if ctx.options.get("stat_roll"):
             result["stat_roll"] = True
         event = record_event(
-            session_id=session.pk, kind="roll", actor=seat, visibility=visibility, data=result, seq=seq
+            session_id=session.pk,
+            kind="roll",
+            actor=seat,
+            visibility=visibility,
+            data=result,
+            seq=seq,
         )
         table_rules.settle(ctx, event)
         return event
@@ -113,7 +126,9 @@ def reveal_roll(*, seat: Seat, seq: Any) -> Event:
         )
         if not allowed:
             raise forbidden("only the GM or the roller can reveal this roll")
-        if Event.objects.filter(session_id=seat.session_id, kind="roll.reveal", data__seq=seq).exists():
+        if Event.objects.filter(
+            session_id=seat.session_id, kind="roll.reveal", data__seq=seq
+        ).exists():
             raise conflict(f"roll #{seq} was already revealed")
         return record_event(
             session_id=seat.session_id,

@@ -61,7 +61,9 @@ def join_session(
         )
         if character is not None:
             seat.characters.add(character)
-        record_event(session_id=session.pk, kind="seat.join", actor=seat, data={"seat": seat_summary(seat)})
+        record_event(
+            session_id=session.pk, kind="seat.join", actor=seat, data={"seat": seat_summary(seat)}
+        )
         _seat_ready(seat)
     return Joined(seat=seat, token=token, created=True)
 
@@ -114,7 +116,12 @@ def gm_seat(*, session: GameSession, user: Any) -> Seat:
     try:
         with transaction.atomic():
             seat = Seat.objects.create(session=session, name="GM", role=SeatRole.GM, user=user)
-            record_event(session_id=session.pk, kind="seat.join", actor=seat, data={"seat": seat_summary(seat)})
+            record_event(
+                session_id=session.pk,
+                kind="seat.join",
+                actor=seat,
+                data={"seat": seat_summary(seat)},
+            )
     except IntegrityError:
         # Two tabs of the GM at once: the other one made it.
         seat = Seat.objects.get(session=session, role=SeatRole.GM)
@@ -134,8 +141,12 @@ def seat_for_user(*, session: GameSession, user: Any) -> Seat | None:
     if not owned or session.status == SessionStatus.ENDED:
         return None
     with transaction.atomic():
-        seat = Seat.objects.create(session=session, name=_clean_name(user.get_username()), user=user)
+        seat = Seat.objects.create(
+            session=session, name=_clean_name(user.get_username()), user=user
+        )
         seat.characters.add(*owned)
-        record_event(session_id=session.pk, kind="seat.join", actor=seat, data={"seat": seat_summary(seat)})
+        record_event(
+            session_id=session.pk, kind="seat.join", actor=seat, data={"seat": seat_summary(seat)}
+        )
         _seat_ready(seat)
     return seat

@@ -31,7 +31,9 @@ def create_session(*, campaign: Campaign, title: str) -> GameSession:
 def start_session(*, session_id: int, by: Seat | None = None) -> GameSession:
     """Make the session live: draw its secret seed and publish only the commitment."""
     with transaction.atomic():
-        session = GameSession.objects.select_for_update().select_related("campaign").get(pk=session_id)
+        session = (
+            GameSession.objects.select_for_update().select_related("campaign").get(pk=session_id)
+        )
         if session.status == SessionStatus.LIVE:
             raise conflict("the session is already live")
         if session.status == SessionStatus.ENDED:
@@ -56,9 +58,11 @@ def start_session(*, session_id: int, by: Seat | None = None) -> GameSession:
 
 
 def end_session(*, session_id: int, by: Seat | None = None) -> GameSession:
-    """End the session: every pool expires, and the seed is revealed so every roll can be verified."""
+    """End the session: every pool expires; the seed is revealed so every roll can be verified."""
     with transaction.atomic():
-        session = GameSession.objects.select_for_update().select_related("campaign").get(pk=session_id)
+        session = (
+            GameSession.objects.select_for_update().select_related("campaign").get(pk=session_id)
+        )
         if session.status != SessionStatus.LIVE:
             raise conflict(f"only a live session can end; this one is {session.status}")
         session.status = SessionStatus.ENDED

@@ -35,7 +35,9 @@ def _state(seat: Seat) -> SeatPoolState:
 def ensure_gm_seat(*, session: GameSession) -> Seat:
     seat = Seat.objects.filter(session=session, role=SeatRole.GM).first()
     if seat is None:
-        seat = Seat.objects.create(session=session, name="GM", role=SeatRole.GM, user=session.campaign.gm)
+        seat = Seat.objects.create(
+            session=session, name="GM", role=SeatRole.GM, user=session.campaign.gm
+        )
     return seat
 
 
@@ -71,13 +73,19 @@ def deal_pool(*, seat: Seat, by: Seat | None = None) -> Event | None:
     changed = []
     for count, sides in stacks:
         pool = Pool.objects.create(
-            session_id=seat.session_id, seat=seat, kind=PoolKind.ACTION_DICE, sides=sides,
-            remaining=count, initial=count,
+            session_id=seat.session_id,
+            seat=seat,
+            kind=PoolKind.ACTION_DICE,
+            sides=sides,
+            remaining=count,
+            initial=count,
         )
         changed.append(pool.pk)
     for bonus in _bonus_dice(seat):
         changed.append(bonus.pk)
-    SeatPoolState.objects.update_or_create(seat=seat, defaults={"starting_dice": sum(c for c, _ in stacks)})
+    SeatPoolState.objects.update_or_create(
+        seat=seat, defaults={"starting_dice": sum(c for c, _ in stacks)}
+    )
     gm_pool = _grow_gm_pool(session=seat.session)
     changed.append(gm_pool.pk)
     return record_pool_event(
@@ -101,10 +109,17 @@ def _bonus_dice(seat: Seat) -> list[Pool]:
         for die in (character.sheet or {}).get("class_bonus_dice", []) or []:
             by_sides[int(str(die)[1:])] = by_sides.get(int(str(die)[1:]), 0) + 1
         for sides, count in sorted(by_sides.items()):
-            made.append(Pool.objects.create(
-                session_id=seat.session_id, seat=seat, character=character, kind=PoolKind.BONUS_DICE,
-                sides=sides, remaining=count, initial=count,
-            ))
+            made.append(
+                Pool.objects.create(
+                    session_id=seat.session_id,
+                    seat=seat,
+                    character=character,
+                    kind=PoolKind.BONUS_DICE,
+                    sides=sides,
+                    remaining=count,
+                    initial=count,
+                )
+            )
     return made
 
 
@@ -112,17 +127,26 @@ def _grow_gm_pool(*, session: GameSession) -> Pool:
     """GM pool = players + the largest starting pool, die type from the highest player die;
     a late player counts as if present at the start: it grows, never shrinks."""
     gm = ensure_gm_seat(session=session)
-    players = SeatPoolState.objects.filter(seat__session=session, starting_dice__gt=0).exclude(seat=gm)
+    players = SeatPoolState.objects.filter(seat__session=session, starting_dice__gt=0).exclude(
+        seat=gm
+    )
     largest = players.aggregate(m=Max("starting_dice"))["m"] or 0
     highest_sides = (
-        Pool.objects.filter(session=session, kind=PoolKind.ACTION_DICE).exclude(seat=gm).aggregate(m=Max("sides"))["m"]
+        Pool.objects.filter(session=session, kind=PoolKind.ACTION_DICE)
+        .exclude(seat=gm)
+        .aggregate(m=Max("sides"))["m"]
     )
     size = players.count() + largest
     sides = rules.gm_die(highest_sides)
     pool = Pool.objects.filter(seat=gm, kind=PoolKind.ACTION_DICE).first()
     if pool is None:
         return Pool.objects.create(
-            session=session, seat=gm, kind=PoolKind.ACTION_DICE, sides=sides, remaining=size, initial=size
+            session=session,
+            seat=gm,
+            kind=PoolKind.ACTION_DICE,
+            sides=sides,
+            remaining=size,
+            initial=size,
         )
     grow = max(0, size - pool.initial)
     Pool.objects.filter(pk=pool.pk).update(
@@ -166,8 +190,15 @@ def _take(pool: Pool, count: int = 1) -> None:
 def _open_roll(seat: Seat, seq: Any) -> OpenRoll:
     if isinstance(seq, bool) or not isinstance(seq, int):
         raise invalid("which roll (its seq)", field="roll")
-    roll = OpenRoll.objects.select_related("character").filter(session_id=seat.session_id, seq=seq).first()
-    if roll is None and Event.objects.filter(session_id=seat.session_id, seq=seq, data__stat_roll=True).exists():
+    roll = (
+        OpenRoll.objects.select_related("character")
+        .filter(session_id=seat.session_id, seq=seq)
+        .first()
+    )
+    if (
+        roll is None
+        and Event.objects.filter(session_id=seat.session_id, seq=seq, data__stat_roll=True).exists()
+    ):
         raise forbidden("action dice never augment or re-roll statistics or ability increases")
     if roll is None:
         raise not_found(f"roll #{seq} is not a Zoria check of this session")
@@ -176,11 +207,18 @@ def _open_roll(seat: Seat, seq: Any) -> OpenRoll:
     return roll
 
 
-def register_roll(*, seat: Seat, seq: int, character_id: int | None, result: dict[str, Any]) -> OpenRoll:
+def register_roll(
+    *, seat: Seat, seq: int, character_id: int | None, result: dict[str, Any]
+) -> OpenRoll:
     """Every Zoria check stays open until the GM declares it."""
     return OpenRoll.objects.create(
-        session_id=seat.session_id, seq=seq, seat=seat, character_id=character_id,
-        total=result.get("total") or 0, flags=result.get("flags", []), dc=result["request"].get("dc"),
+        session_id=seat.session_id,
+        seq=seq,
+        seat=seat,
+        character_id=character_id,
+        total=result.get("total") or 0,
+        flags=result.get("flags", []),
+        dc=result["request"].get("dc"),
     )
 
 
@@ -197,10 +235,14 @@ def use_die(*, seat: Seat, roll_seq: Any, pool_id: Any = None, client_seed: Any 
         _take(pool)
         _state(seat)
         SeatPoolState.objects.filter(seat=seat).update(touched=True)
-        server_seed = bytes(GameSession.objects.values_list("server_seed", flat=True).get(pk=seat.session_id))
+        server_seed = bytes(
+            GameSession.objects.values_list("server_seed", flat=True).get(pk=seat.session_id)
+        )
         dice = rules.roll_action_die(pool.sides, FairStream(server_seed, client_seed, seq))
         added = sum(d["value"] for d in dice)
-        OpenRoll.objects.filter(pk=roll.pk).update(total=F("total") + added, added=F("added") + added)
+        OpenRoll.objects.filter(pk=roll.pk).update(
+            total=F("total") + added, added=F("added") + added
+        )
         roll.refresh_from_db()
         return record_pool_event(
             session_id=seat.session_id,
@@ -214,13 +256,19 @@ def use_die(*, seat: Seat, roll_seq: Any, pool_id: Any = None, client_seed: Any 
                 "added": added,
                 "open_roll": open_roll_summary(roll),
                 "pools": pools_changed([pool.pk]),
-                "text": f"{seat.name} adds a d{pool.sides} to roll #{roll.seq}: +{added} (total {roll.total})",
+                "text": f"{seat.name} adds a d{pool.sides} to roll #{roll.seq}: "
+                f"+{added} (total {roll.total})",
             },
         )
 
 
 def spend_dice(
-    *, seat: Seat, effect: Any, roll_seq: Any = None, count: Any = 1, pool_id: Any = None,
+    *,
+    seat: Seat,
+    effect: Any,
+    roll_seq: Any = None,
+    count: Any = 1,
+    pool_id: Any = None,
     note: Any = "",
 ) -> Event:
     """Spend dice for an effect (no die rolled). Re-rolls make a new roll event too."""
@@ -280,7 +328,9 @@ def _check_effect(seat: Seat, effect: str, roll: OpenRoll) -> None:
     if effect == "reroll":
         if not own:
             raise forbidden("you can re-roll only your own character's roll")
-        latest = OpenRoll.objects.filter(session_id=seat.session_id, seat=seat, character_id=roll.character_id)
+        latest = OpenRoll.objects.filter(
+            session_id=seat.session_id, seat=seat, character_id=roll.character_id
+        )
         if latest.order_by("-seq").values_list("seq", flat=True).first() != roll.seq:
             raise conflict("only the last roll of your character can be re-rolled")
     elif effect == "reroll-botch":
@@ -324,13 +374,22 @@ def declare(*, seat: Seat, roll_seq: Any, result: Any = "") -> Event:
     with transaction.atomic():
         seq = next_seq(session_id=seat.session_id)
         roll = _open_roll(seat, roll_seq)
-        if not OpenRoll.objects.filter(pk=roll.pk, is_open=True).update(is_open=False, declared=result or "declared"):
+        if not OpenRoll.objects.filter(pk=roll.pk, is_open=True).update(
+            is_open=False, declared=result or "declared"
+        ):
             raise conflict(f"roll #{roll.seq} is already closed")
         roll.refresh_from_db()
         return record_event(
-            session_id=seat.session_id, kind="roll.close", actor=seat, seq=seq,
-            data={"roll": roll.seq, "result": result, "open_roll": open_roll_summary(roll),
-                  "text": f"GM declares roll #{roll.seq}: {result or 'closed'} (total {roll.total})"},
+            session_id=seat.session_id,
+            kind="roll.close",
+            actor=seat,
+            seq=seq,
+            data={
+                "roll": roll.seq,
+                "result": result,
+                "open_roll": open_roll_summary(roll),
+                "text": f"GM declares roll #{roll.seq}: {result or 'closed'} (total {roll.total})",
+            },
         )
 
 
@@ -341,23 +400,39 @@ def award(*, seat: Seat, to_seat: Any, count: Any = 1) -> Event:
     count = _count(count, high=20)
     with transaction.atomic():
         seq = next_seq(session_id=seat.session_id)
-        player = Seat.objects.filter(pk=to_seat, session_id=seat.session_id, role=SeatRole.PLAYER).first() \
-            if isinstance(to_seat, int) and not isinstance(to_seat, bool) else None
+        player = (
+            Seat.objects.filter(
+                pk=to_seat, session_id=seat.session_id, role=SeatRole.PLAYER
+            ).first()
+            if isinstance(to_seat, int) and not isinstance(to_seat, bool)
+            else None
+        )
         if player is None:
             raise invalid("a player's seat at this table", field="seat")
         if _state(player).lucky_break:
             raise conflict(f"{player.name} took a lucky break: no awards this session")
-        stack = Pool.objects.filter(seat=player, kind=PoolKind.ACTION_DICE).order_by("-sides").first()
+        stack = (
+            Pool.objects.filter(seat=player, kind=PoolKind.ACTION_DICE).order_by("-sides").first()
+        )
         if stack is None:
             raise conflict(f"{player.name} has no pool (no character at the table)")
-        gm_pool = Pool.objects.get(seat=ensure_gm_seat(session=seat.session), kind=PoolKind.ACTION_DICE)
+        gm_pool = Pool.objects.get(
+            seat=ensure_gm_seat(session=seat.session), kind=PoolKind.ACTION_DICE
+        )
         give_dice(pool_id=stack.pk, count=count)
         give_dice(pool_id=gm_pool.pk, count=count)
         return record_pool_event(
-            session_id=seat.session_id, actor=seat, seq=seq,
-            data={"action": "award", "seat": player.pk, "count": count,
-                  "pools": pools_changed([stack.pk, gm_pool.pk]),
-                  "text": f"GM awards {player.name} {count}d{stack.sides} (and the GM's pool grows by {count})"},
+            session_id=seat.session_id,
+            actor=seat,
+            seq=seq,
+            data={
+                "action": "award",
+                "seat": player.pk,
+                "count": count,
+                "pools": pools_changed([stack.pk, gm_pool.pk]),
+                "text": f"GM awards {player.name} {count}d{stack.sides} "
+                f"(and the GM's pool grows by {count})",
+            },
         )
 
 
@@ -368,9 +443,17 @@ def undo_award(*, seat: Seat) -> Event:
     with transaction.atomic():
         seq = next_seq(session_id=seat.session_id)
         events = Event.objects.filter(session_id=seat.session_id, kind="pool").order_by("-seq")
-        undone = set(events.filter(data__action="undo-award").values_list("data__undoes", flat=True))
-        last = next((e for e in events.filter(data__action="award", data__seat__isnull=False)
-                     if e.seq not in undone and "count" in e.data), None)
+        undone = set(
+            events.filter(data__action="undo-award").values_list("data__undoes", flat=True)
+        )
+        last = next(
+            (
+                e
+                for e in events.filter(data__action="award", data__seat__isnull=False)
+                if e.seq not in undone and "count" in e.data
+            ),
+            None,
+        )
         if last is None:
             raise conflict("no award to undo")
         player_pool_id, gm_pool_id = (p["id"] for p in last.data["pools"])
@@ -380,10 +463,17 @@ def undo_award(*, seat: Seat) -> Event:
         if not take_dice(pool_id=gm_pool_id, count=count):
             raise conflict("the GM's matching dice are already used or spent")
         return record_pool_event(
-            session_id=seat.session_id, actor=seat, seq=seq,
-            data={"action": "undo-award", "undoes": last.seq, "seat": last.data["seat"], "count": count,
-                  "pools": pools_changed([player_pool_id, gm_pool_id]),
-                  "text": f"GM takes back the award of #{last.seq}"},
+            session_id=seat.session_id,
+            actor=seat,
+            seq=seq,
+            data={
+                "action": "undo-award",
+                "undoes": last.seq,
+                "seat": last.data["seat"],
+                "count": count,
+                "pools": pools_changed([player_pool_id, gm_pool_id]),
+                "text": f"GM takes back the award of #{last.seq}",
+            },
         )
 
 
@@ -396,19 +486,32 @@ def refund(*, seat: Seat, to_seat: Any, count: Any = 1, note: Any = "") -> Event
         raise invalid("text of at most 200 characters", field="note")
     with transaction.atomic():
         seq = next_seq(session_id=seat.session_id)
-        target = Seat.objects.filter(pk=to_seat, session_id=seat.session_id).first() \
-            if isinstance(to_seat, int) and not isinstance(to_seat, bool) else None
+        target = (
+            Seat.objects.filter(pk=to_seat, session_id=seat.session_id).first()
+            if isinstance(to_seat, int) and not isinstance(to_seat, bool)
+            else None
+        )
         if target is None:
             raise invalid("a seat at this table", field="seat")
-        stack = Pool.objects.filter(seat=target, kind=PoolKind.ACTION_DICE).order_by("-sides").first()
+        stack = (
+            Pool.objects.filter(seat=target, kind=PoolKind.ACTION_DICE).order_by("-sides").first()
+        )
         if stack is None:
             raise conflict(f"{target.name} has no pool")
         give_dice(pool_id=stack.pk, count=count)
         return record_pool_event(
-            session_id=seat.session_id, actor=seat, seq=seq,
-            data={"action": "refund", "seat": target.pk, "count": count, "note": note,
-                  "pools": pools_changed([stack.pk]),
-                  "text": f"GM refunds {target.name} {count}d{stack.sides}" + (f": {note}" if note else "")},
+            session_id=seat.session_id,
+            actor=seat,
+            seq=seq,
+            data={
+                "action": "refund",
+                "seat": target.pk,
+                "count": count,
+                "note": note,
+                "pools": pools_changed([stack.pk]),
+                "text": f"GM refunds {target.name} {count}d{stack.sides}"
+                + (f": {note}" if note else ""),
+            },
         )
 
 
@@ -419,16 +522,28 @@ def lucky_break(*, seat: Seat) -> Event:
     with transaction.atomic():
         seq = next_seq(session_id=seat.session_id)
         _state(seat)
-        if not SeatPoolState.objects.filter(seat=seat, touched=False, lucky_break=False).update(lucky_break=True):
-            raise conflict("a lucky break needs an untouched pool: you have used or spent dice, or took one")
-        stacks = list(Pool.objects.filter(seat=seat, kind__in=[PoolKind.ACTION_DICE, PoolKind.BONUS_DICE]))
+        if not SeatPoolState.objects.filter(seat=seat, touched=False, lucky_break=False).update(
+            lucky_break=True
+        ):
+            raise conflict(
+                "a lucky break needs an untouched pool: you have used or spent dice, or took one"
+            )
+        stacks = list(
+            Pool.objects.filter(seat=seat, kind__in=[PoolKind.ACTION_DICE, PoolKind.BONUS_DICE])
+        )
         given_up = sum(p.remaining for p in stacks)
         if given_up == 0:
             raise conflict("your pool is empty")
         Pool.objects.filter(pk__in=[p.pk for p in stacks]).update(remaining=0)
         return record_pool_event(
-            session_id=seat.session_id, actor=seat, seq=seq,
-            data={"action": "lucky-break", "seat": seat.pk, "given_up": given_up,
-                  "pools": pools_changed([p.pk for p in stacks]),
-                  "text": f"{seat.name} gives up {given_up} dice for a lucky break"},
+            session_id=seat.session_id,
+            actor=seat,
+            seq=seq,
+            data={
+                "action": "lucky-break",
+                "seat": seat.pk,
+                "given_up": given_up,
+                "pools": pools_changed([p.pk for p in stacks]),
+                "text": f"{seat.name} gives up {given_up} dice for a lucky break",
+            },
         )

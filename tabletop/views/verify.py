@@ -27,7 +27,9 @@ def record(request: HttpRequest, code: str) -> HttpResponse:
     the seed: everything needed to recompute the dice without trusting the server."""
     access = _access(request, code)
     if access is None:
-        return JsonResponse({"error": {"code": "forbidden", "message": "join the table first"}}, status=403)
+        return JsonResponse(
+            {"error": {"code": "forbidden", "message": "join the table first"}}, status=403
+        )
     viewer = Viewer(seat_id=access.seat.pk, is_gm=access.seat.is_gm)
     session = access.session
     events = [for_viewer(e, viewer) for e in events_after(session_id=session.pk, after=0)]

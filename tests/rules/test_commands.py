@@ -50,7 +50,16 @@ def test_roll_prints_one_result_per_line_with_the_contract_keys(system):
     assert len(lines) == 4
     for line in lines:
         result = json.loads(line)
-        assert {"system", "request", "dice", "total", "successes", "outcome", "flags", "text"} <= set(result)
+        assert {
+            "system",
+            "request",
+            "dice",
+            "total",
+            "successes",
+            "outcome",
+            "flags",
+            "text",
+        } <= set(result)
         assert result["system"] == system
         assert result["outcome"] in {"success", "failure", None}
         assert all({"die", "value", "role", "sides"} <= set(d) for d in result["dice"])
@@ -118,11 +127,19 @@ def test_bad_requests_print_one_error_line_and_exit_2(args, field):
 def test_exit_status_through_a_real_process():
     proc = subprocess.run(
         [sys.executable, "manage.py", "roll", "generic", '{"notation": "d6+"}'],
-        cwd=ROOT, capture_output=True, text=True,
-    )
-    assert proc.returncode == 2 and proc.stderr.startswith("error: notation: ") and proc.stdout == ""
-    proc = subprocess.run(
-        [sys.executable, "manage.py", "odds", "generic", '{"notation": "d6"}'], cwd=ROOT, capture_output=True,
+        cwd=ROOT,
+        capture_output=True,
         text=True,
     )
-    assert proc.returncode == 0 and json.loads(proc.stdout)["distribution"]["6"] == pytest.approx(1 / 6)
+    assert (
+        proc.returncode == 2 and proc.stderr.startswith("error: notation: ") and proc.stdout == ""
+    )
+    proc = subprocess.run(
+        [sys.executable, "manage.py", "odds", "generic", '{"notation": "d6"}'],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0 and json.loads(proc.stdout)["distribution"]["6"] == pytest.approx(
+        1 / 6
+    )

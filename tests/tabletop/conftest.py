@@ -8,7 +8,9 @@ from tabletop.services.sessions import create_session, start_session
 
 @pytest.fixture
 def gm(django_user_model):
-    return django_user_model.objects.create_user("gamemaster", password="pw-for-tests-only", is_staff=True)
+    return django_user_model.objects.create_user(
+        "gamemaster", password="pw-for-tests-only", is_staff=True
+    )
 
 
 @pytest.fixture

@@ -41,7 +41,9 @@ def test_change_pages_render(admin_client_gm, campaign, live_session):
     ):
         response = admin_client_gm.get(url)
         assert response.status_code == 200, url
-    page = admin_client_gm.get(f"/admin/tabletop/gamesession/{live_session.pk}/change/").content.decode()
+    page = admin_client_gm.get(
+        f"/admin/tabletop/gamesession/{live_session.pk}/change/"
+    ).content.decode()
     assert live_session.invite_code in page
     assert live_session.commitment in page
     assert bytes(live_session.server_seed).hex() not in page
@@ -55,7 +57,12 @@ def test_event_log_is_read_only(admin_client_gm, live_session):
     response = admin_client_gm.post(f"/admin/tabletop/event/{event.pk}/change/", {"kind": "forged"})
     assert response.status_code == 403
     assert admin_client_gm.get("/admin/tabletop/event/add/").status_code == 403
-    assert admin_client_gm.post(f"/admin/tabletop/event/{event.pk}/delete/", {"post": "yes"}).status_code == 403
+    assert (
+        admin_client_gm.post(
+            f"/admin/tabletop/event/{event.pk}/delete/", {"post": "yes"}
+        ).status_code
+        == 403
+    )
     assert Event.objects.get(pk=event.pk).kind == "session.start"
 
 
@@ -105,7 +112,9 @@ def test_start_and_end_actions(admin_client_gm, campaign):
     planned.refresh_from_db()
     assert planned.status == SessionStatus.ENDED
     # Ending again is refused with a message, not an error page.
-    response = admin_client_gm.post(url, {"action": "end_sessions", "_selected_action": [planned.pk]}, follow=True)
+    response = admin_client_gm.post(
+        url, {"action": "end_sessions", "_selected_action": [planned.pk]}, follow=True
+    )
     assert response.status_code == 200
     assert b"only a live session can end" in response.content
 
@@ -113,7 +122,9 @@ def test_start_and_end_actions(admin_client_gm, campaign):
 def test_staff_gm_sees_only_their_own_campaigns(client, django_user_model, gm, campaign):
     from django.contrib.auth.models import Permission
 
-    other = django_user_model.objects.create_user("othergm", password="pw-for-tests-only", is_staff=True)
+    other = django_user_model.objects.create_user(
+        "othergm", password="pw-for-tests-only", is_staff=True
+    )
     other.user_permissions.set(Permission.objects.filter(content_type__app_label="tabletop"))
     Campaign.objects.create(name="Their own", system="generic", gm=other)
     client.force_login(other)

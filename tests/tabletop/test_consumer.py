@@ -44,15 +44,22 @@ def login_cookie(user: Any) -> bytes:
     return f"sessionid={client.cookies['sessionid'].value}".encode()
 
 
-async def connect(code: str, *, token: str | None = None, after: int | None = None,
-                  headers: list[tuple[bytes, bytes]] | None = None) -> tuple[WebsocketCommunicator, dict]:
+async def connect(
+    code: str,
+    *,
+    token: str | None = None,
+    after: int | None = None,
+    headers: list[tuple[bytes, bytes]] | None = None,
+) -> tuple[WebsocketCommunicator, dict]:
     query = []
     if token:
         query.append(f"token={token}")
     if after is not None:
         query.append(f"after={after}")
     path = f"/ws/play/{code}/" + ("?" + "&".join(query) if query else "")
-    comm = WebsocketCommunicator(application, path, headers=headers if headers is not None else [ORIGIN])
+    comm = WebsocketCommunicator(
+        application, path, headers=headers if headers is not None else [ORIGIN]
+    )
     connected, _ = await comm.connect()
     assert connected, f"refused: {path}"
     hello = await comm.receive_json_from(timeout=5)
@@ -60,8 +67,12 @@ async def connect(code: str, *, token: str | None = None, after: int | None = No
     return comm, hello
 
 
-async def refused(code: str, query: str = "", headers: list[tuple[bytes, bytes]] | None = None) -> bool:
-    comm = WebsocketCommunicator(application, f"/ws/play/{code}/{query}", headers=headers or [ORIGIN])
+async def refused(
+    code: str, query: str = "", headers: list[tuple[bytes, bytes]] | None = None
+) -> bool:
+    comm = WebsocketCommunicator(
+        application, f"/ws/play/{code}/{query}", headers=headers or [ORIGIN]
+    )
     connected, _ = await comm.connect()
     await comm.disconnect()
     return not connected
@@ -75,8 +86,15 @@ async def next_event(comm: WebsocketCommunicator, timeout: float = 5) -> dict:
 
 
 async def roll(comm: WebsocketCommunicator, ref: str = "r1", **fields: Any) -> None:
-    await comm.send_json_to({"type": "roll", "ref": ref, "system": "generic",
-                             "request": {"notation": "2d6+1"}, **fields})
+    await comm.send_json_to(
+        {
+            "type": "roll",
+            "ref": ref,
+            "system": "generic",
+            "request": {"notation": "2d6+1"},
+            **fields,
+        }
+    )
 
 
 async def test_hello_carries_seat_role_last_seq_and_fairness():
@@ -110,7 +128,9 @@ async def test_gm_connects_with_login_session_and_needs_an_origin():
     assert hello["role"] == "gm"
     await comm.disconnect()
     assert await refused(table["code"], headers=[(b"cookie", cookie)])  # no Origin
-    assert await refused(table["code"], headers=[(b"origin", b"http://evil.example"), (b"cookie", cookie)])
+    assert await refused(
+        table["code"], headers=[(b"origin", b"http://evil.example"), (b"cookie", cookie)]
+    )
 
 
 async def test_seat_cookie_authenticates_browsers():
@@ -153,19 +173,63 @@ async def test_a_roll_reaches_everyone_with_ref_only_for_the_roller():
         ("{not json", "invalid", None),
         ("[1, 2]", "invalid", None),
         (json.dumps({"type": "juggle", "ref": "x"}), "unknown-type", None),
-        (json.dumps({"type": "roll", "ref": "x", "system": "generic", "request": {"notation": "2d"}}), "invalid",
-         "request.notation"),
-        (json.dumps({"type": "roll", "ref": "x", "system": "generic", "request": {"notation": "1001d6"}}), "invalid",
-         "request.notation"),
-        (json.dumps({"type": "roll", "ref": "x", "system": "generic", "request": {}}), "invalid", "request.notation"),
-        (json.dumps({"type": "roll", "ref": "x", "system": "discordian", "request": {}}), "invalid", "system"),
-        (json.dumps({"type": "roll", "ref": "x", "system": "generic", "request": {"notation": "d6"},
-                     "visibility": "everyone"}), "invalid", "visibility"),
-        (json.dumps({"type": "roll", "ref": "x", "system": "generic", "request": {"notation": "d6"},
-                     "character": 999}), "forbidden", None),
+        (
+            json.dumps(
+                {"type": "roll", "ref": "x", "system": "generic", "request": {"notation": "2d"}}
+            ),
+            "invalid",
+            "request.notation",
+        ),
+        (
+            json.dumps(
+                {"type": "roll", "ref": "x", "system": "generic", "request": {"notation": "1001d6"}}
+            ),
+            "invalid",
+            "request.notation",
+        ),
+        (
+            json.dumps({"type": "roll", "ref": "x", "system": "generic", "request": {}}),
+            "invalid",
+            "request.notation",
+        ),
+        (
+            json.dumps({"type": "roll", "ref": "x", "system": "discordian", "request": {}}),
+            "invalid",
+            "system",
+        ),
+        (
+            json.dumps(
+                {
+                    "type": "roll",
+                    "ref": "x",
+                    "system": "generic",
+                    "request": {"notation": "d6"},
+                    "visibility": "everyone",
+                }
+            ),
+            "invalid",
+            "visibility",
+        ),
+        (
+            json.dumps(
+                {
+                    "type": "roll",
+                    "ref": "x",
+                    "system": "generic",
+                    "request": {"notation": "d6"},
+                    "character": 999,
+                }
+            ),
+            "forbidden",
+            None,
+        ),
         (json.dumps({"type": "session.end", "ref": "x"}), "forbidden", None),
         (json.dumps({"type": "reveal", "ref": "x", "seq": 1}), "not-found", None),
-        (json.dumps({"type": "roll", "ref": "x", "request": {"notation": "d6" + "+1" * 9000}}), "too-large", None),
+        (
+            json.dumps({"type": "roll", "ref": "x", "request": {"notation": "d6" + "+1" * 9000}}),
+            "too-large",
+            None,
+        ),
     ],
 )
 async def test_bad_messages_get_an_error_and_the_socket_stays_open(payload, code, field):
@@ -180,7 +244,11 @@ async def test_bad_messages_get_an_error_and_the_socket_stays_open(payload, code
         assert error["ref"] in {"x", None}
     # still open, and nothing was recorded
     await comm.send_json_to({"type": "ping", "ref": "p"})
-    assert await comm.receive_json_from(timeout=5) == {"type": "pong", "ref": "p", "last_seq": hello["last_seq"]}
+    assert await comm.receive_json_from(timeout=5) == {
+        "type": "pong",
+        "ref": "p",
+        "last_seq": hello["last_seq"],
+    }
     await comm.disconnect()
 
 
@@ -227,7 +295,7 @@ async def test_replay_while_others_roll_has_no_gap_and_no_duplicate():
 
     rolling = asyncio.create_task(keep_rolling(40))
     await asyncio.sleep(0.05)
-    watcher, hello = await connect(table["code"], token=watcher_token, after=0)
+    watcher, _ = await connect(table["code"], token=watcher_token, after=0)
     await rolling
     final = 3 + 40  # session.start, two seat.joins, 40 rolls
     seen = []
@@ -251,7 +319,9 @@ async def test_a_dropped_broadcast_is_filled_from_the_store():
     await ana.disconnect()
 
 
-async def _three_seats() -> tuple[dict, WebsocketCommunicator, WebsocketCommunicator, WebsocketCommunicator]:
+async def _three_seats() -> tuple[
+    dict, WebsocketCommunicator, WebsocketCommunicator, WebsocketCommunicator
+]:
     table = await make_table()
     gm_cookie = await login_cookie(table["gm"])
     gm, _ = await connect(table["code"], headers=[ORIGIN, (b"cookie", gm_cookie)])
@@ -295,7 +365,7 @@ async def test_hidden_rolls_are_redacted_live_and_on_replay(visibility):
 
 
 async def test_gm_reveals_a_blind_roll_to_the_room():
-    table, gm, ana, bo = await _three_seats()
+    _, gm, ana, bo = await _three_seats()
     await roll(ana, visibility="blind")
     hidden = [await next_event(c) for c in (gm, ana, bo)]
     seq = hidden[0]["seq"]

@@ -22,10 +22,21 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 def table(system: str, sheets: dict[str, dict]) -> dict:
     gm = get_user_model().objects.create_user(f"gm-{system}", password="pw-for-tests-only")
     campaign = Campaign.objects.create(name=system, system=system, gm=gm)
-    chars = [Character.objects.create(campaign=campaign, name=n, sheet=s) for n, s in sheets.items()]
+    chars = [
+        Character.objects.create(campaign=campaign, name=n, sheet=s) for n, s in sheets.items()
+    ]
     session = start_session(session_id=create_session(campaign=campaign, title="t").pk)
-    tokens = [join_session(session=session, name=f"P{i}", character_id=c.pk).token for i, c in enumerate(chars)]
-    return {"gm": gm, "session": session, "code": session.invite_code, "chars": chars, "tokens": tokens}
+    tokens = [
+        join_session(session=session, name=f"P{i}", character_id=c.pk).token
+        for i, c in enumerate(chars)
+    ]
+    return {
+        "gm": gm,
+        "session": session,
+        "code": session.invite_code,
+        "chars": chars,
+        "tokens": tokens,
+    }
 
 
 async def seats(t):
@@ -57,26 +68,43 @@ async def test_zoria_messages_from_roll_to_declare():
     pools = {p["seat"]: p for p in hello_a["state"]["pools"]}
     assert pools[hello_a["seat"]["id"]]["remaining"] == 4
     kael = t["chars"][0].pk
-    roll = await ask(ana, {"type": "roll", "ref": "r", "request": {"check": "1d20+2", "dc": 12}, "character": kael})
+    roll = await ask(
+        ana,
+        {"type": "roll", "ref": "r", "request": {"check": "1d20+2", "dc": 12}, "character": kael},
+    )
     assert roll["kind"] == "roll"
     use = await ask(ana, {"type": "pool.use", "ref": "u", "roll": roll["seq"]})
-    assert use["kind"] == "pool" and use["data"]["action"] == "use" and use["data"]["pools"][0]["remaining"] == 3
-    assert (await ask(bo, {"type": "pool.use", "ref": "x", "roll": roll["seq"]}))["code"] == "forbidden"
+    assert (
+        use["kind"] == "pool"
+        and use["data"]["action"] == "use"
+        and use["data"]["pools"][0]["remaining"] == 3
+    )
+    assert (await ask(bo, {"type": "pool.use", "ref": "x", "roll": roll["seq"]}))[
+        "code"
+    ] == "forbidden"
     spend = await ask(ana, {"type": "pool.spend", "ref": "s", "effect": "insight", "count": 1})
     assert spend["data"]["effect"] == "insight"
     award = await ask(gm, {"type": "pool.award", "ref": "a", "seat": hello_a["seat"]["id"]})
     assert award["data"]["action"] == "award"
-    assert (await ask(ana, {"type": "pool.award", "ref": "a2", "seat": hello_a["seat"]["id"]}))["code"] == "forbidden"
+    assert (await ask(ana, {"type": "pool.award", "ref": "a2", "seat": hello_a["seat"]["id"]}))[
+        "code"
+    ] == "forbidden"
     undo = await ask(gm, {"type": "pool.undo-award", "ref": "ua"})
     assert undo["data"]["action"] == "undo-award"
-    refund = await ask(gm, {"type": "pool.refund", "ref": "rf", "seat": hello_a["seat"]["id"], "count": 1})
+    refund = await ask(
+        gm, {"type": "pool.refund", "ref": "rf", "seat": hello_a["seat"]["id"], "count": 1}
+    )
     assert refund["data"]["action"] == "refund"
     lucky = await ask(bo, {"type": "pool.lucky-break", "ref": "lb"})
     assert lucky["data"]["given_up"] == 5
     close = await ask(gm, {"type": "roll.close", "ref": "c", "roll": roll["seq"], "result": "hit"})
     assert close["kind"] == "roll.close"
-    assert (await ask(ana, {"type": "pool.use", "ref": "late", "roll": roll["seq"]}))["code"] == "conflict"
-    assert (await ask(ana, {"type": "pool.spend", "ref": "bad", "effect": "juggle"}))["field"] == "effect"
+    assert (await ask(ana, {"type": "pool.use", "ref": "late", "roll": roll["seq"]}))[
+        "code"
+    ] == "conflict"
+    assert (await ask(ana, {"type": "pool.spend", "ref": "bad", "effect": "juggle"}))[
+        "field"
+    ] == "effect"
     # every seat saw every one of these as events, in order
     await drain(bo)
     for comm in (gm, ana, bo):
@@ -87,7 +115,9 @@ async def test_two_sockets_spend_the_last_die_at_once():
     t = await table("zoria", {"Kael": {"level": 7}})
     gm, [(ana, hello)] = await seats(t)
     await database_sync_to_async(
-        lambda: Pool.objects.filter(seat_id=hello["seat"]["id"], kind=PoolKind.ACTION_DICE).update(remaining=1)
+        lambda: Pool.objects.filter(seat_id=hello["seat"]["id"], kind=PoolKind.ACTION_DICE).update(
+            remaining=1
+        )
     )()
     token = t["tokens"][0]
     ana2, _ = await connect(t["code"], token=token)
@@ -106,14 +136,27 @@ async def test_resources_discord_die_and_luck():
     t = await table("discordian", {"Eris": {"hero_dice": ["d6"], "luck": 1, "instant_karma": 1}})
     gm, [(ana, hello)] = await seats(t)
     eris = t["chars"][0].pk
-    assert {(r["name"], r["amount"]) for r in hello["state"]["resources"]} == {("luck", 1), ("instant_karma", 1)}
+    assert {(r["name"], r["amount"]) for r in hello["state"]["resources"]} == {
+        ("luck", 1),
+        ("instant_karma", 1),
+    }
     assert (await ask(ana, {"type": "discord.roll", "ref": "d"}))["code"] == "forbidden"
     discord = await ask(gm, {"type": "discord.roll", "ref": "d"})
     assert discord["data"]["action"] == "discord" and discord["data"]["dice"]
-    roll = await ask(ana, {"type": "roll", "ref": "r", "character": eris, "request": {"pool": ["d6"], "tn": 5},
-                           "add_luck_die": True})
+    roll = await ask(
+        ana,
+        {
+            "type": "roll",
+            "ref": "r",
+            "character": eris,
+            "request": {"pool": ["d6"], "tn": 5},
+            "add_luck_die": True,
+        },
+    )
     assert roll["data"]["request"]["discord"] == discord["data"]["discord"]["value"]
-    award = await ask(gm, {"type": "resource.award", "ref": "aw", "character": eris, "name": "luck", "amount": 2})
+    award = await ask(
+        gm, {"type": "resource.award", "ref": "aw", "character": eris, "name": "luck", "amount": 2}
+    )
     assert award["data"]["resources"] == [{"character": eris, "name": "luck", "amount": 3}]
     bad = await ask(ana, {"type": "resource.spend", "ref": "sp", "character": eris, "use": "nope"})
     assert bad["code"] == "invalid" and bad["field"] == "use"
@@ -126,14 +169,23 @@ async def test_extended_actions_and_rounds_over_the_socket():
     gm, [(ana, _)] = await seats(t)
     opened = await ask(gm, {"type": "extended.open", "ref": "o", "label": "Ritual", "target": 50})
     ext = opened["data"]["extended"]["id"]
-    roll = await ask(ana, {"type": "roll", "ref": "r", "request": {"roll": 5, "keep": 3, "difficulty": 4},
-                           "extended": ext})
+    roll = await ask(
+        ana,
+        {
+            "type": "roll",
+            "ref": "r",
+            "request": {"roll": 5, "keep": 3, "difficulty": 4},
+            "extended": ext,
+        },
+    )
     assert roll["kind"] == "roll"
     progress = await next_event(ana)
     assert progress["data"]["action"] == "extended-progress"
     closed = await ask(gm, {"type": "extended.close", "ref": "c", "extended": ext})
     assert closed["data"]["extended"]["open"] is False
-    assert (await ask(gm, {"type": "round.new", "ref": "n"}))["code"] == "invalid"  # not an action-dice table
+    assert (await ask(gm, {"type": "round.new", "ref": "n"}))[
+        "code"
+    ] == "invalid"  # not an action-dice table
     for comm in (gm, ana):
         await comm.disconnect()
 

@@ -89,8 +89,11 @@ def test_verify_refuses_a_live_session(live_session):
 
 
 def test_the_commitment_is_published_before_the_first_roll(client, live_session):
-    body = client.post(f"/play/{live_session.invite_code}/join", json.dumps({"name": "Ana"}),
-                       content_type="application/json").json()
+    body = client.post(
+        f"/play/{live_session.invite_code}/join",
+        json.dumps({"name": "Ana"}),
+        content_type="application/json",
+    ).json()
     record = client.get(f"/play/{live_session.invite_code}/record", {"token": body["token"]}).json()
     assert record["fairness"] == {"commitment": live_session.commitment, "server_seed": None}
     assert not any(e["kind"] == "roll" for e in record["events"])
@@ -111,8 +114,12 @@ def test_the_seed_appears_nowhere_before_the_end(client, live_session, gm, caplo
     gm.is_superuser = True
     gm.save()
     for url in (
-        f"/play/{code}/", f"/play/{code}/record", f"/gm/{live_session.pk}/", "/",
-        f"/admin/tabletop/gamesession/{live_session.pk}/change/", "/admin/tabletop/gamesession/",
+        f"/play/{code}/",
+        f"/play/{code}/record",
+        f"/gm/{live_session.pk}/",
+        "/",
+        f"/admin/tabletop/gamesession/{live_session.pk}/change/",
+        "/admin/tabletop/gamesession/",
         "/admin/tabletop/event/",
     ):
         seen.append(client.get(url).content.decode())

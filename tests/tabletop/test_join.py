@@ -48,16 +48,27 @@ def test_browser_join_sets_cookie_and_redirects_and_rejoin_keeps_the_seat(client
 
 def test_join_with_a_character(client, campaign, live_session):
     hero = Character.objects.create(campaign=campaign, name="Hero")
-    body = post_json(client, f"/play/{live_session.invite_code}/join", {"name": "Ana", "character": hero.pk}).json()
+    body = post_json(
+        client, f"/play/{live_session.invite_code}/join", {"name": "Ana", "character": hero.pk}
+    ).json()
     assert body["seat"]["characters"] == [{"id": hero.pk, "name": "Hero"}]
-    other = post_json(client.__class__(), f"/play/{live_session.invite_code}/join", {"name": "Bo", "character": hero.pk})
+    other = post_json(
+        client.__class__(),
+        f"/play/{live_session.invite_code}/join",
+        {"name": "Bo", "character": hero.pk},
+    )
     assert other.status_code == 409 and other.json()["error"]["code"] == "conflict"
 
 
 @pytest.mark.parametrize(
     ("body", "field"),
-    [({}, "name"), ({"name": ""}, "name"), ({"name": "x" * 41}, "name"), ({"name": "A", "character": "x"}, "character"),
-     ({"name": "A", "character": 99999}, "character")],
+    [
+        ({}, "name"),
+        ({"name": ""}, "name"),
+        ({"name": "x" * 41}, "name"),
+        ({"name": "A", "character": "x"}, "character"),
+        ({"name": "A", "character": 99999}, "character"),
+    ],
 )
 def test_bad_joins_name_the_field_and_change_nothing(client, live_session, body, field):
     response = post_json(client, f"/play/{live_session.invite_code}/join", body)
@@ -69,7 +80,9 @@ def test_bad_joins_name_the_field_and_change_nothing(client, live_session, body,
 def test_someone_elses_character_is_refused(client, campaign, live_session, django_user_model):
     owner = django_user_model.objects.create_user("owner", password="pw-for-tests-only")
     theirs = Character.objects.create(campaign=campaign, name="Theirs", owner=owner)
-    response = post_json(client, f"/play/{live_session.invite_code}/join", {"name": "A", "character": theirs.pk})
+    response = post_json(
+        client, f"/play/{live_session.invite_code}/join", {"name": "A", "character": theirs.pk}
+    )
     assert response.status_code == 403
 
 
@@ -88,7 +101,10 @@ def test_form_join_needs_csrf(live_session):
     assert response.status_code == 403
     assert not Seat.objects.exists()
     # JSON clients (bots) carry no CSRF cookie and are let in.
-    assert post_json(strict, f"/play/{live_session.invite_code}/join", {"name": "Bot"}).status_code == 200
+    assert (
+        post_json(strict, f"/play/{live_session.invite_code}/join", {"name": "Bot"}).status_code
+        == 200
+    )
 
 
 def test_gm_login_gets_the_gm_seat(client, gm, live_session):

@@ -37,11 +37,15 @@ def test_negative_resource_is_refused_by_the_database(campaign):
 
 def test_duplicate_invite_code_is_refused_by_the_database(campaign, live_session):
     with pytest.raises(IntegrityError), transaction.atomic():
-        GameSession.objects.create(campaign=campaign, title="Copy", invite_code=live_session.invite_code)
+        GameSession.objects.create(
+            campaign=campaign, title="Copy", invite_code=live_session.invite_code
+        )
 
 
 def test_invite_codes_are_unguessable(campaign):
-    codes = {GameSession.objects.create(campaign=campaign, title=f"s{i}").invite_code for i in range(20)}
+    codes = {
+        GameSession.objects.create(campaign=campaign, title=f"s{i}").invite_code for i in range(20)
+    }
     assert len(codes) == 20
     assert all(len(code) >= 12 for code in codes)
 

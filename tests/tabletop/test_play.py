@@ -30,7 +30,9 @@ def run_play() -> str:
 def test_play_prints_invites_and_a_working_login():
     text = run_play()
     for system in system_ids():
-        assert re.search(rf"^{system} invite: http://127\.0\.0\.1:8000/play/[\w-]+/$", text, re.M), system
+        assert re.search(
+            rf"^{system} invite: http://127\.0\.0\.1:8000/play/[\w-]+/$", text, re.M
+        ), system
     login = re.search(r"^gm login: (\S+) (\S+)$", text, re.M)
     assert login
     assert authenticate(username=login[1], password=login[2]) is not None

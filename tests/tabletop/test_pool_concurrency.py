@@ -80,7 +80,9 @@ def test_last_character_point_spent_twice_at_once(gm):
     hero = Character.objects.create(campaign=campaign, name="Sera", sheet={"character_points": 1})
     session = start_session(session_id=create_session(campaign=campaign, title="t").pk)
     seat = join_session(session=session, name="Ana", character_id=hero.pk).seat
-    results = race(2, lambda i: use_resource(seat=fresh(seat.pk), character_id=hero.pk, use="survive"))
+    results = race(
+        2, lambda i: use_resource(seat=fresh(seat.pk), character_id=hero.pk, use="survive")
+    )
     assert sorted(results) == ["conflict", "ok"]
     assert CharacterResource.objects.get(character=hero, name="character_points").amount == 0
 

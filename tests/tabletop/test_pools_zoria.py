@@ -7,11 +7,11 @@ import pytest
 from rules.engines import FairStream
 from tabletop.models import Campaign, Character, Event, GameSession, Seat
 from tabletop.models.pools import OpenRoll, Pool, PoolKind
+from tabletop.services import zoria
 from tabletop.services.errors import ServiceError
 from tabletop.services.rolls import make_roll
 from tabletop.services.seats import gm_seat, join_session
 from tabletop.services.sessions import create_session, end_session, start_session
-from tabletop.services import zoria
 
 pytestmark = pytest.mark.django_db
 
@@ -20,9 +20,14 @@ pytestmark = pytest.mark.django_db
 def table(gm):
     campaign = Campaign.objects.create(name="Zoria", system="zoria", gm=gm)
     heroes = {
-        name: Character.objects.create(campaign=campaign, name=name, sheet={"level": level, **extra})
+        name: Character.objects.create(
+            campaign=campaign, name=name, sheet={"level": level, **extra}
+        )
         for name, level, extra in [
-            ("Kael", 7, {}), ("Ysolde", 12, {"class_bonus_dice": ["d8"]}), ("Pip", 2, {}), ("Bram", 8, {}),
+            ("Kael", 7, {}),
+            ("Ysolde", 12, {"class_bonus_dice": ["d8"]}),
+            ("Pip", 2, {}),
+            ("Bram", 8, {}),
         ]
     }
     session = start_session(session_id=create_session(campaign=campaign, title="Night one").pk)
@@ -38,7 +43,9 @@ def sit(table, name, *characters):
 
 
 def stacks(seat, kind=PoolKind.ACTION_DICE):
-    return [(p.remaining, p.sides) for p in Pool.objects.filter(seat=seat, kind=kind).order_by("-sides")]
+    return [
+        (p.remaining, p.sides) for p in Pool.objects.filter(seat=seat, kind=kind).order_by("-sides")
+    ]
 
 
 def gm_stack(table):
@@ -128,13 +135,19 @@ def test_using_another_players_pool_is_refused(table):
     ana, bo = sit(table, "Ana", "Kael"), sit(table, "Bo", "Ysolde")
     roll = check(ana, table["c"]["Kael"])
     bos_pool = Pool.objects.get(seat=bo, kind=PoolKind.ACTION_DICE)
-    assert code(lambda: zoria.use_die(seat=ana, roll_seq=roll.seq, pool_id=bos_pool.pk)) == "forbidden"
+    assert (
+        code(lambda: zoria.use_die(seat=ana, roll_seq=roll.seq, pool_id=bos_pool.pk)) == "forbidden"
+    )
 
 
 def test_stat_rolls_are_never_augmented(table):
     ana = sit(table, "Ana", "Kael")
-    roll = make_roll(seat=ana, request={"check": "3d6"}, character=table["c"]["Kael"].pk,
-                     options={"stat_roll": True})
+    roll = make_roll(
+        seat=ana,
+        request={"check": "3d6"},
+        character=table["c"]["Kael"].pk,
+        options={"stat_roll": True},
+    )
     assert code(lambda: zoria.use_die(seat=ana, roll_seq=roll.seq)) == "forbidden"
 
 
@@ -143,7 +156,10 @@ def test_class_bonus_dice_belong_to_one_character(table):
     bonus = Pool.objects.get(seat=ana, kind=PoolKind.BONUS_DICE)
     assert (bonus.sides, bonus.remaining, bonus.character.name) == (8, 1, "Ysolde")
     kael_roll = check(ana, table["c"]["Kael"])
-    assert code(lambda: zoria.use_die(seat=ana, roll_seq=kael_roll.seq, pool_id=bonus.pk)) == "forbidden"
+    assert (
+        code(lambda: zoria.use_die(seat=ana, roll_seq=kael_roll.seq, pool_id=bonus.pk))
+        == "forbidden"
+    )
     ysolde_roll = check(ana, table["c"]["Ysolde"])
     zoria.use_die(seat=ana, roll_seq=ysolde_roll.seq, pool_id=bonus.pk)
     assert Pool.objects.get(pk=bonus.pk).remaining == 0
@@ -180,7 +196,9 @@ def test_reroll_the_last_roll_of_ones_own_character(table):
     ana = sit(table, "Ana", "Kael")
     first = check(ana, table["c"]["Kael"])
     last = check(ana, table["c"]["Kael"])
-    assert code(lambda: zoria.spend_dice(seat=ana, effect="reroll", roll_seq=first.seq)) == "conflict"
+    assert (
+        code(lambda: zoria.spend_dice(seat=ana, effect="reroll", roll_seq=first.seq)) == "conflict"
+    )
     zoria.spend_dice(seat=ana, effect="reroll", roll_seq=last.seq)
     new = Event.objects.filter(session=table["session"], kind="roll").order_by("-seq").first()
     assert new.data["reroll_of"] == last.seq and new.seq > last.seq
@@ -195,8 +213,12 @@ def forced_roll(seat, character, natural):
         stream_seed = f"force-{natural}-{i}"
         seq = GameSession.objects.get(pk=seat.session_id).last_seq + 1
         if FairStream(bytes(seat.session.server_seed), stream_seed, seq).roll(20) == natural:
-            return make_roll(seat=seat, request={"check": "1d20+3", "dc": 15}, character=character.pk,
-                             client_seed=stream_seed)
+            return make_roll(
+                seat=seat,
+                request={"check": "1d20+3", "dc": 15},
+                character=character.pk,
+                client_seed=stream_seed,
+            )
     raise AssertionError("no seed found")
 
 
@@ -209,13 +231,19 @@ def test_activate_botch_on_any_character_with_severity_from_all_dice_committed(t
     assert OpenRoll.objects.get(seq=roll.seq).botch_dice == 3
     assert "severity 3" in event.data["text"]
     clean = forced_roll(bo, table["c"]["Ysolde"], 12)
-    assert code(lambda: zoria.spend_dice(seat=ana, effect="activate-botch", roll_seq=clean.seq)) == "conflict"
+    assert (
+        code(lambda: zoria.spend_dice(seat=ana, effect="activate-botch", roll_seq=clean.seq))
+        == "conflict"
+    )
 
 
 def test_activate_critical_own_character_or_gm_and_refund(table):
     ana, bo = sit(table, "Ana", "Kael"), sit(table, "Bo", "Ysolde")
     roll = forced_roll(bo, table["c"]["Ysolde"], 20)
-    assert code(lambda: zoria.spend_dice(seat=ana, effect="activate-critical", roll_seq=roll.seq)) == "forbidden"
+    assert (
+        code(lambda: zoria.spend_dice(seat=ana, effect="activate-critical", roll_seq=roll.seq))
+        == "forbidden"
+    )
     zoria.spend_dice(seat=bo, effect="activate-critical", roll_seq=roll.seq, count=2)
     gm = gm_stack(table)[1]
     zoria.spend_dice(seat=gm, effect="activate-critical", roll_seq=roll.seq)
@@ -227,7 +255,10 @@ def test_activate_critical_own_character_or_gm_and_refund(table):
 def test_reroll_botch_needs_a_botch_threat(table):
     bo = sit(table, "Bo", "Ysolde")
     roll = forced_roll(bo, table["c"]["Ysolde"], 10)
-    assert code(lambda: zoria.spend_dice(seat=bo, effect="reroll-botch", roll_seq=roll.seq)) == "conflict"
+    assert (
+        code(lambda: zoria.spend_dice(seat=bo, effect="reroll-botch", roll_seq=roll.seq))
+        == "conflict"
+    )
     botch = forced_roll(bo, table["c"]["Ysolde"], 1)
     zoria.spend_dice(seat=bo, effect="reroll-botch", roll_seq=botch.seq)
     assert Event.objects.filter(kind="roll", data__reroll_of=botch.seq).exists()
@@ -262,7 +293,10 @@ def test_pools_expire_at_the_end(table):
     assert stacks(ana) == [(0, 6)]
     expire = Event.objects.get(session=table["session"], kind="pool", data__action="expire")
     assert expire.data["lost"] > 4
-    assert Event.objects.filter(session=table["session"]).order_by("-seq").first().kind == "session.end"
+    assert (
+        Event.objects.filter(session=table["session"]).order_by("-seq").first().kind
+        == "session.end"
+    )
 
 
 def test_outsider_seat_of_another_session_cannot_touch_pools(table, gm):
@@ -272,4 +306,7 @@ def test_outsider_seat_of_another_session_cannot_touch_pools(table, gm):
     other_session = start_session(session_id=create_session(campaign=other, title="x").pk)
     stranger = join_session(session=other_session, name="Stranger").seat
     assert code(lambda: zoria.use_die(seat=stranger, roll_seq=roll.seq)) == "not-found"
-    assert code(lambda: zoria.award(seat=gm_seat(session=other_session, user=gm), to_seat=ana.pk)) == "invalid"
+    assert (
+        code(lambda: zoria.award(seat=gm_seat(session=other_session, user=gm), to_seat=ana.pk))
+        == "invalid"
+    )

@@ -12,14 +12,24 @@ ROOT = Path(__file__).resolve().parents[2]
 PRINT = (
     "import django, json; django.setup(); from django.conf import settings as s; "
     "print(json.dumps({'engine': s.DATABASES['default']['ENGINE'], 'db': s.DATABASES['default'],"
-    " 'layer': s.CHANNEL_LAYERS['default'], 'debug': s.DEBUG, 'hosts': s.ALLOWED_HOSTS}, default=str))"
+    " 'layer': s.CHANNEL_LAYERS['default'], 'debug': s.DEBUG,"
+    " 'hosts': s.ALLOWED_HOSTS}, default=str))"
 )
 
 
 def settings_with(env: dict[str, str]) -> dict:
-    clean = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL", "TABLETOP_ENV"}}
-    clean |= {"DJANGO_SETTINGS_MODULE": "tabletop.settings", "TABLETOP_DATA_DIR": str(ROOT / "var")} | env
-    out = subprocess.run([sys.executable, "-c", PRINT], cwd=ROOT, env=clean, capture_output=True, text=True)
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"DATABASE_URL", "REDIS_URL", "TABLETOP_ENV"}
+    }
+    clean |= {
+        "DJANGO_SETTINGS_MODULE": "tabletop.settings",
+        "TABLETOP_DATA_DIR": str(ROOT / "var"),
+    } | env
+    out = subprocess.run(
+        [sys.executable, "-c", PRINT], cwd=ROOT, env=clean, capture_output=True, text=True
+    )
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 
@@ -60,28 +70,43 @@ def test_production_requires_secret_key_and_hosts():
         env = {k: v for k, v in PRODUCTION.items() if k != missing}
         clean = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "ALLOWED_HOSTS"}}
         out = subprocess.run(
-            [sys.executable, "-c", PRINT], cwd=ROOT, env=clean | env | {"DJANGO_SETTINGS_MODULE": "tabletop.settings"},
-            capture_output=True, text=True,
+            [sys.executable, "-c", PRINT],
+            cwd=ROOT,
+            env=clean | env | {"DJANGO_SETTINGS_MODULE": "tabletop.settings"},
+            capture_output=True,
+            text=True,
         )
         assert out.returncode != 0
         assert f"{missing} must be set" in out.stderr
 
 
 def test_check_deploy_is_clean_in_production():
-    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}} | PRODUCTION
+    env = {
+        k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}
+    } | PRODUCTION
     out = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
-        cwd=ROOT, env=env, capture_output=True, text=True,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert out.returncode == 0, out.stdout + out.stderr
     assert "no issues" in out.stdout
 
 
 def test_production_static_files_are_hashed_inside_module_imports(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}} | PRODUCTION
+    env = {
+        k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}
+    } | PRODUCTION
     env["STATIC_ROOT"] = str(tmp_path)
-    out = subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput"], cwd=ROOT, env=env,
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--noinput"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 0, out.stderr
     room = next(tmp_path.glob("tabletop/room.*.js"))
     imports = [line for line in room.read_text().splitlines() if line.startswith("import ")]

@@ -23,7 +23,10 @@ async def _recv_event(ws) -> dict:
 
 
 async def _play(ports: list[int], code: str, tokens: list[str]) -> list[list[int]]:
-    urls = [f"ws://127.0.0.1:{port}/ws/play/{code}/?token={token}" for port, token in zip(ports, tokens, strict=True)]
+    urls = [
+        f"ws://127.0.0.1:{port}/ws/play/{code}/?token={token}"
+        for port, token in zip(ports, tokens, strict=True)
+    ]
     async with websockets.connect(urls[0]) as a, websockets.connect(urls[1]) as b:
         hello_a, hello_b = json.loads(await a.recv()), json.loads(await b.recv())
         start = hello_a["last_seq"]
@@ -31,8 +34,11 @@ async def _play(ports: list[int], code: str, tokens: list[str]) -> list[list[int
         seen: list[list[int]] = [[], []]
         for i in range(10):
             sender = (a, b)[i % 2]
-            await sender.send(json.dumps({"type": "roll", "ref": i, "system": "generic",
-                                          "request": {"notation": "3d6"}}))
+            await sender.send(
+                json.dumps(
+                    {"type": "roll", "ref": i, "system": "generic", "request": {"notation": "3d6"}}
+                )
+            )
         for idx, ws in enumerate((a, b)):
             while len(seen[idx]) < 10:
                 event = await _recv_event(ws)

@@ -22,10 +22,14 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("system")
         parser.add_argument("request")
-        parser.add_argument("--seed", type=int, default=None, help="reproducible dice: server seed sha256(str(N))")
+        parser.add_argument(
+            "--seed", type=int, default=None, help="reproducible dice: server seed sha256(str(N))"
+        )
         parser.add_argument("--count", type=int, default=1)
 
-    def handle(self, *args: Any, system: str, request: str, seed: int | None, count: int, **opts: Any) -> None:
+    def handle(
+        self, *args: Any, system: str, request: str, seed: int | None, count: int, **opts: Any
+    ) -> None:
         engine, raw = system_and_request(system, request)
         if not 1 <= count <= MAX_COUNT:
             fail("count", f"must be 1..{MAX_COUNT}, got {count}")

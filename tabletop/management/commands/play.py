@@ -20,7 +20,9 @@ class Command(BaseCommand):
         parser.add_argument("--host", default="127.0.0.1")
         parser.add_argument("--port", type=int, default=8000)
         parser.add_argument(
-            "--no-serve", action="store_true", help="set everything up and print it, but do not serve"
+            "--no-serve",
+            action="store_true",
+            help="set everything up and print it, but do not serve",
         )
 
     def handle(self, *args: Any, host: str, port: int, no_serve: bool, **options: Any) -> None:

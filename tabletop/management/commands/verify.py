@@ -12,7 +12,10 @@ from ...models import Event, GameSession, SessionStatus
 
 
 class Command(BaseCommand):
-    help = "Recompute every die of an ended session from its revealed seed; name events that do not match."
+    help = (
+        "Recompute every die of an ended session from its revealed seed; "
+        "name the events that do not match."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("code", help="the session's invite code")
@@ -22,18 +25,30 @@ class Command(BaseCommand):
         if session is None:
             raise CommandError(f"no session has the code {code!r}")
         if session.status != SessionStatus.ENDED or session.server_seed is None:
-            raise CommandError("the session has not ended: its seed is still secret, nothing to verify yet")
-        events = Event.objects.filter(session=session).order_by("seq").values_list("seq", "kind", "data")
+            raise CommandError(
+                "the session has not ended: its seed is still secret, nothing to verify yet"
+            )
+        events = (
+            Event.objects.filter(session=session).order_by("seq").values_list("seq", "kind", "data")
+        )
         report = verify_events(
-            commitment=session.commitment, server_seed=bytes(session.server_seed), events=events.iterator()
+            commitment=session.commitment,
+            server_seed=bytes(session.server_seed),
+            events=events.iterator(),
         )
         self.stdout.write(f"session {session.title!r} ({code}), commitment {session.commitment}")
-        self.stdout.write(f"seed {'matches' if report.commitment_ok else 'DOES NOT MATCH'} the commitment")
+        self.stdout.write(
+            f"seed {'matches' if report.commitment_ok else 'DOES NOT MATCH'} the commitment"
+        )
         for check in report.failures:
             self.stdout.write(f"MISMATCH event #{check.seq} ({check.kind}): {check.problem}")
         verified = sum(1 for c in report.checks if c.ok)
-        self.stdout.write(f"{verified} of {len(report.checks)} events with dice verified, {report.dice} dice")
+        self.stdout.write(
+            f"{verified} of {len(report.checks)} events with dice verified, {report.dice} dice"
+        )
         if not report.ok:
-            raise CommandError(f"verification failed: {len(report.failures)} event(s) do not match"
-                               + ("" if report.commitment_ok else "; the seed does not match the commitment"))
+            raise CommandError(
+                f"verification failed: {len(report.failures)} event(s) do not match"
+                + ("" if report.commitment_ok else "; the seed does not match the commitment")
+            )
         self.stdout.write(self.style.SUCCESS("every die verified"))

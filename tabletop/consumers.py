@@ -71,7 +71,9 @@ def _connect_snapshot(
         "seat": seat_summary(access.seat),
         "role": access.seat.role,
         "last_seq": last_seq,
-        "state": room_state(session=session),
+        "state": room_state(
+            session=session, viewer=Viewer(seat_id=access.seat.pk, is_gm=access.seat.is_gm)
+        ),
     }
     replay = [] if after is None else events_after(session_id=session.pk, after=after, limit=None)
     return hello, [e for e in replay if e["seq"] <= last_seq]

@@ -29,6 +29,11 @@ class Event(models.Model):
     )
     # The actor's display name when the event happened, so replays need no join.
     actor_name = models.CharField(max_length=40, blank=True)
+    # Whose hidden roll this event is about, when that is not the actor (the GM declaring a
+    # player's "gm" roll): visibility is judged for this seat. Null means the actor.
+    owner = models.ForeignKey(
+        Seat, null=True, blank=True, on_delete=models.RESTRICT, related_name="+"
+    )
     visibility = models.CharField(
         max_length=10, choices=Visibility.choices, default=Visibility.PUBLIC
     )

@@ -80,6 +80,8 @@ class OpenRoll(models.Model):
     critical_dice = models.IntegerField(default=0)
     is_open = models.BooleanField(default=True)
     declared = models.CharField(max_length=200, blank=True)
+    # The roll's own visibility: events about it (dice used, declared) are as hidden as it is.
+    visibility = models.CharField(max_length=10, default="public")
 
     class Meta:
         ordering = ["session", "seq"]
@@ -90,7 +92,6 @@ class OpenRoll(models.Model):
                 name="committed_dice_not_negative",
             ),
         ]
-
 
     def __str__(self) -> str:
         return f"roll #{self.seq} ({'open' if self.is_open else 'declared'})"

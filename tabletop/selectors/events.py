@@ -16,9 +16,12 @@ class Viewer:
     is_gm: bool
 
 
+OWNER = "_owner"  # internal: whose visibility counts; never sent to a client
+
+
 def event_message(event: Event) -> dict[str, Any]:
-    """The full, unredacted message for an event."""
-    return {
+    """The full, unredacted message for an event (with the internal owner key)."""
+    message = {
         "type": "event",
         "seq": event.seq,
         "kind": event.kind,
@@ -27,6 +30,9 @@ def event_message(event: Event) -> dict[str, Any]:
         "visibility": event.visibility,
         "data": event.data,
     }
+    if event.owner_id is not None:
+        message[OWNER] = event.owner_id
+    return message
 
 
 def can_see(*, visibility: str, actor_seat_id: int | None, viewer: Viewer) -> bool:
@@ -45,8 +51,12 @@ def can_see(*, visibility: str, actor_seat_id: int | None, viewer: Viewer) -> bo
 def for_viewer(message: dict[str, Any], viewer: Viewer) -> dict[str, Any]:
     """The message as ``viewer`` may see it: same seq, kind, actor and visibility; data hidden
     when it is not theirs to see."""
-    actor = message.get("actor") or {}
-    if can_see(visibility=message["visibility"], actor_seat_id=actor.get("seat"), viewer=viewer):
+    owner = message.get(OWNER)
+    if owner is None:
+        owner = (message.get("actor") or {}).get("seat")
+    else:
+        message = {k: v for k, v in message.items() if k != OWNER}
+    if can_see(visibility=message["visibility"], actor_seat_id=owner, viewer=viewer):
         return message
     return {**message, "data": {"hidden": True}}
 
@@ -54,6 +64,7 @@ def for_viewer(message: dict[str, Any], viewer: Viewer) -> dict[str, Any]:
 def events_after(*, session_id: int, after: int, limit: int | None = None) -> list[dict[str, Any]]:
     """Stored events with seq > ``after``, in order, as full messages."""
     qs = Event.objects.filter(session_id=session_id, seq__gt=after).order_by("seq")
+    # (owner_id is a column of its own; no join is needed for it)
     if limit is not None:
         qs = qs[:limit]
     return [event_message(e) for e in qs]

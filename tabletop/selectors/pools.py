@@ -6,6 +6,7 @@ from typing import Any
 
 from ..models import CharacterResource, GameSession
 from ..models.pools import ExtendedAction, OpenRoll, Pool, SeatPoolState
+from .events import Viewer, can_see
 
 
 def pool_snapshot(pool: Pool) -> dict[str, Any]:
@@ -53,7 +54,7 @@ def extended_summary(action: ExtendedAction) -> dict[str, Any]:
     }
 
 
-def pools_state(*, session: GameSession) -> dict[str, Any]:
+def pools_state(*, session: GameSession, viewer: Viewer) -> dict[str, Any]:
     """The part of ``hello.state`` that pool events update."""
     return {
         "pools": [pool_snapshot(p) for p in Pool.objects.filter(session=session).order_by("pk")],
@@ -68,6 +69,7 @@ def pools_state(*, session: GameSession) -> dict[str, Any]:
             for r in OpenRoll.objects.filter(session=session, is_open=True).select_related(
                 "character"
             )
+            if can_see(visibility=r.visibility, actor_seat_id=r.seat_id, viewer=viewer)
         ],
         "extended": [
             extended_summary(a)

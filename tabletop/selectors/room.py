@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..models import Character, GameSession, Seat
+from .events import Viewer
 from .pools import pools_state
 
 
@@ -34,7 +35,7 @@ def fairness(session: GameSession) -> dict[str, Any]:
     return {"commitment": session.commitment or None, "server_seed": session.revealed_seed}
 
 
-def room_state(*, session: GameSession) -> dict[str, Any]:
+def room_state(*, session: GameSession, viewer: Viewer) -> dict[str, Any]:
     """Everything a screen needs to draw the room now; events after ``last_seq`` update it."""
     seats = (
         Seat.objects.filter(session=session).prefetch_related("characters").order_by("created_at")
@@ -45,6 +46,6 @@ def room_state(*, session: GameSession) -> dict[str, Any]:
         "seats": [seat_summary(s) for s in seats],
         "characters": [{"id": c.pk, "name": c.name, "sheet": c.sheet} for c in characters],
         "table": session.table_state,
-        **pools_state(session=session),
+        **pools_state(session=session, viewer=viewer),
         "fairness": fairness(session),
     }

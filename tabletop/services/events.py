@@ -42,6 +42,7 @@ def record_event(
     data: dict[str, Any],
     visibility: str = Visibility.PUBLIC,
     seq: int | None = None,
+    owner: Seat | None = None,
 ) -> Event:
     """Store one event (taking the next seq unless the caller already took it for the dice)
     and queue its broadcast for after the commit."""
@@ -55,6 +56,7 @@ def record_event(
         actor_name=actor.name if actor else "",
         visibility=visibility,
         data=data,
+        owner=owner if owner is not None and owner != actor else None,
     )
     transaction.on_commit(lambda: broadcast(event))
     return event

@@ -117,6 +117,22 @@ def close_extended(*, seat: Seat, extended: Any) -> Any:
         )
 
 
+def deal_round_dice(*, seat: Seat) -> list[int]:
+    """Each of the seat's characters gets its action dice for the round; returns the pool ids."""
+    changed = []
+    for character in seat.characters.all():
+        dice = action_rules.new_round(character.sheet or {})
+        pool, _ = Pool.objects.update_or_create(
+            seat=seat,
+            character=character,
+            kind=PoolKind.ROUND_DICE,
+            sides=6,
+            defaults={"session_id": seat.session_id, "remaining": dice, "initial": dice},
+        )
+        changed.append(pool.pk)
+    return changed
+
+
 def new_round(*, seat: Seat) -> Any:
     """A new round: every seated character's action dice reset; defenses start over."""
     with transaction.atomic():
@@ -127,16 +143,7 @@ def new_round(*, seat: Seat) -> Any:
         state["defense"] = {}
         changed = []
         for player in session.seats.filter(role=SeatRole.PLAYER).prefetch_related("characters"):
-            for character in player.characters.all():
-                dice = action_rules.new_round(character.sheet or {})
-                pool, _ = Pool.objects.update_or_create(
-                    seat=player,
-                    character=character,
-                    kind=PoolKind.ROUND_DICE,
-                    sides=6,
-                    defaults={"session": session, "remaining": dice, "initial": dice},
-                )
-                changed.append(pool.pk)
+            changed += deal_round_dice(seat=player)
         GameSession.objects.filter(pk=session.pk).update(table_state=state)
         return record_pool_event(
             session_id=session.pk,

@@ -13,7 +13,7 @@ from django.db.models import F
 
 from rules.engines import get_system
 
-from ..models import Character, CharacterResource, Event, GameSession, Seat
+from ..models import Character, CharacterResource, Event, GameSession, Seat, Visibility
 from ..models.pools import Pool
 from ..selectors.pools import pool_snapshot, resource_snapshot
 from .errors import conflict, forbidden, invalid
@@ -23,7 +23,9 @@ from .events import record_event
 def take_dice(*, pool_id: int, count: int = 1) -> bool:
     """Take ``count`` dice if that many are there; False (and nothing taken) otherwise."""
     return bool(
-        Pool.objects.filter(pk=pool_id, remaining__gte=count).update(remaining=F("remaining") - count)
+        Pool.objects.filter(pk=pool_id, remaining__gte=count).update(
+            remaining=F("remaining") - count
+        )
     )
 
 
@@ -32,11 +34,45 @@ def give_dice(*, pool_id: int, count: int = 1) -> None:
 
 
 def record_pool_event(
-    *, session_id: int, actor: Seat | None, data: dict[str, Any], seq: int | None = None
+    *,
+    session_id: int,
+    actor: Seat | None,
+    data: dict[str, Any],
+    seq: int | None = None,
+    visibility: str = Visibility.PUBLIC,
+    owner: Seat | None = None,
 ) -> Event:
-    """Every pool change is one public ``pool`` event carrying the new absolute counts, so a
-    screen that applies it twice still shows the truth."""
-    return record_event(session_id=session_id, kind="pool", actor=actor, data=data, seq=seq)
+    """Every pool change is a ``pool`` event carrying the new absolute counts, so a screen that
+    applies it twice still shows the truth.
+
+    A change about a hidden roll takes that roll's ``visibility`` and ``owner`` (its roller),
+    and a public companion event carries only the new pool counts, so every screen still sees
+    every pool change without learning anything of the roll."""
+    if visibility == Visibility.PUBLIC:
+        return record_event(session_id=session_id, kind="pool", actor=actor, data=data, seq=seq)
+    event = record_event(
+        session_id=session_id,
+        kind="pool",
+        actor=actor,
+        data=data,
+        seq=seq,
+        visibility=visibility,
+        owner=owner,
+    )
+    if data.get("pools"):
+        who = actor.name if actor else "The table"
+        record_event(
+            session_id=session_id,
+            kind="pool",
+            actor=actor,
+            data={
+                "action": "counts",
+                "of": event.seq,
+                "pools": data["pools"],
+                "text": f"{who}: pool dice on a hidden roll",
+            },
+        )
+    return event
 
 
 def pools_changed(pool_ids: list[int]) -> list[dict[str, Any]]:
@@ -67,12 +103,16 @@ def character_for(*, seat: Seat, character_id: Any, own: bool = True) -> Charact
     if isinstance(character_id, bool) or not isinstance(character_id, int):
         raise invalid("expected a character id", field="character")
     if seat.is_gm or not own:
-        character = Character.objects.filter(pk=character_id, campaign__sessions=seat.session_id).first()
+        character = Character.objects.filter(
+            pk=character_id, campaign__sessions=seat.session_id
+        ).first()
     else:
         character = seat.characters.filter(pk=character_id).first()
     if character is None:
-        raise forbidden("that is not your character") if own and not seat.is_gm else invalid(
-            "no such character at this table", field="character"
+        raise (
+            forbidden("that is not your character")
+            if own and not seat.is_gm
+            else invalid("no such character at this table", field="character")
         )
     return character
 
@@ -99,8 +139,16 @@ def grant_resource(*, character: Character, name: str, amount: int = 1) -> Chara
     if isinstance(amount, bool) or not isinstance(amount, int) or amount < 1 or amount > 1000:
         raise invalid("a whole number from 1 to 1000", field="amount")
     ensure_resources(character=character)
-    CharacterResource.objects.filter(character=character, name=name).update(amount=F("amount") + amount)
+    CharacterResource.objects.filter(character=character, name=name).update(
+        amount=F("amount") + amount
+    )
     return CharacterResource.objects.get(character=character, name=name)
+
+
+def _label(name: str, amount: int) -> str:
+    """'character_points', 1 -> 'character point'."""
+    label = name.replace("_", " ")
+    return label.removesuffix("s") if amount == 1 else label
 
 
 RESOURCE_USES: dict[str, dict[str, str]] = {
@@ -114,7 +162,9 @@ RESOURCE_USES: dict[str, dict[str, str]] = {
 }
 
 
-def use_resource(*, seat: Seat, character_id: Any, use: Any, amount: Any = 1, roll_seq: Any = None) -> Event:
+def use_resource(
+    *, seat: Seat, character_id: Any, use: Any, amount: Any = 1, roll_seq: Any = None
+) -> Event:
     """A table action that costs a resource with no roll of its own (survive, +1 success, avoid a
     costly success...), tied to a roll where the rules tie it to one."""
     system_id = seat.session.campaign.system
@@ -122,19 +172,34 @@ def use_resource(*, seat: Seat, character_id: Any, use: Any, amount: Any = 1, ro
     if use not in uses:
         raise invalid(f"one of {sorted(uses)}", field="use")
     name = uses[use]
-    if use in {"extra-success", "avoid-costly", "avoid-costly-luck"}:
-        if isinstance(roll_seq, bool) or not isinstance(roll_seq, int):
-            raise invalid("which roll (its seq) this is for", field="roll")
+    if use in {"extra-success", "avoid-costly", "avoid-costly-luck"} and (
+        isinstance(roll_seq, bool) or not isinstance(roll_seq, int)
+    ):
+        raise invalid("which roll (its seq) this is for", field="roll")
     with transaction.atomic():
         character = character_for(seat=seat, character_id=character_id)
         if roll_seq is not None:
-            roll = Event.objects.filter(session_id=seat.session_id, seq=roll_seq, kind="roll").first()
+            roll = (
+                Event.objects.select_for_update()
+                .filter(session_id=seat.session_id, seq=roll_seq, kind="roll")
+                .first()
+            )
             if roll is None or (roll.data.get("character") or {}).get("id") != character.pk:
                 raise invalid(f"roll #{roll_seq} is not {character.name}'s", field="roll")
             if use == "extra-success" and roll.data.get("outcome") != "success":
                 raise conflict("+1 success is only for a successful roll")
-            if use.startswith("avoid-costly") and "costly" not in roll.data.get("flags", []):
-                raise conflict(f"roll #{roll_seq} is not a costly success")
+            if use.startswith("avoid-costly"):
+                if "costly" not in roll.data.get("flags", []):
+                    raise conflict(f"roll #{roll_seq} is not a costly success")
+                if Event.objects.filter(
+                    session_id=seat.session_id,
+                    kind="pool",
+                    data__roll=roll_seq,
+                    data__use__in=["avoid-costly", "avoid-costly-luck"],
+                ).exists():
+                    raise conflict(f"roll #{roll_seq}'s costly success is already avoided")
+                # The roll sets the price: Instant Karma equal to its 1s, or 1 Luck.
+                amount = max(1, int(roll.data.get("ones") or 0)) if use == "avoid-costly" else 1
         row = spend_resource(character=character, name=name, amount=amount)
         return record_pool_event(
             session_id=seat.session_id,
@@ -146,18 +211,28 @@ def use_resource(*, seat: Seat, character_id: Any, use: Any, amount: Any = 1, ro
                 "roll": roll_seq,
                 "amount": amount,
                 "resources": [resource_snapshot(row)],
-                "text": f"{character.name} spends {amount} {name.replace('_', ' ')}: {use.replace('-', ' ')}",
+                "text": f"{character.name} spends {amount} {_label(name, amount)}: "
+                f"{use.replace('-', ' ')}",
             },
         )
 
 
 def award_resource(*, seat: Seat, character_id: Any, name: Any, amount: Any = 1) -> Event:
-    """The GM awards character points, Luck or Instant Karma."""
+    """The GM awards character points, Luck or Instant Karma; a negative amount takes some
+    back (a correction), never below zero."""
     if not seat.is_gm:
         raise forbidden("only the GM awards")
+    if isinstance(amount, bool) or not isinstance(amount, int) or not 0 < abs(amount) <= 1000:
+        raise invalid("a whole number from -1000 to 1000, not 0", field="amount")
     with transaction.atomic():
         character = character_for(seat=seat, character_id=character_id)
-        row = grant_resource(character=character, name=name, amount=amount)
+        label = str(name).replace("_", " ")
+        if amount > 0:
+            row = grant_resource(character=character, name=name, amount=amount)
+            text = f"GM awards {character.name} {amount} {label}"
+        else:
+            row = spend_resource(character=character, name=name, amount=-amount)
+            text = f"GM takes back {-amount} {label} from {character.name}"
         return record_pool_event(
             session_id=seat.session_id,
             actor=seat,
@@ -166,7 +241,7 @@ def award_resource(*, seat: Seat, character_id: Any, name: Any, amount: Any = 1)
                 "character": {"id": character.pk, "name": character.name},
                 "amount": amount,
                 "resources": [resource_snapshot(row)],
-                "text": f"GM awards {character.name} {amount} {str(name).replace('_', ' ')}",
+                "text": text,
             },
         )
 
@@ -179,7 +254,12 @@ def expire_pools(*, session: GameSession, by: Seat | None) -> Event | None:
     lost = sum(p.remaining for p in stacks)
     Pool.objects.filter(pk__in=[p.pk for p in stacks]).update(remaining=0)
     return record_pool_event(
-        session_id=session.pk, actor=by,
-        data={"action": "expire", "lost": lost, "pools": pools_changed([p.pk for p in stacks]),
-              "text": f"The session ends: {lost} unused dice expire"},
+        session_id=session.pk,
+        actor=by,
+        data={
+            "action": "expire",
+            "lost": lost,
+            "pools": pools_changed([p.pk for p in stacks]),
+            "text": f"The session ends: {lost} unused dice expire",
+        },
     )

@@ -9,6 +9,7 @@ from django.db import transaction
 from rules.engines import FairStream, RuleError, get_system
 
 from ..models import Character, Event, GameSession, Seat, SessionStatus, Visibility
+from ..models.pools import OpenRoll
 from . import table_rules
 from .errors import ServiceError, conflict, forbidden, invalid, not_found
 from .events import next_seq, record_event
@@ -130,6 +131,10 @@ def reveal_roll(*, seat: Seat, seq: Any) -> Event:
             session_id=seat.session_id, kind="roll.reveal", data__seq=seq
         ).exists():
             raise conflict(f"roll #{seq} was already revealed")
+        # What follows about a revealed roll (dice used on it, its result) is public too.
+        OpenRoll.objects.filter(session_id=seat.session_id, seq=seq).update(
+            visibility=Visibility.PUBLIC
+        )
         return record_event(
             session_id=seat.session_id,
             kind="roll.reveal",

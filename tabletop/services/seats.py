@@ -75,10 +75,17 @@ def _seat_ready(seat: Seat) -> None:
 
     for character in seat.characters.all():
         ensure_resources(character=character)
-    if seat.session.status == SessionStatus.LIVE and seat.session.campaign.system == "zoria":
+    live = seat.session.status == SessionStatus.LIVE
+    system = seat.session.campaign.system
+    if live and system == "zoria":
         from .zoria import deal_pool
 
         deal_pool(seat=seat)
+    elif live and system == "action-dice" and (seat.session.table_state or {}).get("round"):
+        # Sitting down mid-round: this round's action dice, as if present when it began.
+        from .gm_tools import deal_round_dice
+
+        deal_round_dice(seat=seat)
 
 
 def _character_for(*, session: GameSession, character_id: Any, user: Any) -> Character | None:

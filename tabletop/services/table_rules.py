@@ -138,6 +138,7 @@ def settle(ctx: RollContext, roll: Event) -> None:
             seq=roll.seq,
             character_id=ctx.character.pk if ctx.character else None,
             result=result,
+            visibility=roll.visibility,
         )
     elif ctx.system == "roll-and-keep" and ctx.options.get("extended") is not None:
         _extended_progress(ctx, roll)
@@ -148,6 +149,7 @@ def settle(ctx: RollContext, roll: Event) -> None:
         record_pool_event(
             session_id=ctx.session.pk,
             actor=ctx.seat,
+            visibility=roll.visibility,
             data={
                 "action": "group-attack",
                 "roll": roll.seq,
@@ -177,6 +179,7 @@ def _extended_progress(ctx: RollContext, roll: Event) -> None:
     record_pool_event(
         session_id=ctx.session.pk,
         actor=ctx.seat,
+        visibility=roll.visibility,
         data={
             "action": "extended-progress",
             "roll": roll.seq,
@@ -213,6 +216,7 @@ def _defense(ctx: RollContext, roll: Event) -> None:
     record_pool_event(
         session_id=ctx.session.pk,
         actor=ctx.seat,
+        visibility=roll.visibility,
         data={
             "action": "defense",
             "roll": roll.seq,

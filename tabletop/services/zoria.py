@@ -13,6 +13,7 @@ from rules.engines import zoria as rules
 
 from ..models import Event, GameSession, Seat, SeatRole
 from ..models.pools import OpenRoll, Pool, PoolKind, SeatPoolState
+from ..selectors.events import Viewer, can_see
 from ..selectors.pools import open_roll_summary
 from .errors import conflict, forbidden, invalid, not_found
 from .events import next_seq, record_event
@@ -187,6 +188,11 @@ def _take(pool: Pool, count: int = 1) -> None:
         raise conflict(f"only {left} d{pool.sides} left in that pool")
 
 
+def _hidden_as(roll: OpenRoll) -> dict[str, Any]:
+    """Events about a roll are as hidden as the roll, judged for its roller."""
+    return {"visibility": roll.visibility, "owner": roll.seat}
+
+
 def _open_roll(seat: Seat, seq: Any) -> OpenRoll:
     if isinstance(seq, bool) or not isinstance(seq, int):
         raise invalid("which roll (its seq)", field="roll")
@@ -202,13 +208,16 @@ def _open_roll(seat: Seat, seq: Any) -> OpenRoll:
         raise forbidden("action dice never augment or re-roll statistics or ability increases")
     if roll is None:
         raise not_found(f"roll #{seq} is not a Zoria check of this session")
+    viewer = Viewer(seat_id=seat.pk, is_gm=seat.is_gm)
+    if not can_see(visibility=roll.visibility, actor_seat_id=roll.seat_id, viewer=viewer):
+        raise not_found(f"roll #{seq} is not a Zoria check of this session")
     if not roll.is_open:
         raise conflict(f"roll #{seq} is closed: the GM has declared its result")
     return roll
 
 
 def register_roll(
-    *, seat: Seat, seq: int, character_id: int | None, result: dict[str, Any]
+    *, seat: Seat, seq: int, character_id: int | None, result: dict[str, Any], visibility: str
 ) -> OpenRoll:
     """Every Zoria check stays open until the GM declares it."""
     return OpenRoll.objects.create(
@@ -219,6 +228,7 @@ def register_roll(
         total=result.get("total") or 0,
         flags=result.get("flags", []),
         dc=result["request"].get("dc"),
+        visibility=visibility,
     )
 
 
@@ -248,6 +258,7 @@ def use_die(*, seat: Seat, roll_seq: Any, pool_id: Any = None, client_seed: Any 
             session_id=seat.session_id,
             actor=seat,
             seq=seq,
+            **_hidden_as(roll),
             data={
                 "action": "use",
                 "roll": roll.seq,
@@ -306,6 +317,7 @@ def spend_dice(
             session_id=seat.session_id,
             actor=seat,
             seq=seq,
+            **(_hidden_as(roll) if roll is not None else {}),
             data={
                 "action": "spend",
                 "effect": effect,
@@ -384,6 +396,7 @@ def declare(*, seat: Seat, roll_seq: Any, result: Any = "") -> Event:
             kind="roll.close",
             actor=seat,
             seq=seq,
+            **_hidden_as(roll),
             data={
                 "roll": roll.seq,
                 "result": result,

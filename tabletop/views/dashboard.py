@@ -1,4 +1,4 @@
-"""The GM dashboard: every seat's pools, awards, open rolls, the Discord Die, rounds, start and end."""
+"""The GM dashboard: every seat's pools, awards, open rolls, the Discord Die, rounds, start, end."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from rules.engines import get_system
 from ..models import GameSession
 from ..selectors.room import fairness, seat_summary, session_summary
 from ..services.errors import ServiceError
+from ..services.pools import resource_names
 from ..services.seats import gm_seat
 
 
@@ -22,17 +23,35 @@ def dashboard(request: HttpRequest, session_id: int) -> HttpResponse:
     except ServiceError as exc:
         return render(request, "tabletop/forbidden.html", {"message": exc.message}, status=403)
     invite = request.build_absolute_uri(f"/play/{session.invite_code}/")
+    system = get_system(session.campaign.system)
+    schema = system.schema()
+    awardable = set(resource_names(system.id))
     page = {
         "session": session_summary(session),
         "seat": seat_summary(seat),
         "role": "gm",
         "socket": f"/ws/play/{session.invite_code}/",
-        "system": get_system(session.campaign.system).schema(),
+        # What the dashboard draws of the system: its name, flags and the resources a GM awards.
+        "system": {
+            "id": schema["id"],
+            "title": schema["title"],
+            "flags": schema["flags"],
+            "resources": [
+                {"name": f["name"], "label": f.get("label", f["name"])}
+                for f in schema["resources"]
+                if f["name"] in awardable
+            ],
+        },
         "invite": invite,
         "fairness": fairness(session),
         "characters": [
-            {"id": c.pk, "name": c.name, "sheet": c.sheet} for c in session.campaign.characters.order_by("name")
+            {"id": c.pk, "name": c.name, "sheet": c.sheet}
+            for c in session.campaign.characters.order_by("name")
         ],
         "settings": session.campaign.settings,
     }
-    return render(request, "tabletop/dashboard.html", {"session": session, "page": page, "invite": invite})
+    return render(
+        request,
+        "tabletop/dashboard.html",
+        {"session": session, "page": page, "invite": invite, "system": system},
+    )

@@ -195,3 +195,49 @@ async def test_extended_actions_and_rounds_over_the_socket():
     assert new_round["data"]["round"] == 1 and new_round["data"]["pools"][0]["remaining"] == 2
     for comm in (gm2, bo):
         await comm.disconnect()
+
+
+async def test_hidden_zoria_rolls_stay_hidden_through_pool_events_and_state():
+    t = await table("zoria", {"Kael": {"level": 7}, "Ysolde": {"level": 12}})
+    gm, [(ana, _), (bo, _)] = await seats(t)
+    kael = t["chars"][0].pk
+    roll = await ask(
+        ana,
+        {
+            "type": "roll",
+            "ref": "r",
+            "visibility": "gm",
+            "character": kael,
+            "request": {"check": "1d20+2", "dc": 12},
+        },
+    )
+    seq = roll["seq"]
+    # Bo cannot see the roll, cannot act on it, and its state does not list it
+    assert (await next_event(bo))["data"] == {"hidden": True}
+    bo_again, bo_hello = await connect(t["code"], token=t["tokens"][1])
+    assert [r["seq"] for r in bo_hello["state"]["open_rolls"]] == []
+    spend = await ask(
+        bo, {"type": "pool.spend", "ref": "b", "effect": "activate-botch", "roll": seq}
+    )
+    assert spend["code"] == "not-found"
+    # Ana uses a die: she and the GM see the dice; Bo sees a hidden event then the new counts
+    use = await ask(ana, {"type": "pool.use", "ref": "u", "roll": seq})
+    assert use["visibility"] == "gm" and use["data"]["dice"]
+    hidden, counts = await next_event(bo), await next_event(bo)
+    assert hidden["seq"] == use["seq"] and hidden["data"] == {"hidden": True}
+    assert counts["seq"] == use["seq"] + 1 and counts["visibility"] == "public"
+    assert counts["data"]["action"] == "counts" and "dice" not in counts["data"]
+    assert counts["data"]["pools"][0]["remaining"] == 3 and "total" not in counts["data"]["text"]
+    # the GM declares it: the roller sees the declaration, Bo does not
+    close = await ask(gm, {"type": "roll.close", "ref": "c", "roll": seq, "result": "hit"})
+    assert close["visibility"] == "gm"
+    mine = await next_event(ana)
+    while mine["kind"] != "roll.close":
+        mine = await next_event(ana)
+    assert mine["data"]["roll"] == seq
+    theirs = await next_event(bo)
+    while theirs["kind"] != "roll.close":
+        theirs = await next_event(bo)
+    assert theirs["data"] == {"hidden": True}
+    for comm in (gm, ana, bo, bo_again):
+        await comm.disconnect()

@@ -186,6 +186,35 @@ def test_extra_success_only_on_a_successful_roll_of_ones_own(disco):
     assert amount(eris, "luck") == 1
 
 
+def test_avoiding_a_costly_success_costs_the_1s_once(gm):
+    _, (eris,), (ana,), _ = setup_table(
+        gm, "discordian", {"Eris": {"luck": 5, "instant_karma": 20, "hero_dice": ["d6"] * 4}}
+    )
+    for i in range(500):
+        roll = make_roll(
+            seat=ana,
+            request={"pool": ["d6"] * 4, "tn": 4, "challenge": 2},
+            character=eris.pk,
+            client_seed=f"c{i}",
+        )
+        if "costly" in roll.data["flags"]:
+            break
+    ones = roll.data["ones"]
+    assert ones >= 2
+    # The roll sets the price, whatever amount the message names.
+    event = use_resource(
+        seat=ana, character_id=eris.pk, use="avoid-costly", amount=1, roll_seq=roll.seq
+    )
+    assert event.data["amount"] == ones and amount(eris, "instant_karma") == 20 - ones
+
+    def again(use):
+        return use_resource(seat=ana, character_id=eris.pk, use=use, roll_seq=roll.seq)
+
+    assert code(lambda: again("avoid-costly")) == "conflict"
+    assert code(lambda: again("avoid-costly-luck")) == "conflict"
+    assert amount(eris, "luck") == 5
+
+
 # --- roll-and-keep: extended actions -------------------------------------------------------
 
 
@@ -272,3 +301,17 @@ def test_defense_for_the_round_the_better_one_counts(gm):
     )
     state = GameSession.objects.get(pk=session.pk).table_state["defense"][str(nadia.pk)]
     assert state["against_opponent"] == max(action.data["total"], general.data["total"] // 2)
+
+
+def test_a_player_sitting_down_mid_round_gets_this_rounds_dice(gm):
+    session, _, _, gm_at = setup_table(gm, "action-dice", {"Nadia": {"action_dice": 3}})
+    gm_tools.new_round(seat=gm_at)
+    late = Character.objects.create(
+        campaign=session.campaign, name="Late", sheet={"action_dice": 2}
+    )
+    session.refresh_from_db()
+    seat = join_session(session=session, name="Latecomer", character_id=late.pk).seat
+    stack = Pool.objects.get(seat=seat, character=late, kind=PoolKind.ROUND_DICE)
+    assert stack.remaining == 2
+    seat = Seat.objects.select_related("session__campaign").get(pk=seat.pk)
+    make_roll(seat=seat, request={"action_dice": 2, "skill_dice": 1}, character=late.pk)

@@ -1,0 +1,408 @@
+// The GM dashboard: every seat's pools and resources live, and the GM's controls for the table.
+// The room socket (with reconnect and resume) and the log are the room page's own modules.
+import {h} from "./dom.js";
+import {Log} from "./log.js";
+import {RoomSocket} from "./socket.js";
+import {hiddenRollView, keyed, openRollView, seatView} from "./gm-views.js";
+
+const $ = (id) => document.getElementById(id);
+const page = JSON.parse($("dashboard-data").textContent);
+const system = page.system.id;
+const gmSeatId = page.seat.id;
+const LOG_KEEP = 120; // the log here is a glance at what just happened; the room keeps it all
+
+const state = {
+  status: page.session.status,
+  live: false, // the socket
+  fairness: page.fairness || {},
+  seats: new Map(),
+  characters: new Map((page.characters || []).map((c) => [c.id, c])),
+  pools: new Map(),
+  resources: new Map(), // "character:name" -> amount
+  openRolls: new Map(), // roll seq -> summary
+  extended: new Map(),
+  lucky: new Set(),
+  table: {},
+  hidden: new Map(), // seq -> roll event not yet revealed
+};
+
+// --- sending, and answers to what we sent ----------------------------------------------------
+const pending = new Map(); // ref -> {button, error, timer}
+const busy = new Set();
+let counter = 0;
+
+/** Send a GM message; its error (if any) appears in ``error``, next to the control. */
+function act(message, {button, error} = {}) {
+  const ref = `gm-${++counter}`;
+  if (error) error.textContent = "";
+  if (!socket.send({...message, ref})) {
+    if (error) showError(error, "Not connected; try again in a moment.");
+    return false;
+  }
+  if (button) {
+    busy.add(button);
+    button.disabled = true;
+  }
+  const timer = setTimeout(() => settle(ref, null), 8000);
+  pending.set(ref, {button, error, timer});
+  return true;
+}
+
+function settle(ref, err) {
+  const waiting = pending.get(ref);
+  if (!waiting) return;
+  pending.delete(ref);
+  clearTimeout(waiting.timer);
+  if (waiting.button) busy.delete(waiting.button);
+  if (err && waiting.error) showError(waiting.error, err.message);
+  refreshControls();
+}
+
+/** An error next to its control, for a while: the next try, or a quarter of a minute, clears it. */
+function showError(node, message) {
+  node.textContent = message;
+  clearTimeout(node._clear);
+  node._clear = setTimeout(() => { if (node.textContent === message) node.textContent = ""; }, 15000);
+}
+
+function reveal(seq, button, error) {
+  act({type: "reveal", seq}, {button, error});
+}
+
+// --- what the views need to know --------------------------------------------------------------
+const ctx = {
+  system,
+  gmSeatId,
+  act,
+  reveal,
+  lucky: state.lucky,
+  resources: page.system.resources || [],
+  seatName: (id) => (state.seats.get(id) || {}).name || `seat ${id}`,
+  characterName: (id) => (state.characters.get(id) || {}).name || `character ${id}`,
+  sheet: (id) => ((state.characters.get(id) || {}).sheet || {}),
+  poolsOf: (seatId) => [...state.pools.values()].filter((p) => p.seat === seatId),
+  resource(characterId, name) {
+    const key = `${characterId}:${name}`;
+    if (state.resources.has(key)) return state.resources.get(key);
+    const start = ctx.sheet(characterId)[name];
+    return Number.isInteger(start) ? start : 0;
+  },
+};
+
+// --- drawing -----------------------------------------------------------------------------------
+function drawHeader() {
+  const badge = $("session-status");
+  badge.textContent = state.status;
+  badge.className = `status status-${state.status}`;
+  $("start-session").hidden = state.status !== "planned";
+  $("end-session").hidden = state.status !== "live";
+  const f = state.fairness;
+  $("commitment-row").hidden = !f.commitment;
+  if (f.commitment) {
+    $("commitment").textContent = f.commitment;
+    $("commitment").title = f.commitment;
+  }
+  $("seed-row").hidden = !f.server_seed;
+  if (f.server_seed) $("server-seed").textContent = f.server_seed;
+}
+
+function drawSeats() {
+  // The GM first; at tables with no GM pool, the GM's card only when it has something to show.
+  const seats = [...state.seats.values()]
+    .filter((s) => s.role !== "gm" || system === "zoria" || (s.characters || []).length || ctx.poolsOf(s.id).length)
+    .sort((a, b) => (b.role === "gm") - (a.role === "gm"));
+  keyed($("seat-cards"), seats, (s) => s.id, (s) => seatView(ctx, s));
+  const players = seats.filter((s) => s.role !== "gm").length;
+  $("seat-count").textContent = `(${players} ${players === 1 ? "player" : "players"})`;
+  $("no-seats").hidden = players > 0;
+}
+
+function drawOpenRolls() {
+  const box = $("open-rolls");
+  if (!box) return;
+  const rolls = [...state.openRolls.values()].filter((r) => r.open !== false).sort((a, b) => a.seq - b.seq);
+  keyed(box, rolls, (r) => r.seq, (r) => openRollView(ctx, r));
+  $("no-open").hidden = rolls.length > 0;
+  $("open-count").textContent = rolls.length ? `(${rolls.length})` : "";
+}
+
+function drawDiscord() {
+  const face = $("discord-value");
+  if (!face) return;
+  const discord = state.table.discord || null;
+  const mode = (discord && discord.mode) || (page.settings || {}).discord_mode || "round";
+  face.classList.toggle("none", !discord || discord.value == null);
+  face.textContent = !discord ? "none" : discord.wandered ? "wandered off" : String(discord.value);
+  $("discord-mode").textContent = mode === "scene"
+    ? "Scene mode: one Discord Die for the scene; if it wanders off, it is gone for the adventure."
+    : "Round mode: a new Discord Die each round.";
+  $("discord-roll").dataset.blocked = mode === "scene" && discord && discord.wandered ? "1" : "";
+}
+
+function drawExtended() {
+  const list = $("extended");
+  if (!list) return;
+  const open = [...state.extended.values()].filter((x) => x.open).sort((a, b) => a.id - b.id);
+  keyed(list, open, (x) => x.id, (x) => {
+    const label = h("span", {class: "ext-label"});
+    const bar = h("progress", {max: 1, value: 0});
+    const count = h("span", {class: "ext-count"});
+    const error = h("span", {class: "error small", role: "alert"});
+    const close = h("button", {type: "button", class: "secondary small", "data-needs": "live",
+      "aria-label": `Close the extended action ${x.label}`,
+      onclick: () => act({type: "extended.close", extended: x.id}, {button: close, error})}, "Close");
+    return {
+      node: h("li", {class: "ext"}, label, bar, count, close, error),
+      update(item) {
+        label.textContent = item.label;
+        bar.max = item.target;
+        bar.value = Math.min(item.progress, item.target);
+        bar.setAttribute("aria-label", `${item.label}: ${item.progress} of ${item.target} successes`);
+        count.textContent = `${item.progress} / ${item.target}`;
+      },
+    };
+  });
+  $("no-extended").hidden = open.length > 0;
+}
+
+function drawRounds() {
+  const no = $("round-no");
+  if (!no) return;
+  const round = state.table.round || 0;
+  no.textContent = round ? `Round ${round}` : "No round yet";
+  const defense = Object.entries(state.table.defense || {});
+  const cell = (v) => h("td", null, v == null ? "—" : String(v));
+  $("defense").replaceChildren(...defense.map(([id, d]) => h("tr", null,
+    h("th", {scope: "row"}, d.name || ctx.characterName(Number(id))),
+    cell(d.action), cell(d.general), cell(d.against_opponent), cell(d.against_everyone_else))));
+  $("defense-table").hidden = !defense.length;
+  $("no-defense").hidden = defense.length > 0;
+}
+
+function drawHidden() {
+  const rolls = [...state.hidden.values()].sort((a, b) => b.seq - a.seq);
+  keyed($("hidden-rolls"), rolls, (e) => e.seq, (e) => hiddenRollView(ctx, e));
+  $("no-hidden").hidden = rolls.length > 0;
+  $("hidden-count").textContent = rolls.length ? `(${rolls.length})` : "";
+}
+
+/** Enable what can be done now: session controls need a live socket, table controls a live session. */
+function refreshControls() {
+  const socketUp = state.live;
+  const ok = {
+    socket: socketUp,
+    live: socketUp && state.status === "live",
+    planned: socketUp && state.status === "planned",
+  };
+  for (const el of document.querySelectorAll("[data-needs]")) {
+    el.disabled = !ok[el.dataset.needs] || busy.has(el) || el.dataset.blocked === "1" || el.dataset.zero === "1";
+  }
+}
+
+let scheduled = false;
+function draw() {
+  if (scheduled) return;
+  scheduled = true;
+  setTimeout(() => {
+    scheduled = false;
+    drawHeader();
+    drawSeats();
+    drawOpenRolls();
+    drawDiscord();
+    drawExtended();
+    drawRounds();
+    drawHidden();
+    refreshControls();
+  }, 0);
+}
+
+// --- applying what the server says ------------------------------------------------------------
+function loadState(s) {
+  state.seats = new Map((s.seats || []).map((x) => [x.id, x]));
+  if (s.characters) state.characters = new Map(s.characters.map((c) => [c.id, c]));
+  state.pools = new Map((s.pools || []).map((p) => [p.id, p]));
+  state.resources = new Map((s.resources || []).map((r) => [`${r.character}:${r.name}`, r.amount]));
+  state.openRolls = new Map((s.open_rolls || []).map((r) => [r.seq, r]));
+  state.extended = new Map((s.extended || []).map((x) => [x.id, x]));
+  state.lucky.clear();
+  for (const id of s.lucky_breaks || []) state.lucky.add(id);
+  state.table = s.table || {};
+  if (s.fairness) state.fairness = s.fairness;
+  if (s.session) state.status = s.session.status;
+}
+
+const HIDDEN = new Set(["gm", "blind"]);
+
+function apply(event) {
+  const data = event.data || {};
+  if (data.hidden) return; // not ours to see
+  switch (event.kind) {
+    case "seat.join":
+      if (data.seat) state.seats.set(data.seat.id, data.seat);
+      break;
+    case "session.start":
+      state.status = "live";
+      if (data.commitment) state.fairness = {...state.fairness, commitment: data.commitment};
+      break;
+    case "session.end":
+      state.status = "ended";
+      state.fairness = {...state.fairness, server_seed: data.server_seed || state.fairness.server_seed};
+      break;
+    case "roll": {
+      if (data.reroll_of != null) state.openRolls.delete(data.reroll_of);
+      if (data.system === "zoria" && !data.stat_roll && event.actor) {
+        state.openRolls.set(event.seq, {
+          seq: event.seq, seat: event.actor.seat, character: data.character || null, total: data.total ?? 0,
+          added: 0, dc: data.request ? data.request.dc ?? null : null, flags: data.flags || [],
+          botch_dice: 0, critical_dice: 0, open: true, declared: "",
+        });
+      }
+      const mine = event.actor && event.actor.seat === gmSeatId;
+      if (HIDDEN.has(event.visibility) || (event.visibility === "self" && mine)) state.hidden.set(event.seq, event);
+      break;
+    }
+    case "roll.reveal":
+      state.hidden.delete(data.seq);
+      break;
+    case "roll.close":
+      state.openRolls.delete(data.roll);
+      break;
+    case "pool":
+      for (const p of data.pools || []) state.pools.set(p.id, p);
+      for (const r of data.resources || []) state.resources.set(`${r.character}:${r.name}`, r.amount);
+      if (data.open_roll) {
+        if (data.open_roll.open) state.openRolls.set(data.open_roll.seq, data.open_roll);
+        else state.openRolls.delete(data.open_roll.seq);
+      }
+      if (data.extended) state.extended.set(data.extended.id, data.extended);
+      if (data.table) state.table = data.table;
+      if (data.action === "lucky-break" && data.seat != null) state.lucky.add(data.seat);
+      break;
+    default:
+      break;
+  }
+}
+
+// --- connection status ------------------------------------------------------------------------
+const conn = $("conn");
+let ticker = null;
+function showStatus(kind, until) {
+  clearInterval(ticker);
+  conn.dataset.state = kind;
+  const text = () => {
+    if (kind === "reconnecting" && until) {
+      const left = Math.max(0, Math.ceil((until - Date.now()) / 1000));
+      return left ? `reconnecting in ${left}s` : "reconnecting…";
+    }
+    return {connecting: "connecting…", live: "connected", reconnecting: "reconnecting…", offline: "offline"}[kind] || kind;
+  };
+  conn.textContent = text();
+  if (kind === "reconnecting" && until) ticker = setInterval(() => { conn.textContent = text(); }, 1000);
+  const was = state.live;
+  state.live = kind === "live";
+  if (was !== state.live && was) log.announce(kind === "offline" ? "You are offline." : "Connection lost; reconnecting.");
+  if (!state.live) {
+    for (const ref of [...pending.keys()]) settle(ref, null);
+  }
+  refreshControls();
+}
+
+// --- the log ----------------------------------------------------------------------------------
+const logList = $("log");
+const log = new Log(logList, $("announce"), {seatId: gmSeatId, role: "gm", reveal});
+
+function addToLog(event, replay) {
+  log.add(event, replay);
+  while (logList.children.length > LOG_KEEP) {
+    const first = logList.firstElementChild;
+    log.entries.delete(Number(first.dataset.seq));
+    first.remove();
+  }
+}
+
+// --- the socket -------------------------------------------------------------------------------
+const socket = new RoomSocket(page.socket, {
+  status: showStatus,
+  hello(msg) {
+    if (msg.state) loadState(msg.state);
+    draw();
+  },
+  event(event, replay) {
+    addToLog(event, replay);
+    apply(event);
+    if (event.ref) settle(event.ref, null);
+    draw();
+  },
+  error(msg) {
+    if (msg.ref != null && pending.has(msg.ref)) settle(msg.ref, msg);
+    else if (msg.ref !== "heartbeat") showError($("session-error"), msg.message);
+  },
+});
+
+// --- header controls --------------------------------------------------------------------------
+$("start-session").addEventListener("click", (e) => {
+  act({type: "session.start"}, {button: e.currentTarget, error: $("session-error")});
+});
+$("end-session").addEventListener("click", (e) => {
+  const ok = confirm("End the session for everyone?\n\nEvery pool expires (unused dice are lost), no more rolls can be made, and the server seed is revealed so anyone can verify the dice.");
+  if (ok) act({type: "session.end"}, {button: e.currentTarget, error: $("session-error")});
+});
+
+function copier(button, value, select) {
+  button.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(value());
+      button.textContent = "Copied";
+    } catch {
+      select();
+      button.textContent = document.execCommand && document.execCommand("copy") ? "Copied" : "Selected";
+    }
+    setTimeout(() => { button.textContent = "Copy"; }, 1500);
+  });
+}
+const invite = $("invite");
+copier($("copy-invite"), () => invite.value, () => invite.select());
+copier($("copy-commitment"), () => state.fairness.commitment || "", () => {
+  const range = document.createRange();
+  range.selectNodeContents($("commitment"));
+  getSelection().removeAllRanges();
+  getSelection().addRange(range);
+});
+invite.addEventListener("focus", () => invite.select());
+
+// --- section controls -------------------------------------------------------------------------
+const undo = $("undo-award");
+if (undo) undo.addEventListener("click", () => act({type: "pool.undo-award"}, {button: undo, error: $("undo-error")}));
+
+const discord = $("discord-roll");
+if (discord) discord.addEventListener("click", () => act({type: "discord.roll"}, {button: discord, error: $("discord-error")}));
+
+const newRound = $("new-round");
+if (newRound) newRound.addEventListener("click", () => act({type: "round.new"}, {button: newRound, error: $("round-error")}));
+
+const extForm = $("extended-form");
+if (extForm) {
+  extForm.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const label = $("ext-label").value.trim();
+    const target = Number($("ext-target").value);
+    const error = $("extended-error");
+    if (!label) {
+      showError(error, "Give the extended action a label.");
+      $("ext-label").focus();
+      return;
+    }
+    if (!Number.isInteger(target) || target < 1 || target > 1000) {
+      showError(error, "The target is a number of successes from 1 to 1000.");
+      $("ext-target").focus();
+      return;
+    }
+    if (act({type: "extended.open", label, target}, {button: extForm.querySelector("button"), error})) {
+      $("ext-label").value = "";
+    }
+  });
+}
+
+drawHeader();
+draw();
+socket.start();

@@ -1,0 +1,96 @@
+"""``generic``: ordinary dice notation (RULES.md section 2), e.g. ``4d6kh3+2`` or ``10d10>8f1``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from . import odds, system
+from .fair import DiceSource
+from .limits import MAX_CHAIN, MAX_MODIFIER, MAX_NOTATION_LENGTH
+from .notation import evaluate, odds_table, parse
+from .schema import Field
+
+
+class Generic(system.GameSystem):
+    id = "generic"
+    title = "Dice notation"
+    summary = (
+        "Roll20-style notation: NdX, d%, dF, keep/drop (kh kl dh dl), exploding (! !!), "
+        "rerolls (r ro), success counting (> < = with f failures) and + - * / arithmetic."
+    )
+    outcome = "total"  # "successes" for an expression that counts them; see odds()
+    flags = ()
+    request_fields = (
+        Field(
+            "notation",
+            "text",
+            label="Dice",
+            help="e.g. 4d6kh3+2, 6d10!!k3, 5d10>8f1, 4dF+1",
+            required=True,
+            max_length=MAX_NOTATION_LENGTH,
+        ),
+        Field(
+            "difficulty",
+            "int",
+            label="Difficulty",
+            help="success when the result is at least this",
+            default=None,
+            nullable=True,
+            min=-MAX_MODIFIER,
+            max=MAX_MODIFIER,
+        ),
+    )
+
+    def normalise(self, request: Any) -> dict[str, Any]:
+        out = super().normalise(request)
+        parse(out["notation"])  # every notation error surfaces here, naming "notation"
+        return out
+
+    def roll(self, request: Any, source: DiceSource) -> dict[str, Any]:
+        req = self.normalise(request)
+        expr = parse(req["notation"])
+        ev = evaluate(expr, source)
+        difficulty = req["difficulty"]
+        outcome = None
+        if difficulty is not None:
+            outcome = "success" if ev.value >= difficulty else "failure"
+        result: dict[str, Any] = {
+            "system": self.id,
+            "request": req,
+            "notation": expr.notation,
+            "dice": ev.dice,
+            "total": ev.total,
+            "successes": ev.successes,
+            "outcome": outcome,
+            "flags": [],
+            "capped": ev.capped,
+            "breakdown": ev.text,
+        }
+        result["text"] = self.describe(result)
+        return result
+
+    def odds(self, request: Any) -> dict[str, Any]:
+        req = self.normalise(request)
+        expr = parse(req["notation"])
+        dist, p_success = odds_table(expr, req["difficulty"])
+        return odds.odds_answer(
+            system=self.id,
+            request=req,
+            outcome="successes" if expr.counts else "total",
+            distribution=dist,
+            p_success=p_success,
+            events={},
+        )
+
+    def describe(self, result: Mapping[str, Any]) -> str:
+        text = str(result.get("breakdown") or result.get("notation") or "")
+        difficulty = (result.get("request") or {}).get("difficulty")
+        if result.get("outcome") is not None and difficulty is not None:
+            text += f" vs {difficulty}: {result['outcome']}"
+        if result.get("capped") and "cap" not in text:
+            text += f" (a chain stopped at the cap of {MAX_CHAIN} extra rolls)"
+        return text
+
+
+system.register(Generic())

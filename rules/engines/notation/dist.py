@@ -1,0 +1,268 @@
+"""Exact distributions with integer weights over one common denominator.
+
+Fractions are exact but slow (every addition takes a gcd); here a distribution is a dict of
+integer weights plus a denominator, and sums of many dice use either Miller's recurrence for
+the power of a polynomial or Kronecker substitution (pack the weights into one big integer and
+let CPython's Karatsuba multiply them). Every step first tells the ``Budget`` what it is about
+to cost, so an oversized request stops with OddsTooLarge before the slow step, never during it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from fractions import Fraction
+
+from ..errors import OddsTooLarge
+
+# Estimated cost, in microseconds on a slow core, that one odds request may spend.
+BUDGET_MICROSECONDS = 120_000
+
+
+class Budget:
+    """Running estimate of the work done for one odds request."""
+
+    __slots__ = ("field", "limit", "spent")
+
+    def __init__(self, field: str, limit: float = BUDGET_MICROSECONDS) -> None:
+        self.field = field
+        self.limit = limit
+        self.spent = 0.0
+
+    def spend(self, cost: float, what: str) -> None:
+        self.spent += cost
+        if self.spent > self.limit:
+            raise OddsTooLarge(
+                self.field,
+                f"exact odds for {what} are past the size cap (too many dice, faces or "
+                f"outcomes to enumerate quickly); rolling it still works",
+            )
+
+
+class Dist:
+    """A (sub-)probability distribution: P(v) = w[v] / den."""
+
+    __slots__ = ("den", "w")
+
+    def __init__(self, w: dict[int, int], den: int) -> None:
+        self.w = w
+        self.den = den
+
+    # -- building ------------------------------------------------------------------------
+    @staticmethod
+    def point(value: int) -> Dist:
+        return Dist({value: 1}, 1)
+
+    @staticmethod
+    def uniform(values: Iterable[int], den: int | None = None) -> Dist:
+        w = dict.fromkeys(values, 1)
+        return Dist(w, den if den is not None else len(w))
+
+    @staticmethod
+    def from_fractions(probs: Mapping[int, Fraction]) -> Dist:
+        den = math.lcm(*(p.denominator for p in probs.values())) if probs else 1
+        return Dist({v: p.numerator * (den // p.denominator) for v, p in probs.items()}, den)
+
+    def fractions(self) -> dict[int, Fraction]:
+        den = self.den
+        return {v: Fraction(w, den) for v, w in sorted(self.w.items()) if w}
+
+    def mass(self) -> Fraction:
+        return Fraction(sum(self.w.values()), self.den)
+
+    def reduced(self) -> Dist:
+        g = math.gcd(self.den, *self.w.values())
+        if g > 1:
+            return Dist({v: w // g for v, w in self.w.items()}, self.den // g)
+        return self
+
+    @property
+    def bits(self) -> int:
+        return max(self.den.bit_length(), 1)
+
+    # -- arithmetic ----------------------------------------------------------------------
+    def map(self, fn: Callable[[int], int]) -> Dist:
+        out: dict[int, int] = {}
+        for v, w in self.w.items():
+            k = fn(v)
+            out[k] = out.get(k, 0) + w
+        return Dist(out, self.den)
+
+    def neg(self) -> Dist:
+        return Dist({-v: w for v, w in self.w.items()}, self.den)
+
+    def scaled(self, factor: int) -> Dist:
+        """Same distribution over a denominator ``factor`` times larger."""
+        return Dist({v: w * factor for v, w in self.w.items()}, self.den * factor)
+
+    def plus_mass(self, other: Dist) -> Dist:
+        """The two sub-distributions' masses added (a mixture of disjoint cases)."""
+        den = math.lcm(self.den, other.den)
+        fa, fb = den // self.den, den // other.den
+        out = {v: w * fa for v, w in self.w.items()}
+        for v, w in other.w.items():
+            out[v] = out.get(v, 0) + w * fb
+        return Dist(out, den)
+
+    def convolve(self, other: Dist, budget: Budget, what: str) -> Dist:
+        """Distribution of the sum of two independent numbers."""
+        return Dist(_conv(self.w, other.w, budget, what), self.den * other.den).reduced()
+
+    def combine(
+        self, other: Dist, op: Callable[[int, int], int], budget: Budget, what: str
+    ) -> Dist:
+        """Distribution of ``op(a, b)`` for independent a, b (products and quotients)."""
+        bits = self.den.bit_length() + other.den.bit_length()
+        # A call of ``op`` per pair on top of the dict work.
+        budget.spend(len(self.w) * len(other.w) * (0.6 + product_cost(bits)), what)
+        out: dict[int, int] = {}
+        get = out.get
+        for x, wx in self.w.items():
+            for y, wy in other.w.items():
+                k = op(x, y)
+                out[k] = get(k, 0) + wx * wy
+        return Dist(out, self.den * other.den).reduced()
+
+    def power(self, n: int, budget: Budget, what: str) -> Dist:
+        """Sum of ``n`` independent copies."""
+        if n == 1:
+            return self
+        if n == 0:
+            return Dist.point(0)
+        if not all(self.w.values()):
+            # Miller's recurrence divides by the lowest weight: it must not be a zero.
+            return Dist({v: x for v, x in self.w.items() if x}, self.den).power(n, budget, what)
+        lo, hi = min(self.w), max(self.w)
+        span = hi - lo + 1
+        out_span = n * (span - 1) + 1
+        out_bits = n * self.bits + 1
+        # Each step multiplies and (exactly) divides big integers.
+        miller = out_span * len(self.w) * (0.1 + 2 * product_cost(out_bits))
+        squaring = _squaring_cost(self, n)
+        if miller <= squaring or span == 1:
+            budget.spend(miller, what)
+            return Dist(_miller_power(self.w, lo, span, n), self.den**n).reduced()
+        result: Dist | None = None
+        base = self
+        while True:
+            if n & 1:
+                result = base if result is None else result.convolve(base, budget, what)
+            n >>= 1
+            if not n:
+                break
+            base = base.convolve(base, budget, what)
+        assert result is not None
+        return result
+
+
+def product_cost(bits: int) -> float:
+    """Microseconds for one multiply-and-add of weights whose product has ``bits`` bits."""
+    return 0.3 + 0.12 * (bits / 1000) ** 1.585
+
+
+def fraction_cost(d: Dist) -> float:
+    """Microseconds to turn every weight into a reduced Fraction (a gcd each, quadratic)."""
+    return len(d.w) * (1 + 2e-6 * d.den.bit_length() ** 2)
+
+
+def _squaring_cost(d: Dist, n: int) -> float:
+    span = max(d.w) - min(d.w) + 1
+    cost, k = 0.0, 1
+    while k < n:
+        k *= 2
+        cost += _kronecker_cost(k * span, k * d.bits)
+    return cost * 0.4
+
+
+def _kronecker_cost(span: int, bits: int) -> float:
+    total_bits = span * (bits + 16)
+    return span * 0.5 + 0.9 * (total_bits / 1000) ** 1.585
+
+
+def _miller_power(w: Mapping[int, int], lo: int, span: int, n: int) -> dict[int, int]:
+    """Coefficients of Q(x)**n by J.C.P. Miller's recurrence; Q's lowest weight is nonzero.
+
+    p_0 = q_0**n, p_k = sum_{j=1..min(k,d)} ((n+1) j - k) q_j p_{k-j} / (k q_0), exactly.
+    """
+    q = [0] * span
+    for v, weight in w.items():
+        q[v - lo] = weight
+    nz = [(j, qj) for j, qj in enumerate(q) if j and qj]
+    q0 = q[0]
+    size = n * (span - 1) + 1
+    p = [0] * size
+    p[0] = q0**n
+    n1 = n + 1
+    for k in range(1, size):
+        acc = 0
+        for j, qj in nz:
+            if j > k:
+                break
+            acc += (n1 * j - k) * qj * p[k - j]
+        p[k] = acc // (k * q0)
+    base = n * lo
+    return {base + k: c for k, c in enumerate(p) if c}
+
+
+def _conv(a: dict[int, int], b: dict[int, int], budget: Budget, what: str) -> dict[int, int]:
+    """Weights of the sum; the cheaper of plain loops and Kronecker substitution."""
+    if not a or not b:
+        return {}
+    if len(a) > len(b):
+        a, b = b, a
+    if len(a) == 1:
+        ((x, wx),) = a.items()
+        budget.spend(2 + len(b) * 0.2, what)
+        return {x + y: wx * wy for y, wy in b.items()}
+    bits = max(a.values()).bit_length() + max(b.values()).bit_length()
+    loops = 10 + len(a) * len(b) * (0.3 + product_cost(bits))
+    a_lo, a_hi, b_lo, b_hi = min(a), max(a), min(b), max(b)
+    span = (a_hi - a_lo) + (b_hi - b_lo) + 1
+    bits = max(a.values()).bit_length() + max(b.values()).bit_length() + len(a).bit_length()
+    kron = _kronecker_cost(span, bits)
+    if loops <= kron:
+        budget.spend(loops, what)
+        out: dict[int, int] = {}
+        get = out.get
+        for x, wx in a.items():
+            for y, wy in b.items():
+                k = x + y
+                out[k] = get(k, 0) + wx * wy
+        return out
+    budget.spend(kron, what)
+    return _kronecker(a, a_lo, a_hi, b, b_lo, b_hi, a is b)
+
+
+def _kronecker(
+    a: dict[int, int],
+    a_lo: int,
+    a_hi: int,
+    b: dict[int, int],
+    b_lo: int,
+    b_hi: int,
+    same: bool,
+) -> dict[int, int]:
+    """Convolution by packing each weight list into one integer and multiplying."""
+    bits = max(a.values()).bit_length() + max(b.values()).bit_length()
+    bits += min(len(a), len(b)).bit_length() + 1
+    nbytes = (bits + 7) // 8
+
+    def pack(d: dict[int, int], lo: int, hi: int) -> int:
+        zero = bytes(nbytes)
+        chunks = [zero] * (hi - lo + 1)
+        for v, w in d.items():
+            chunks[v - lo] = w.to_bytes(nbytes, "little")
+        return int.from_bytes(b"".join(chunks), "little")
+
+    big_a = pack(a, a_lo, a_hi)
+    product = big_a * big_a if same else big_a * pack(b, b_lo, b_hi)
+    size = (a_hi - a_lo) + (b_hi - b_lo) + 1
+    raw = product.to_bytes(size * nbytes, "little")
+    base = a_lo + b_lo
+    out: dict[int, int] = {}
+    from_bytes = int.from_bytes
+    for i in range(size):
+        c = from_bytes(raw[i * nbytes : (i + 1) * nbytes], "little")
+        if c:
+            out[base + i] = c
+    return out

@@ -12,17 +12,17 @@ import time
 from typing import Any
 from urllib.parse import parse_qs
 
-from channels.db import aclose_old_connections, database_sync_to_async
+from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
 from .origin import origin_allowed
-from .selectors.events import Viewer, events_after, for_viewer
+from .selectors.events import Viewer, can_see, dumps, events_after, for_viewer, owner_of
 from .selectors.room import room_state, seat_summary
 from .services import actions
 from .services.access import Access, resolve_access, seat_cookie_name
 from .services.errors import ServiceError
-from .services.events import room_group
+from .services.events import OUTBOX, room_group
 
 log = logging.getLogger(__name__)
 REPLAY_CHUNK = 500
@@ -162,7 +162,9 @@ class RoomConsumer(AsyncWebsocketConsumer):
         if handler is None:
             await self._error(ref, "unknown-type", f"unknown message type {kind!r}")
             return
-        await aclose_old_connections()
+        # database_sync_to_async closes stale connections around the call, on the ORM thread.
+        outbox: list[tuple[str, dict[str, Any]]] = []
+        token = OUTBOX.set(outbox)
         try:
             seq = await database_sync_to_async(handler)(
                 seat_id=self.access.seat.pk, message=message
@@ -176,6 +178,11 @@ class RoomConsumer(AsyncWebsocketConsumer):
                 ref, "server-error", "the table could not do that; nothing was changed"
             )
             return
+        finally:
+            OUTBOX.reset(token)
+            # Committed events are published from here, not from the ORM thread.
+            for group, payload in outbox:
+                await self.channel_layer.group_send(group, payload)
         if ref is not None and seq is not None and seq > self.delivered:
             self.refs[seq] = ref
 
@@ -194,20 +201,30 @@ class RoomConsumer(AsyncWebsocketConsumer):
             for earlier in missing:
                 if earlier["seq"] < seq:
                     await self._deliver(earlier)
-        await self._deliver(event)
+        ref = self.refs.pop(seq, None)
+        if ref is not None:
+            await self._deliver(event, ref=ref)
+            return
+        visible = can_see(
+            visibility=event["visibility"], actor_seat_id=owner_of(event), viewer=self.viewer
+        )
+        self.delivered = seq
+        # The event's JSON was made once for the whole room; send it as it is.
+        await self.send(text_data=message["text"] if visible else message["hidden_text"])
 
-    async def _deliver(self, event: dict[str, Any]) -> None:
+    async def _deliver(self, event: dict[str, Any], *, ref: Any = None) -> None:
         if event["seq"] <= self.delivered:
             return
         out = for_viewer(event, self.viewer)
-        ref = self.refs.pop(event["seq"], None)
+        if ref is None:
+            ref = self.refs.pop(event["seq"], None)
         if ref is not None:
             out = {**out, "ref": ref}
         self.delivered = event["seq"]
         await self._send(out)
 
     async def _send(self, message: dict[str, Any]) -> None:
-        await self.send(text_data=json.dumps(message, separators=(",", ":")))
+        await self.send(text_data=dumps(message))
 
     async def _error(self, ref: Any, code: str, text: str, *, field: str | None = None) -> None:
         message: dict[str, Any] = {"type": "error", "ref": ref, "code": code, "message": text}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +36,20 @@ def event_message(event: Event) -> dict[str, Any]:
     return message
 
 
+def dumps(message: dict[str, Any]) -> str:
+    return json.dumps(message, separators=(",", ":"))
+
+
+def for_everyone(message: dict[str, Any]) -> dict[str, Any]:
+    """The message without internal keys, as sent to whoever may see it."""
+    return {k: v for k, v in message.items() if k != OWNER} if OWNER in message else message
+
+
+def owner_of(message: dict[str, Any]) -> int | None:
+    owner = message.get(OWNER)
+    return owner if owner is not None else (message.get("actor") or {}).get("seat")
+
+
 def can_see(*, visibility: str, actor_seat_id: int | None, viewer: Viewer) -> bool:
     if visibility == Visibility.PUBLIC:
         return True
@@ -51,14 +66,10 @@ def can_see(*, visibility: str, actor_seat_id: int | None, viewer: Viewer) -> bo
 def for_viewer(message: dict[str, Any], viewer: Viewer) -> dict[str, Any]:
     """The message as ``viewer`` may see it: same seq, kind, actor and visibility; data hidden
     when it is not theirs to see."""
-    owner = message.get(OWNER)
-    if owner is None:
-        owner = (message.get("actor") or {}).get("seat")
-    else:
-        message = {k: v for k, v in message.items() if k != OWNER}
-    if can_see(visibility=message["visibility"], actor_seat_id=owner, viewer=viewer):
-        return message
-    return {**message, "data": {"hidden": True}}
+    public = for_everyone(message)
+    if can_see(visibility=message["visibility"], actor_seat_id=owner_of(message), viewer=viewer):
+        return public
+    return {**public, "data": {"hidden": True}}
 
 
 def events_after(*, session_id: int, after: int, limit: int | None = None) -> list[dict[str, Any]]:

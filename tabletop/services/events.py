@@ -3,6 +3,8 @@ commit."""
 
 from __future__ import annotations
 
+import asyncio
+from contextvars import ContextVar
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -10,7 +12,7 @@ from channels.layers import get_channel_layer
 from django.db import connection, transaction
 
 from ..models import Event, GameSession, Seat, Visibility
-from ..selectors.events import event_message
+from ..selectors.events import dumps, event_message, for_everyone
 
 
 def room_group(session_id: int) -> str:
@@ -62,11 +64,41 @@ def record_event(
     return event
 
 
+# Set by the room socket around a service call: events committed during the call are handed
+# back to it to publish from its own event loop, rather than publishing from the ORM thread.
+OUTBOX: ContextVar[list[tuple[str, dict[str, Any]]] | None] = ContextVar("outbox", default=None)
+
+
+_sending: set[asyncio.Task[None]] = set()  # keeps scheduled sends alive until done
+
+
+def room_payload(event: Event) -> dict[str, Any]:
+    """The channel-layer message for an event: the full event for redaction, and its JSON as
+    every socket that may see it sends it (and, for hidden events, the redacted JSON), so a room
+    of 200 serialises an event once, not 200 times."""
+    message = event_message(event)
+    public = for_everyone(message)
+    payload: dict[str, Any] = {"type": "room.event", "event": message, "text": dumps(public)}
+    if public["visibility"] != Visibility.PUBLIC:
+        payload["hidden_text"] = dumps({**public, "data": {"hidden": True}})
+    return payload
+
+
 def broadcast(event: Event) -> None:
-    """Send the full event to the room; each socket redacts it for its own viewer."""
+    """Send the event to the room (after commit)."""
+    group, payload = room_group(event.session_id), room_payload(event)
+    outbox = OUTBOX.get()
+    if outbox is not None:
+        outbox.append((group, payload))
+        return
     layer = get_channel_layer()
     if layer is None:
         return
-    async_to_sync(layer.group_send)(
-        room_group(event.session_id), {"type": "room.event", "event": event_message(event)}
-    )
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        async_to_sync(layer.group_send)(group, payload)
+    else:  # called from code running on an event loop's own thread: don't block it
+        task = loop.create_task(layer.group_send(group, payload))
+        _sending.add(task)
+        task.add_done_callback(_sending.discard)

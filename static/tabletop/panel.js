@@ -270,6 +270,7 @@ export class Panel {
     this.onChange = onChange;
     this.registry = new Map();
     this.modes = [];
+    this.hooks = []; // (message) => void: options other modules add to a roll
     const system = page.system;
     this.modes.push({id: system.id, title: system.id === "generic" ? "Dice notation" : system.title, fields: system.request});
     if (system.id !== "generic" && page.generic) {
@@ -352,6 +353,7 @@ export class Panel {
     const {system, request} = this.current();
     const out = {type: "roll", system, request, visibility: this.visibility.value};
     if (this.character && this.character.value) out.character = Number(this.character.value);
+    for (const hook of this.hooks) hook(out);
     return out;
   }
 

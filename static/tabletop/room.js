@@ -4,6 +4,7 @@ import {renderRoll} from "./dice.js";
 import {Log, short} from "./log.js";
 import {Odds} from "./odds.js";
 import {Panel} from "./panel.js";
+import {Pools} from "./pools.js";
 import {RoomSocket} from "./socket.js";
 
 const $ = (id) => document.getElementById(id);
@@ -53,6 +54,7 @@ function showStatus(kind, until) {
     log.announce(state.live ? "Connected to the table." : kind === "offline" ? "You are offline." : "Connection lost; reconnecting.");
   }
   panel.setState(state);
+  pools.setState(state);
   if (!state.live) settleRolls();
 }
 
@@ -108,6 +110,7 @@ function setStatus(status) {
   badge.className = `status status-${status}`;
   badge.hidden = status === "live"; // the connection badge says "live" already
   panel.setState(state);
+  pools.setState(state);
   const end = $("end-session");
   if (end) end.hidden = status !== "live";
 }
@@ -116,6 +119,21 @@ function setStatus(status) {
 const odds = new Odds($("odds"), page.odds_url, (field, message) => panel.showError(field, message, {panel: false}));
 const panel = new Panel($("roll-form"), page, ({system, request, missing}) => odds.update(system, request, missing));
 const log = new Log($("log"), $("announce"), {seatId, role: page.role, reveal});
+const pools = new Pools({page, panel, card: $("table-card"), bar: $("table-bar"), clientSeed, request});
+
+/** Send a message; ``done(error or null)`` once the table answers it (or does not, in time). */
+function request(message, done) {
+  const ref = newRef("act");
+  if (!socket.send({...message, ref})) return false;
+  const timer = setTimeout(() => {
+    if (pending.delete(ref)) done({message: "No answer from the table; try again."});
+  }, 8000);
+  pending.set(ref, (err) => {
+    clearTimeout(timer);
+    done(err);
+  });
+  return true;
+}
 
 function reveal(seq, button, error) {
   const ref = newRef("reveal");
@@ -174,10 +192,12 @@ const socket = new RoomSocket(page.socket, {
       if (msg.state.fairness) state.fairness = msg.state.fairness;
       if (msg.state.session) setStatus(msg.state.session.status);
       drawFairness();
+      pools.hello(msg);
     }
   },
   event(event, replay) {
-    log.add(event, replay);
+    const item = log.add(event, replay);
+    pools.event(event, replay, item);
     const data = event.data || {};
     if (event.kind === "seat.join" && data.seat) {
       seats.set(data.seat.id, data.seat);

@@ -7,140 +7,15 @@ Playwright drives Debian's Chromium.
 
 from __future__ import annotations
 
-import os
-import re
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
-
 import pytest
-from asgiref.sync import SyncToAsync
-from channels.layers import channel_layers
-from channels.testing import ChannelsLiveServerTestCase
-from daphne.testing import DaphneProcess
-from django.contrib.auth import get_user_model
-from django.db import connections
 
-from tabletop.models import Campaign, Character, Event
-from tabletop.services.sessions import create_session, start_session
+from tabletop.models import Event
+from tests.browser.conftest import PHONE, BrowserTestCase
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-PHONE = {"width": 375, "height": 740}
 
-# Keep every socket a page opens reachable, so a test can cut one like a flaky network would.
-TRACK_SOCKETS = """
-(() => {
-  const Native = window.WebSocket;
-  window.__sockets = [];
-  window.WebSocket = class extends Native {
-    constructor(...args) { super(...args); window.__sockets.push(this); }
-  };
-})();
-"""
-
-
-class FreshDaphneProcess(DaphneProcess):
-    """Daphne in a forked child that starts clean: an earlier async test in this process may
-    have left asgiref's one-thread executor (its thread does not survive the fork, so every
-    database call would wait forever) and a channel layer bound to another event loop."""
-
-    def run(self) -> None:
-        SyncToAsync.single_thread_executor = ThreadPoolExecutor(max_workers=1)
-        channel_layers.backends = {}
-        super().run()
-
-
-class RoomPageTests(ChannelsLiveServerTestCase):
-    serve_static = True
-    ProtocolServerProcess = FreshDaphneProcess
-
-    @classmethod
-    def setUpClass(cls) -> None:
-        super().setUpClass()
-        from playwright.sync_api import sync_playwright
-
-        # Playwright's sync API runs an event loop on this thread; the ORM calls here stay sync.
-        cls._async_unsafe = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
-        os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-
-        cls._playwright = sync_playwright().start()
-        cls.browser = cls._playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
-        )
-        ARTIFACTS.mkdir(exist_ok=True)
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.browser.close()
-        cls._playwright.stop()
-        if cls._async_unsafe is None:
-            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-        else:
-            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = cls._async_unsafe
-        super().tearDownClass()
-
-    # -- helpers ------------------------------------------------------------------------------
-
-    def make_table(self, system: str):
-        def make():
-            try:
-                gm = get_user_model().objects.create_user("gm", password="pw-for-tests-only")
-                campaign = Campaign.objects.create(name="Night Market", system=system, gm=gm)
-                session = create_session(campaign=campaign, title="Session one")
-                return gm, campaign, start_session(session_id=session.pk)
-            finally:
-                connections.close_all()
-
-        # Starting a session broadcasts with async_to_sync, which cannot run on this thread
-        # while Playwright's event loop lives here.
-        with ThreadPoolExecutor(1) as pool:
-            return pool.submit(make).result()
-
-    def open_page(self, viewport=None):
-        context = self.browser.new_context(viewport=viewport or {"width": 1200, "height": 900})
-        context.add_init_script(TRACK_SOCKETS)
-        self.addCleanup(context.close)
-        page = context.new_page()
-        page.set_default_timeout(8000)
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        self.addCleanup(lambda: self.assertEqual(errors, [], "no script errors on the page"))
-        return page
-
-    def sit_down(self, page, session, name: str, character: str | None = None) -> None:
-        page.goto(f"{self.live_server_url}/play/{session.invite_code}/")
-        page.fill("#name", name)
-        if character:
-            page.select_option("#character", label=character)
-        page.click("button[type=submit]")
-        self.wait_live(page)
-
-    @staticmethod
-    def wait_live(page) -> None:
-        page.wait_for_selector("#conn[data-state=live]")
-
-    @staticmethod
-    def seqs(page) -> list[int]:
-        return page.eval_on_selector_all(
-            "#log > li", "items => items.map(i => Number(i.dataset.seq))"
-        )
-
-    @staticmethod
-    def shot(page, name: str, full_page: bool = True) -> None:
-        page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=full_page)
-
-    # -- tests --------------------------------------------------------------------------------
-
+class RoomPageTests(BrowserTestCase):
     def test_two_players_odds_rolls_hidden_rolls_and_reconnects(self):
         _, _, session = self.make_table("generic")
         ana = self.open_page()
@@ -211,22 +86,18 @@ class RoomPageTests(ChannelsLiveServerTestCase):
         self.shot(bob, "room-generic-phone-top", full_page=False)
 
     def test_a_seed_system_panel_quick_rolls_reveal_and_end(self):
-        _, campaign, session = self.make_table("d6-chance")
-        Character.objects.create(
-            campaign=campaign,
-            name="Kira Vess",
-            sheet={"attributes": {"Dexterity": "3D+1"}, "skills": {"Blaster": "5D"}},
+        _, _, session = self.make_table(
+            "d6-chance",
+            characters={
+                "Kira Vess": {"attributes": {"Dexterity": "3D+1"}, "skills": {"Blaster": "5D"}}
+            },
         )
         ana = self.open_page(viewport=PHONE)
         self.sit_down(ana, session, "Ana", character="Kira Vess")
 
         # The GM logs in and opens the same room.
         boss = self.open_page()
-        boss.goto(f"{self.live_server_url}/accounts/login/?next=/play/{session.invite_code}/")
-        boss.fill("input[name=username]", "gm")
-        boss.fill("input[name=password]", "pw-for-tests-only")
-        boss.click("form [type=submit]")
-        boss.wait_for_url(re.compile(rf"/play/{re.escape(session.invite_code)}/$"))
+        self.log_in_gm(boss, f"/play/{session.invite_code}/")
         self.wait_live(boss)
 
         # A quick roll from the sheet fills the panel; odds follow.

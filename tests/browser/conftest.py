@@ -1,0 +1,213 @@
+"""What every browser test shares: Debian's Chromium through Playwright's sync API, against
+daphne serving the test database in a forked child (ChannelsLiveServerTestCase).
+
+Two things make that work after async tests ran in the same process:
+
+- the forked daphne child starts clean (``FreshDaphneProcess``): asgiref's one-thread executor
+  an earlier async test created has no thread after the fork, so every database call would
+  wait forever, and a channel layer bound to another event loop is dropped;
+- service calls that broadcast (starting a session...) run on a worker thread
+  (``off_thread``): ``async_to_sync`` cannot run on the thread where Playwright's event loop
+  lives, and neither can a socket client's own loop.
+
+The channel layer is in memory, so an event made in this process reaches no browser: what the
+pages must see happen goes through the live server (``join``, ``send_as_gm``) or a page.
+
+Use it as ``from tests.browser.conftest import BrowserTestCase, off_thread``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import urllib.request
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+from asgiref.sync import SyncToAsync
+from channels.layers import channel_layers
+from channels.testing import ChannelsLiveServerTestCase
+from daphne.testing import DaphneProcess
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import connections
+from django.test import Client
+
+from tabletop.models import Campaign, Character, GameSession
+from tabletop.services.sessions import create_session, start_session
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+DESKTOP = {"width": 1200, "height": 900}
+PHONE = {"width": 375, "height": 740}
+GM_PASSWORD = "pw-for-tests-only"
+
+# Keep every socket a page opens reachable, so a test can cut one like a flaky network would.
+TRACK_SOCKETS = """
+(() => {
+  const Native = window.WebSocket;
+  window.__sockets = [];
+  window.WebSocket = class extends Native {
+    constructor(...args) { super(...args); window.__sockets.push(this); }
+  };
+})();
+"""
+
+T = TypeVar("T")
+
+
+def off_thread(fn: Callable[[], T]) -> T:
+    """Run ``fn`` on a worker thread (see the module's docstring) and return its result."""
+
+    def run() -> T:
+        try:
+            return fn()
+        finally:
+            connections.close_all()
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(run).result()
+
+
+class FreshDaphneProcess(DaphneProcess):
+    """Daphne in a forked child that starts clean (see the module's docstring)."""
+
+    def run(self) -> None:
+        SyncToAsync.single_thread_executor = ThreadPoolExecutor(max_workers=1)
+        channel_layers.backends = {}
+        super().run()
+
+
+class BrowserTestCase(ChannelsLiveServerTestCase):
+    """A live server with static files, one Chromium per class, helpers for the room."""
+
+    serve_static = True
+    ProtocolServerProcess = FreshDaphneProcess
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        super().setUpClass()
+        from playwright.sync_api import sync_playwright
+
+        # Playwright's sync API runs an event loop on this thread; the ORM calls here stay sync.
+        cls._async_unsafe = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+        os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+        cls._playwright = sync_playwright().start()
+        cls.browser = cls._playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
+        ARTIFACTS.mkdir(exist_ok=True)
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.browser.close()
+        cls._playwright.stop()
+        if cls._async_unsafe is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = cls._async_unsafe
+        super().tearDownClass()
+
+    # -- tables and pages ---------------------------------------------------------------------
+
+    def make_table(
+        self, system: str, *, characters: dict[str, dict] | None = None, **campaign: Any
+    ) -> tuple[Any, Campaign, GameSession]:
+        """A GM (user ``gm``), a campaign of ``system`` with ``characters`` (name -> sheet) and
+        a live session."""
+
+        def make():
+            gm = get_user_model().objects.create_user("gm", password=GM_PASSWORD)
+            camp = Campaign.objects.create(name="Night Market", system=system, gm=gm, **campaign)
+            for name, sheet in (characters or {}).items():
+                Character.objects.create(campaign=camp, name=name, sheet=sheet)
+            session = create_session(campaign=camp, title="Session one")
+            return gm, camp, start_session(session_id=session.pk)
+
+        return off_thread(make)
+
+    def join(self, session, name: str, character: int | None = None) -> dict:
+        """Sit a player down through the live server (JSON join), as a bot would."""
+        body = json.dumps({"name": name, "character": character}).encode()
+        request = urllib.request.Request(
+            f"{self.live_server_url}/play/{session.invite_code}/join",
+            data=body,
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.load(response)
+
+    def send_as_gm(self, session, message: dict) -> dict:
+        """Send one message on the room socket with the GM's login, as the GM's browser would;
+        return the event it caused (the GM's copy, with its ``ref``) or the error."""
+        from websockets.sync.client import connect
+
+        def run() -> dict:
+            client = Client()
+            client.force_login(session.campaign.gm)
+            cookie = client.cookies[settings.SESSION_COOKIE_NAME].value
+            url = self.live_server_url.replace("http", "ws", 1) + f"/ws/play/{session.invite_code}/"
+            headers = {
+                "Cookie": f"{settings.SESSION_COOKIE_NAME}={cookie}",
+                "Origin": self.live_server_url,
+            }
+            with connect(url, additional_headers=headers, open_timeout=10) as ws:
+                json.loads(ws.recv(10))  # hello
+                ws.send(json.dumps({**message, "ref": "from-test"}))
+                while True:
+                    reply = json.loads(ws.recv(10))
+                    if reply["type"] == "error" or reply.get("ref") == "from-test":
+                        return reply
+
+        return off_thread(run)
+
+    def open_page(self, viewport: dict | None = None, color_scheme: str = "light"):
+        context = self.browser.new_context(viewport=viewport or DESKTOP, color_scheme=color_scheme)
+        context.add_init_script(TRACK_SOCKETS)
+        self.addCleanup(context.close)
+        page = context.new_page()
+        page.set_default_timeout(8000)
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        self.addCleanup(lambda: self.assertEqual(errors, [], "no script errors on the page"))
+        return page
+
+    def sit_down(self, page, session, name: str, character: str | None = None) -> None:
+        page.goto(f"{self.live_server_url}/play/{session.invite_code}/")
+        page.fill("#name", name)
+        if character:
+            page.select_option("#character", label=character)
+        page.click("button[type=submit]")
+        self.wait_live(page)
+
+    def log_in_gm(self, page, next_url: str) -> None:
+        page.goto(f"{self.live_server_url}/accounts/login/?next={next_url}")
+        page.fill("input[name=username]", "gm")
+        page.fill("input[name=password]", GM_PASSWORD)
+        page.click("form [type=submit]")
+        page.wait_for_url(re.compile(re.escape(next_url) + "$"))
+
+    @staticmethod
+    def wait_live(page) -> None:
+        page.wait_for_selector("#conn[data-state=live]")
+
+    @staticmethod
+    def seqs(page) -> list[int]:
+        return page.eval_on_selector_all(
+            "#log > li", "items => items.map(i => Number(i.dataset.seq))"
+        )
+
+    @staticmethod
+    def shot(page, name: str, full_page: bool = True) -> None:
+        page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=full_page)

@@ -1,0 +1,244 @@
+"""The player's pool and resources on the room page, in a real browser.
+
+At a Zoria table the GM awards a die from the GM dashboard and the player sees it arrive, rolls a
+check, uses a die on the open roll from the room page and sees the total grow, and sees it
+declared when the GM closes it. At a Sunrider D6 table a character point doubles the base dice
+and the points drop; at a discordian table the Discord Die shows by the panel and Instant Karma
+pays for a luck die and protection; extended actions and rounds show their progress.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tabletop.models import Event
+from tests.browser.conftest import PHONE, BrowserTestCase
+
+pytestmark = pytest.mark.browser
+
+TIMES = "\u00d7"  # the multiplication sign in "4 (times) d6"
+
+
+class RoomPoolsTests(BrowserTestCase):
+    @staticmethod
+    def number(locator) -> int:
+        return int(locator.inner_text().strip())
+
+    @staticmethod
+    def wait_text(page, selector: str, text: str) -> None:
+        page.locator(selector, has_text=text).first.wait_for()
+
+    def test_zoria_award_use_a_die_on_an_open_roll_and_declare(self):
+        _, campaign, session = self.make_table(
+            "zoria",
+            characters={
+                "Kael": {"level": 7, "class": "Warrior", "class_bonus_dice": ["d4"]},
+                "Ysolde": {"level": 12, "class": "Mage"},
+            },
+        )
+        ana = self.open_page()
+        self.sit_down(ana, session, "Ana", character="Kael")
+        ana_seat = ana.evaluate("JSON.parse(document.getElementById('room-data').textContent)")[
+            "seat"
+        ]["id"]
+
+        # A level-7 character's pool is four d6; Kael's class bonus die is labelled with him.
+        card = ana.locator("#table-card")
+        d6 = card.locator(".stks .action-dice b")
+        self.assertEqual(self.number(d6), 4)
+        self.assertIn(f"{TIMES} d6", card.locator(".stks .action-dice").inner_text())
+        self.assertIn("Kael's class bonus", card.locator(".stks .bonus-dice").inner_text())
+
+        # Another player sits down: Zoria pools are open information at the table.
+        self.join(session, "Bo", campaign.characters.get(name="Ysolde").pk)
+        bo = card.locator(".resrows li", has_text="Bo")
+        bo.wait_for()
+        self.assertIn(f"5 {TIMES} d8", bo.inner_text())
+        self.assertRegex(card.locator(".resrows li", has_text="GM").inner_text(), r"\d+ \S d12")
+
+        # The GM awards a die on the dashboard; it arrives in Ana's pool.
+        boss = self.open_page()
+        self.log_in_gm(boss, f"/gm/{session.pk}/")
+        award = boss.locator(f"article.seat-card[data-seat='{ana_seat}'] button.award")
+        award.wait_for()
+        boss.wait_for_function("!document.querySelector('button.award').disabled")
+        award.click()
+        self.wait_text(ana, "#table-card .action-dice", f"5 {TIMES} d6")
+        self.assertEqual(card.locator(".stks").get_attribute("aria-live"), "polite")
+
+        # Ana rolls a check: it stays open, and she uses a die on it; the total grows.
+        ana.fill("#f-zoria-check", "1d20+3")
+        ana.fill("#f-zoria-dc", "15")
+        ana.click(".roll-button")
+        roll = card.locator(".oroll").first
+        roll.wait_for()
+        seq = int(roll.locator(".ohead a").inner_text().lstrip("#"))
+        before = self.number(roll.locator(".sum b"))
+        self.assertIn("open", roll.locator(".ohead").inner_text())
+        self.assertIn("d6 (5 left)", roll.locator("select").first.inner_text())
+        use = roll.get_by_role("button", name="Use a die")
+        use.click()
+        ana.wait_for_function(
+            f"+document.querySelector('#table-card .oroll .sum b').textContent > {before}"
+        )
+        used = Event.objects.get(session=session, kind="pool", data__action="use")
+        self.assertEqual(self.number(roll.locator(".sum b")), before + used.data["added"])
+        self.assertEqual(used.data["client_seed"], ana.input_value("#client-seed"))
+        self.assertEqual(self.number(d6), 4, "the die left the pool")
+        self.assertIn(f"+{used.data['added']} from pool dice", roll.inner_text())
+        # A reload draws the same from hello's state and the replayed log.
+        ana.reload()
+        self.wait_live(ana)
+        self.wait_text(ana, "#table-card .sum", f"+{used.data['added']} from pool dice")
+        self.assertEqual(self.number(roll.locator(".sum b")), before + used.data["added"])
+        self.assertEqual(self.number(d6), 4)
+        self.assertTrue(
+            card.get_by_role("button", name="Lucky break").is_disabled(),
+            "no lucky break once a die was used",
+        )
+        self.shot(ana, "room-zoria-desktop")
+
+        # A spend the server refuses shows its reason next to the control.
+        roll.get_by_label(f"Spend dice on roll #{seq}").select_option("reroll")
+        card.locator("#insight-count").fill("9")
+        card.get_by_role("button", name="Spend for insight").click()
+        self.wait_text(ana, "#table-card .error", "left in that pool")
+
+        # The GM declares the roll on the dashboard; Ana sees it declared, nothing more to use.
+        boss.fill(f"#open-{seq}-result", "the lock gives way")
+        boss.click(f"article.open-roll[data-seq='{seq}'] button:has-text('Declare')")
+        self.wait_text(ana, "#table-card .ohead", "declared: the lock gives way")
+        self.assertTrue(use.is_disabled())
+        self.assertTrue(roll.get_by_role("button", name="Spend").is_disabled())
+
+        # The GM's own room page shows the GM's pool as theirs, and no lucky break.
+        boss.goto(f"{self.live_server_url}/play/{session.invite_code}/")
+        self.wait_live(boss)
+        self.wait_text(boss, "#table-card .action-dice", f"8 {TIMES} d12")
+        self.assertTrue(boss.get_by_role("button", name="Lucky break").is_hidden())
+        theirs = boss.locator("#table-card .resrows li", has_text="Ana").inner_text()
+        self.assertIn(f"4 {TIMES} d6 + 1 {TIMES} d4 (Kael's class bonus)", theirs)
+
+        ana.set_viewport_size(PHONE)
+        self.shot(ana, "room-zoria-phone")
+        card.scroll_into_view_if_needed()
+        self.shot(ana, "room-zoria-phone-card", full_page=False)
+
+    def test_d6_character_point_doubles_base_dice_and_points_drop(self):
+        _, _, session = self.make_table(
+            "d6-chance",
+            characters={"Kira Vess": {"skills": {"Blaster": "4D"}, "character_points": 3}},
+        )
+        ana = self.open_page(viewport=PHONE, color_scheme="dark")
+        self.sit_down(ana, session, "Ana", character="Kira Vess")
+        points = ana.locator("#table-card .resrows li", has_text="Kira Vess").locator(".amt b")
+        note = ana.locator(".field:has(#f-d6-chance-character_point) .cost")
+        self.assertEqual(self.number(points), 3)
+        self.assertEqual(note.inner_text(), "Kira Vess has 3 left")
+
+        ana.fill("#f-d6-chance-dice", "4")
+        ana.check("#f-d6-chance-character_point")
+        ana.click(".roll-button")
+        ana.wait_for_selector("#last-roll .die")
+        self.wait_text(ana, "#table-card .amt", "Character points 2")
+        self.assertEqual(note.inner_text(), "Kira Vess has 2 left")
+        self.assertFalse(
+            ana.is_checked("#f-d6-chance-character_point"), "each roll chooses its spends anew"
+        )
+        roll = Event.objects.get(session=session, kind="roll")
+        self.assertTrue(roll.data["request"]["character_point"])
+        self.assertIn("8D", roll.data["text"], "the base dice doubled")
+
+        # Survive: a table action with no roll, after a confirmation.
+        ana.once("dialog", lambda dialog: dialog.accept())
+        ana.get_by_role("button", name="Kira Vess survives (1 character point)").click()
+        self.wait_text(ana, "#table-card .amt", "Character points 1")
+        self.shot(ana, "room-d6-phone-dark-points")
+
+    def test_discordian_discord_die_instant_karma_and_luck(self):
+        _, _, session = self.make_table(
+            "discordian",
+            characters={
+                "Eris": {"hero_dice": ["d6", "d8"], "luck": 2, "instant_karma": 2, "luck_die": "d8"}
+            },
+        )
+        ana = self.open_page()
+        self.sit_down(ana, session, "Ana", character="Eris")
+        self.assertIn("No Discord Die", ana.inner_text("#table-bar"))
+        self.assertTrue(ana.locator("#f-discordian-discord").is_hidden())
+
+        discord = self.send_as_gm(session, {"type": "discord.roll"})["data"]["discord"]
+        value = discord["value"]
+        self.wait_text(ana, "#table-bar", f"Discord Die {value}" if value else "wandered")
+
+        # Protection and the luck die cost Instant Karma, shown as they are chosen.
+        ana.click("#quick button:has-text('Hero Dice')")
+        ana.fill("#f-discordian-protect", "1")
+        protect = ana.inner_text(".field:has(#f-discordian-protect) .cost")
+        self.assertEqual(protect, "costs 1 Instant Karma; Eris has 2 left")
+        ana.check("#roll-add_luck_die")
+        ana.click(".roll-button")
+        ana.wait_for_selector("#last-roll .die")
+        self.wait_text(ana, "#table-card .amt", "Instant Karma 0")
+        roll = Event.objects.get(session=session, kind="roll")
+        self.assertEqual(roll.data["request"]["discord"], value)
+        self.assertEqual(roll.data["request"]["protect"], 1)
+        self.assertEqual(roll.data["request"]["pool"], ["d6", "d8", "d8"], "the luck die joined")
+
+        # Luck on one's own successful roll: +1 success; a costly one can be avoided.
+        entry = ana.locator(f"#ev-{roll.seq}")
+        extra = entry.get_by_role("button", name="+1 success (1 Luck)")
+        if roll.data["outcome"] == "success":
+            costly = "costly" in roll.data["flags"]
+            self.assertEqual(
+                entry.get_by_role("button", name="Avoid costly (1 Luck)").count(), costly
+            )
+            extra.click()
+            self.wait_text(ana, "#table-card .amt", "Luck 1")
+        else:
+            self.assertEqual(extra.count(), 0)
+        self.shot(ana, "room-discordian-desktop")
+
+    def test_roll_and_keep_extended_action_progress(self):
+        _, _, session = self.make_table("roll-and-keep", characters={"Mirela": {}})
+        ana = self.open_page(viewport=PHONE)
+        self.sit_down(ana, session, "Ana", character="Mirela")
+        self.assertTrue(ana.locator("#roll-extended").is_hidden(), "nothing to count toward yet")
+        opened = self.send_as_gm(session, {"type": "extended.open", "label": "Ritual", "target": 5})
+        self.wait_text(ana, "#table-card li", "Ritual 0 / 5 successes")
+        ana.select_option("#roll-extended", label="Ritual")
+        ana.fill("#f-roll-and-keep-roll", "6")
+        ana.fill("#f-roll-and-keep-keep", "3")
+        ana.fill("#f-roll-and-keep-difficulty", "4")
+        ana.click(".roll-button")
+        ana.wait_for_selector("#last-roll .die")
+        gained = Event.objects.get(session=session, kind="pool", data__action="extended-progress")
+        self.assertEqual(gained.data["extended"]["id"], opened["data"]["extended"]["id"])
+        progress = gained.data["extended"]["progress"]
+        if gained.data["extended"]["open"]:
+            self.wait_text(ana, "#table-card li", f"Ritual {progress} / 5")
+            self.assertEqual(
+                ana.locator("#table-card progress").get_attribute("value"), str(progress)
+            )
+        self.shot(ana, "room-roll-and-keep-phone")
+
+    def test_action_dice_round_defense_and_dice_left(self):
+        _, _, session = self.make_table(
+            "action-dice",
+            characters={"Tam": {"action_dice": 3, "skills": {"Brawl": "+2d6"}}},
+        )
+        ana = self.open_page()
+        self.sit_down(ana, session, "Ana", character="Tam")
+        self.assertIn("No round running", ana.inner_text("#table-card"))
+        self.send_as_gm(session, {"type": "round.new"})
+        self.wait_text(ana, "#table-card", "Round 1")
+        self.wait_text(ana, "#table-card li", "3 of 3 action dice left")
+        ana.fill("#f-action-dice-action_dice", "2")
+        ana.fill("#f-action-dice-skill_dice", "2")
+        ana.select_option("#roll-defense", "general")
+        ana.click(".roll-button")
+        self.wait_text(ana, "#table-card li", "1 of 3 action dice left")
+        self.wait_text(ana, "#table-card", "Defenses this round")
+        total = Event.objects.get(session=session, kind="roll").data["total"]
+        self.assertIn(f"+{total // 2} against everyone else", ana.inner_text("#table-card"))
+        self.shot(ana, "room-action-dice-desktop")

@@ -9,89 +9,19 @@ Playwright drives Debian's Chromium.
 from __future__ import annotations
 
 import json
-import os
 import re
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
-from asgiref.sync import SyncToAsync
-from channels.layers import channel_layers
-from channels.testing import ChannelsLiveServerTestCase
-from daphne.testing import DaphneProcess
 from django.contrib.auth import get_user_model
-from django.db import connections
 
 from tabletop.models import Campaign, Character, Event, GameSession
+from tests.browser.conftest import DESKTOP, GM_PASSWORD, PHONE, BrowserTestCase, off_thread
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-DESKTOP = {"width": 1280, "height": 900}
-PHONE = {"width": 375, "height": 740}
 
-
-class FreshDaphneProcess(DaphneProcess):
-    """Daphne in a forked child that starts clean (no executor thread or channel layer
-    inherited from an earlier async test in this process)."""
-
-    def run(self) -> None:
-        SyncToAsync.single_thread_executor = ThreadPoolExecutor(max_workers=1)
-        channel_layers.backends = {}
-        super().run()
-
-
-def off_thread(fn):
-    """Run ``fn`` on another thread: service calls broadcast with async_to_sync, and socket
-    clients run their own loop, neither of which may share a thread with Playwright's loop."""
-
-    def run():
-        try:
-            return fn()
-        finally:
-            connections.close_all()
-
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(run).result()
-
-
-class DashboardTests(ChannelsLiveServerTestCase):
-    serve_static = True
-    ProtocolServerProcess = FreshDaphneProcess
-
-    @classmethod
-    def setUpClass(cls) -> None:
-        super().setUpClass()
-        from playwright.sync_api import sync_playwright
-
-        cls._async_unsafe = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
-        os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-        cls._playwright = sync_playwright().start()
-        cls.browser = cls._playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
-        )
-        ARTIFACTS.mkdir(exist_ok=True)
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.browser.close()
-        cls._playwright.stop()
-        if cls._async_unsafe is None:
-            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-        else:
-            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = cls._async_unsafe
-        super().tearDownClass()
-
+class DashboardTests(BrowserTestCase):
     # -- helpers ------------------------------------------------------------------------------
 
     def make_zoria_table(self) -> GameSession:
@@ -99,7 +29,7 @@ class DashboardTests(ChannelsLiveServerTestCase):
         from tabletop.services.sessions import create_session
 
         def make():
-            gm = get_user_model().objects.create_user("gm", password="pw-for-tests-only")
+            gm = get_user_model().objects.create_user("gm", password=GM_PASSWORD)
             campaign = Campaign.objects.create(name="The Sunken Crown", system="zoria", gm=gm)
             Character.objects.create(
                 campaign=campaign, name="Kael", sheet={"level": 7, "class": "Warrior"}
@@ -107,24 +37,6 @@ class DashboardTests(ChannelsLiveServerTestCase):
             return create_session(campaign=campaign, title="Into the Deeps")
 
         return off_thread(make)
-
-    def open_page(self, viewport=None, color_scheme="light"):
-        context = self.browser.new_context(viewport=viewport or DESKTOP, color_scheme=color_scheme)
-        self.addCleanup(context.close)
-        page = context.new_page()
-        page.set_default_timeout(8000)
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        self.addCleanup(lambda: self.assertEqual(errors, [], "no script errors on the page"))
-        return page
-
-    @staticmethod
-    def wait_live(page) -> None:
-        page.wait_for_selector("#conn[data-state=live]")
-
-    @staticmethod
-    def shot(page, name: str, full_page: bool = True) -> None:
-        page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=full_page)
 
     def socket_as(self, page, session, messages: list[dict]) -> tuple[dict, list[dict]]:
         """Open the room socket with the seat token the browser holds (its cookie), and send

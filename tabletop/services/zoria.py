@@ -304,6 +304,9 @@ def spend_dice(
             OpenRoll.objects.filter(pk=roll.pk).update(botch_dice=F("botch_dice") + count)
         elif effect == "activate-critical":
             OpenRoll.objects.filter(pk=roll.pk).update(critical_dice=F("critical_dice") + count)
+        elif effect in {"reroll", "reroll-botch"}:
+            # The re-roll (made just below) replaces this roll.
+            OpenRoll.objects.filter(pk=roll.pk).update(is_open=False, declared="re-rolled")
         if roll is not None:
             roll.refresh_from_db()
             text += f" on roll #{roll.seq}"
@@ -365,7 +368,6 @@ def _reroll(*, seat: Seat, roll: OpenRoll) -> Event:
     from .rolls import make_roll  # rolls register open rolls through this module
 
     original = Event.objects.get(session_id=seat.session_id, seq=roll.seq)
-    OpenRoll.objects.filter(pk=roll.pk).update(is_open=False, declared="re-rolled")
     return make_roll(
         seat=seat,
         request=original.data["request"],

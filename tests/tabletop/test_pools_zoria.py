@@ -310,3 +310,11 @@ def test_outsider_seat_of_another_session_cannot_touch_pools(table, gm):
         code(lambda: zoria.award(seat=gm_seat(session=other_session, user=gm), to_seat=ana.pk))
         == "invalid"
     )
+
+
+def test_the_reroll_spend_event_shows_the_old_roll_closed(table):
+    ana = sit(table, "Ana", "Kael")
+    roll = check(ana, table["c"]["Kael"])
+    event = zoria.spend_dice(seat=ana, effect="reroll", roll_seq=roll.seq)
+    assert event.data["open_roll"]["open"] is False
+    assert event.data["open_roll"]["declared"] == "re-rolled"

@@ -98,22 +98,20 @@ def ensure_resources(*, character: Character) -> list[CharacterResource]:
     return rows
 
 
-def character_for(*, seat: Seat, character_id: Any, own: bool = True) -> Character:
+def character_for(*, seat: Seat, character_id: Any) -> Character:
     """A character this seat may act for: its own (players), any in the campaign (GM)."""
     if isinstance(character_id, bool) or not isinstance(character_id, int):
         raise invalid("expected a character id", field="character")
-    if seat.is_gm or not own:
+    if seat.is_gm:
         character = Character.objects.filter(
             pk=character_id, campaign__sessions=seat.session_id
         ).first()
-    else:
-        character = seat.characters.filter(pk=character_id).first()
+        if character is None:
+            raise invalid("no such character at this table", field="character")
+        return character
+    character = seat.characters.filter(pk=character_id).first()
     if character is None:
-        raise (
-            forbidden("that is not your character")
-            if own and not seat.is_gm
-            else invalid("no such character at this table", field="character")
-        )
+        raise forbidden("you can act only for your own characters")
     return character
 
 

@@ -8,11 +8,12 @@ from django.db import transaction
 
 from rules.engines import FairStream, RuleError, get_system
 
-from ..models import Character, Event, GameSession, Seat, SessionStatus, Visibility
+from ..models import Event, GameSession, Seat, SessionStatus, Visibility
 from ..models.pools import OpenRoll
 from . import table_rules
 from .errors import ServiceError, conflict, forbidden, invalid, not_found
 from .events import next_seq, record_event
+from .pools import character_for
 from .table_rules import RollContext
 
 MAX_CLIENT_SEED = 200
@@ -26,22 +27,6 @@ def _system_for(session: GameSession, system_id: Any) -> Any:
     if system_id == "generic":
         return get_system("generic")  # the notation box works at every table
     raise invalid(f"this table plays {campaign_system} (and ordinary notation)", field="system")
-
-
-def _character(seat: Seat, character_id: Any) -> Character | None:
-    if character_id in (None, ""):
-        return None
-    if isinstance(character_id, bool) or not isinstance(character_id, int):
-        raise invalid("expected a character id", field="character")
-    if seat.is_gm:
-        character = Character.objects.filter(
-            pk=character_id, campaign__sessions=seat.session_id
-        ).first()
-    else:
-        character = seat.characters.filter(pk=character_id).first()
-    if character is None:
-        raise forbidden("you can only roll for your own characters")
-    return character
 
 
 ROLL_OPTIONS = ("add_luck_die", "extended", "defense", "group_extra", "stat_roll")
@@ -68,7 +53,7 @@ def make_roll(
     if not isinstance(client_seed, str) or len(client_seed) > MAX_CLIENT_SEED:
         raise invalid(f"text of at most {MAX_CLIENT_SEED} characters", field="client_seed")
     engine = _system_for(session, system)
-    who = _character(seat, character)
+    who = None if character in (None, "") else character_for(seat=seat, character_id=character)
     try:
         normalised = engine.normalise(request)
     except RuleError as exc:

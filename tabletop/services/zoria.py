@@ -55,11 +55,7 @@ def _starting_pool(seat: Seat) -> list[tuple[int, int]]:
     levels = _levels(seat)
     if not levels:
         return []
-    return rules.player_pool(
-        levels=levels,
-        option=settings.get("multi_character", "highest"),
-        balanced_choice=settings.get("balanced_choice", "fewer"),
-    )
+    return rules.ZORIA.starting_pool(levels, settings)
 
 
 def deal_pool(*, seat: Seat, by: Seat | None = None) -> Event | None:

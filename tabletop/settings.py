@@ -101,8 +101,10 @@ if DATABASE_URL:
     DATABASES = {
         "default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)
     }
-    if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-        DATABASES["default"].setdefault("OPTIONS", {})
+    # Named explicitly (Django's own default) so processes serving live-server tests, which
+    # derive the test database's name from this, find the same database.
+    if DATABASES["default"]["ENGINE"] != "django.db.backends.sqlite3":
+        DATABASES["default"]["TEST"] = {"NAME": f"test_{DATABASES['default']['NAME']}"}
 else:
     DATA_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {

@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from fractions import Fraction
 from itertools import repeat
 from operator import add, mul
 from typing import Any
@@ -31,8 +30,10 @@ from .dice import DieRecord, draw
 from .errors import OddsTooLarge, RuleError
 from .fair import DiceSource
 from .limits import MAX_CHAIN, MAX_DICE, MAX_MODIFIER
-from .odds import odds_answer
-from .schema import Field, validate
+from .odds import convolve_weights, from_weights
+from .results import meet_or_beat, with_notes
+from .schema import Field, whole_number
+from .system import passed_on
 
 # Exact-odds caps (measured on 2 cores; the worst cases inside them take 55-90 ms): a plain
 # sum of up to ODDS_MAX_DICE dice, at most ODDS_MAX_ACTION of them action dice; with max_dice
@@ -48,17 +49,6 @@ Dist = tuple[int, list[int], int]  # (lowest value, weights, exponent): P(lowest
 
 
 # -- exact keep-highest of open-ended and plain d6 ---------------------------------------------
-
-
-def _conv(a: list[int], b: list[int]) -> list[int]:
-    if len(a) > len(b):
-        a, b = b, a
-    width = len(b)
-    out = [0] * (len(a) + width - 1)
-    for i, x in enumerate(a):
-        if x:
-            out[i : i + width] = map(add, out[i : i + width], map(mul, b, repeat(x)))
-    return out
 
 
 def _mix(pieces: list[Dist]) -> Dist:
@@ -177,7 +167,7 @@ def keep_top(action: int, skill: int, keep: int, memo: dict[Any, Any] | None = N
         h = min(high, keep)
         top_low, top_w, top_exp = keep_top(high, 0, h, memo)
         rest_low, rest_w = top_plain(action - high, skill, keep - h)
-        weights = _conv(top_w, rest_w)
+        weights = convolve_weights(top_w, rest_w)
         coef = math.comb(action, high)
         if coef != 1:
             weights = [w * coef for w in weights]
@@ -282,19 +272,11 @@ def average_total(dice: int) -> int:
 # -- combat helpers ---------------------------------------------------------------------------
 
 
-def _whole(value: Any, field: str, *, minimum: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise RuleError(field, f"expected a whole number, got {value!r}")
-    if minimum is not None and value < minimum:
-        raise RuleError(field, f"must be at least {minimum}, got {value}")
-    return value
-
-
 def defense_rating(best_combat_skill_dice: int, resisting_attribute_dice: int = 0) -> int:
     """Difficulty to hit a character: 4 + dice of the best combat skill, +1 per die of a
     passive attribute that resists the attack."""
-    best = _whole(best_combat_skill_dice, "best_combat_skill_dice", minimum=0)
-    resisting = _whole(resisting_attribute_dice, "resisting_attribute_dice", minimum=0)
+    best = whole_number(best_combat_skill_dice, "best_combat_skill_dice", minimum=0)
+    resisting = whole_number(resisting_attribute_dice, "resisting_attribute_dice", minimum=0)
     return BASE_DEFENSE + best + resisting
 
 
@@ -310,12 +292,12 @@ def round_defense(
     specific = (
         None
         if defense_action_total is None
-        else _whole(defense_action_total, "defense_action_total")
+        else whole_number(defense_action_total, "defense_action_total")
     )
     general = (
         0
         if general_defense_total is None
-        else _whole(general_defense_total, "general_defense_total") // 2
+        else whole_number(general_defense_total, "general_defense_total") // 2
     )
     against_opponent = general if specific is None else max(specific, general)
     return {"against_opponent": against_opponent, "against_everyone_else": general}
@@ -324,8 +306,8 @@ def round_defense(
 def group_attack(total: int, extra_action_dice: int = 0) -> dict[str, int]:
     """A group attack: half the total (rounded down) applies to every member of the group;
     each extra action die committed (not rolled) adds the usual number of targets again."""
-    total = _whole(total, "total")
-    extra = _whole(extra_action_dice, "extra_action_dice", minimum=0)
+    total = whole_number(total, "total")
+    extra = whole_number(extra_action_dice, "extra_action_dice", minimum=0)
     return {"per_member": total // 2, "target_multiplier": 1 + extra}
 
 
@@ -359,14 +341,14 @@ def format_trait(trait: Mapping[str, Any]) -> str:
 
 def new_round(sheet: Mapping[str, Any]) -> int:
     """Action dice a character has at the start of a round."""
-    return _whole(sheet.get("action_dice", 0), "sheet.action_dice", minimum=0)
+    return whole_number(sheet.get("action_dice", 0), "sheet.action_dice", minimum=0)
 
 
 def spend_action_dice(left: int, count: int = 1) -> int:
     """Commit ``count`` action dice this round (rolled, or spent on a group attack's targets);
     returns how many are left."""
-    left = _whole(left, "action_dice_left", minimum=0)
-    count = _whole(count, "count", minimum=1)
+    left = whole_number(left, "action_dice_left", minimum=0)
+    count = whole_number(count, "count", minimum=1)
     if count > left:
         raise RuleError("action_dice_left", f"only {left} action dice left this round")
     return left - count
@@ -449,7 +431,7 @@ class ActionDice(system.GameSystem):
     # -- request ---------------------------------------------------------------------------
 
     def normalise(self, request: Any) -> dict[str, Any]:
-        req = validate(self.request_fields, request, prefix="")
+        req = super().normalise(request)
         if req["action_dice"] + req["skill_dice"] > MAX_DICE:
             raise RuleError(
                 "skill_dice",
@@ -489,23 +471,18 @@ class ActionDice(system.GameSystem):
             counted_total = sum(v for g, v in enumerate(values) if g not in dropped)
         total = counted_total + plan["flat"] + req["modifier"]
         difficulty = req["difficulty"]
-        result: dict[str, Any] = {
-            "system": self.id,
-            "request": req,
-            "dice": dice,
-            "total": total,
-            "successes": None,
-            "outcome": None
-            if difficulty is None
-            else ("success" if total >= difficulty else "failure"),
-            "flags": [],
-            "degree": None if difficulty is None else total - difficulty,
-            "counted": plan["counted"],
-            "flat_bonus": plan["flat"],
-            "capped": capped,
-        }
-        result["text"] = self.describe(result)
-        return result
+        return self._result(
+            req,
+            dice=dice,
+            total=total,
+            successes=None,
+            outcome=meet_or_beat(total, difficulty),
+            flags=[],
+            degree=None if difficulty is None else total - difficulty,
+            counted=plan["counted"],
+            flat_bonus=plan["flat"],
+            capped=capped,
+        )
 
     def describe(self, result: Mapping[str, Any]) -> str:
         req = result["request"]
@@ -542,9 +519,10 @@ class ActionDice(system.GameSystem):
         line += f" = {result['total']}"
         if result["outcome"] is not None:
             line += f" vs {req['difficulty']}: {result['outcome']} (degree {result['degree']})"
+        notes = []
         if result.get("capped"):
-            line += f" [an action die stopped at the {MAX_CHAIN}-roll cap]"
-        return line
+            notes.append(f"an action die stopped at the {MAX_CHAIN}-roll cap")
+        return with_notes(line, notes)
 
     # -- odds ------------------------------------------------------------------------------
 
@@ -571,20 +549,8 @@ class ActionDice(system.GameSystem):
                 )
             lowest, weights, _ = keep_top(plan["action"], req["skill_dice"], plan["counted"])
             lowest += shift
-        mass = sum(weights)
-        distribution = {lowest + i: w / mass for i, w in enumerate(weights) if w}
-        p_success = None
-        if req["difficulty"] is not None:
-            start = max(0, req["difficulty"] - lowest)
-            p_success = Fraction(sum(weights[start:]), mass)
-        return odds_answer(
-            system=self.id,
-            request=req,
-            outcome=self.outcome,
-            distribution=distribution,
-            p_success=p_success,
-            events={},
-        )
+        distribution, p_success = from_weights(lowest, weights, req["difficulty"])
+        return self._odds_answer(req, distribution, p_success, {})
 
     # -- sheets ----------------------------------------------------------------------------
 
@@ -607,13 +573,7 @@ class ActionDice(system.GameSystem):
         (default: the campaign's ``average_passive`` for a passive roll)."""
         sheet = self.validate_sheet(sheet)
         settings = self.validate_settings(settings)
-        if not isinstance(options, Mapping):
-            raise RuleError("options", "expected an object")
-        for key in options:
-            if key not in _OPTIONS:
-                raise RuleError(
-                    f"options.{key}", f"unknown option; expected one of {sorted(_OPTIONS)}"
-                )
+        self._check_options(options, _OPTIONS)
         name = options.get("trait")
         found = next((g for g in _GROUPS if isinstance(name, str) and name in sheet[g]), None)
         if found is None:
@@ -632,10 +592,8 @@ class ActionDice(system.GameSystem):
             "action_dice": action,
             "skill_dice": trait["dice"],
             "max_dice": trait["max_dice"],
+            **passed_on(options, ("sequence", "modifier", "difficulty", "average")),
         }
-        for key in ("sequence", "modifier", "difficulty", "average"):
-            if key in options:
-                request[key] = options[key]
         if "average" not in options and action == 0 and settings["average_passive"]:
             request["average"] = True
         return self.normalise(request)
@@ -644,16 +602,11 @@ class ActionDice(system.GameSystem):
         self, sheet: Mapping[str, Any], settings: Mapping[str, Any]
     ) -> list[dict[str, Any]]:
         sheet = self.validate_sheet(sheet)
-        rolls = []
-        for group in _GROUPS:
-            for name, text in sheet[group].items():
-                rolls.append(
-                    {
-                        "label": f"{name} {text}",
-                        "request": self.request_from_sheet(sheet, settings, {"trait": name}),
-                    }
-                )
-        return rolls
+        return [
+            self._quick_roll(f"{name} {text}", sheet, settings, {"trait": name})
+            for group in _GROUPS
+            for name, text in sheet[group].items()
+        ]
 
 
 system.register(ActionDice())

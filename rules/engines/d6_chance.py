@@ -29,8 +29,10 @@ from .dice import DieRecord, draw
 from .errors import OddsTooLarge, RuleError
 from .fair import DiceSource
 from .limits import MAX_CHAIN, MAX_DICE, MAX_MODIFIER, ODDS_TAIL
-from .odds import odds_answer
-from .schema import Field, validate
+from .odds import from_weights
+from .results import meet_or_beat, with_notes
+from .schema import Field, whole_number
+from .system import passed_on
 
 # Rushing a task: percent less time -> difficulty added. 25% is the least time a task can take.
 RUSH = {0: 0, 25: 5, 50: 10, 75: 20}
@@ -353,7 +355,7 @@ class D6Chance(system.GameSystem):
     # -- request ---------------------------------------------------------------------------
 
     def normalise(self, request: Any) -> dict[str, Any]:
-        req = validate(self.request_fields, request, prefix="")
+        req = super().normalise(request)
         plan = _plan(req)
         if plan["base"] <= 0:
             raise RuleError(
@@ -378,22 +380,19 @@ class D6Chance(system.GameSystem):
             dice.append(draw(source, 6, "bonus"))
         total = sum(d["value"] for d in dice) + req["modifier"]
         target = _target(req)
-        result: dict[str, Any] = {
-            "system": self.id,
-            "request": req,
-            "dice": dice,
-            "total": total,
-            "successes": None,
-            "outcome": None if target is None else ("success" if total >= target else "failure"),
-            "flags": flags,
-            "base_dice": plan["base_dice"],
-            "bonus_dice": plan["bonus_dice"],
-            "chance": chance,
-            "target": target,
-            "capped": capped,
-        }
-        result["text"] = self.describe(result)
-        return result
+        return self._result(
+            req,
+            dice=dice,
+            total=total,
+            successes=None,
+            outcome=meet_or_beat(total, target),
+            flags=flags,
+            base_dice=plan["base_dice"],
+            bonus_dice=plan["bonus_dice"],
+            chance=chance,
+            target=target,
+            capped=capped,
+        )
 
     def describe(self, result: Mapping[str, Any]) -> str:
         req = result["request"]
@@ -414,9 +413,7 @@ class D6Chance(system.GameSystem):
         notes = list(result["flags"])
         if result.get("capped"):
             notes.append(f"Chance Die chain stopped at the {MAX_CHAIN}-roll cap")
-        if notes:
-            line += " [" + ", ".join(notes) + "]"
-        return line
+        return with_notes(line, notes)
 
     # -- odds ------------------------------------------------------------------------------
 
@@ -428,23 +425,9 @@ class D6Chance(system.GameSystem):
                 "dice", f"exact odds go up to {ODDS_MAX_DICE} dice rolled, this roll has {rolled}"
             )
         lowest, weights, _ = open_ended_counts(1, rolled - 1)
-        lowest += req["modifier"]
-        mass = sum(weights)
-        distribution = {lowest + i: w / mass for i, w in enumerate(weights) if w}
-        target = _target(req)
-        p_success = None
-        if target is not None:
-            start = max(0, target - lowest)
-            p_success = Fraction(sum(weights[start:]), mass)
-        return odds_answer(
-            system=self.id,
-            request=req,
-            outcome=self.outcome,
-            distribution=distribution,
-            p_success=p_success,
-            # The Chance Die's first toss is a fair d6 whatever else happens.
-            events={"complication": Fraction(1, 6)},
-        )
+        distribution, p_success = from_weights(lowest + req["modifier"], weights, _target(req))
+        # The Chance Die's first toss is a fair d6 whatever else happens.
+        return self._odds_answer(req, distribution, p_success, {"complication": Fraction(1, 6)})
 
     # -- sheets ----------------------------------------------------------------------------
 
@@ -480,17 +463,9 @@ class D6Chance(system.GameSystem):
         dice), and any request field: ``bonus``, ``time_doublings``, ``character_point`` (needs
         a point left on the sheet), ``actions``, ``modifier``, ``difficulty``, ``rush``."""
         sheet = self.validate_sheet(sheet)
-        if not isinstance(options, Mapping):
-            raise RuleError("options", "expected an object")
-        for key in options:
-            if key not in _OPTIONS:
-                raise RuleError(
-                    f"options.{key}", f"unknown option; expected one of {sorted(_OPTIONS)}"
-                )
+        self._check_options(options, _OPTIONS)
         _, dice, pips = self._code(sheet, options)
-        modifier = options.get("modifier", 0)
-        if isinstance(modifier, bool) or not isinstance(modifier, int):
-            raise RuleError("options.modifier", f"expected a whole number, got {modifier!r}")
+        modifier = whole_number(options.get("modifier", 0), "options.modifier")
         request: dict[str, Any] = {"dice": dice, "modifier": pips + modifier}
         synergy_skill = options.get("synergy_skill")
         if synergy_skill is not None:
@@ -499,9 +474,7 @@ class D6Chance(system.GameSystem):
             if not isinstance(synergy_skill, str) or synergy_skill not in sheet["skills"]:
                 raise RuleError("options.synergy_skill", f"no skill named {synergy_skill!r}")
             request["synergy"] = parse_code(sheet["skills"][synergy_skill], field="synergy")[0]
-        for key in _PASSED_ON:
-            if key in options:
-                request[key] = options[key]
+        request.update(passed_on(options, _PASSED_ON))
         if request.get("character_point") is True and sheet["character_points"] < 1:
             raise RuleError("options.character_point", "no Character Points left")
         return self.normalise(request)
@@ -510,18 +483,12 @@ class D6Chance(system.GameSystem):
         self, sheet: Mapping[str, Any], settings: Mapping[str, Any]
     ) -> list[dict[str, Any]]:
         sheet = self.validate_sheet(sheet)
-        rolls = []
-        for group, key in (("attributes", "attribute"), ("skills", "skill")):
-            for name, code in sheet[group].items():
-                if parse_code(code, field=name)[0] == 0:
-                    continue  # 0D cannot be rolled
-                rolls.append(
-                    {
-                        "label": f"{name} {code}",
-                        "request": self.request_from_sheet(sheet, settings, {key: name}),
-                    }
-                )
-        return rolls
+        return [
+            self._quick_roll(f"{name} {code}", sheet, settings, {key: name})
+            for group, key in (("attributes", "attribute"), ("skills", "skill"))
+            for name, code in sheet[group].items()
+            if parse_code(code, field=name)[0] > 0  # 0D cannot be rolled
+        ]
 
 
 system.register(D6Chance())

@@ -24,8 +24,9 @@ from .dice import DieRecord, draw
 from .errors import OddsTooLarge, RuleError
 from .fair import DiceSource
 from .limits import MAX_CHAIN, MAX_DICE, ODDS_TAIL
-from .odds import odds_answer
-from .schema import Field, validate
+from .results import with_notes
+from .schema import Field
+from .system import passed_on
 
 # Dice a character can put in a pool (and roll as a luck die). The source's table of multiple
 # successes stops at 12, and the d20 is the Discord Die's; so the polyhedrals d4..d12.
@@ -488,15 +489,16 @@ def _challenge_law(count: int) -> dict[tuple[int, int], float]:
     return out
 
 
-def _side_remaining(side: _SideOdds) -> dict[int, float]:
-    """Law of max(0, successes - challenge hits): what a PvP side brings to the comparison."""
+def _side_remaining(side: _SideOdds, *, pvp: bool = True) -> dict[int, float]:
+    """Law of successes - challenge hits; in a PvP roll max(0, that), the successes a side
+    brings to the comparison."""
     hits: dict[int, float] = {}
     for (h, _), p in _challenge_law(side.challenge).items():
         hits[h] = hits.get(h, 0.0) + p
     out: dict[int, float] = {}
     for s, ps in side.successes().items():
         for h, ph in hits.items():
-            r = max(0, s - h)
+            r = max(0, s - h) if pvp else s - h
             out[r] = out.get(r, 0.0) + ps * ph
     return out
 
@@ -655,7 +657,7 @@ class Discordian(system.GameSystem):
     # -- request ---------------------------------------------------------------------------
 
     def normalise(self, request: Any) -> dict[str, Any]:
-        req = validate(self.request_fields, request, prefix="")
+        req = super().normalise(request)
         if not req["pool"]:
             raise RuleError("pool", "needs at least one die")
         count = _count_dice(req)
@@ -676,7 +678,6 @@ class Discordian(system.GameSystem):
         discord = req["discord"]
         own = _roll_side(req, discord, source, 0, {})
         opp_req = req.get("opponent")
-        result: dict[str, Any] = {"system": self.id, "request": req}
         dice = list(own["dice"])
         successes = own["successes"]
         flags = list(own["flags"])
@@ -693,7 +694,23 @@ class Discordian(system.GameSystem):
                 opp_flags.append("costly")
         if net >= 1 and own["ones"] > net:
             flags.append("costly")
-        result.update(
+        pvp: dict[str, Any] = {}
+        if opp_req is not None:
+            pvp = {
+                "remaining": own_left,
+                "winner": "self" if net > 0 else "opponent" if net < 0 else None,
+                "opponent": {
+                    "successes": opp["successes"],
+                    "challenge_hits": opp["challenge_hits"],
+                    "remaining": opp_left,
+                    "ones": opp["ones"],
+                    "protected": opp["protected"],
+                    "infinite_fives": opp["infinite_fives"],
+                    "flags": opp_flags,
+                },
+            }
+        return self._result(
+            req,
             dice=dice,
             total=None,
             successes=successes,
@@ -707,23 +724,8 @@ class Discordian(system.GameSystem):
             discord=discord,
             infinite_fives=own["infinite_fives"],
             capped=own["capped"] or (opp_req is not None and opp["capped"]),
+            **pvp,
         )
-        if opp_req is not None:
-            result.update(
-                remaining=own_left,
-                winner="self" if net > 0 else "opponent" if net < 0 else None,
-                opponent={
-                    "successes": opp["successes"],
-                    "challenge_hits": opp["challenge_hits"],
-                    "remaining": opp_left,
-                    "ones": opp["ones"],
-                    "protected": opp["protected"],
-                    "infinite_fives": opp["infinite_fives"],
-                    "flags": opp_flags,
-                },
-            )
-        result["text"] = self.describe(result)
-        return result
 
     def describe(self, result: Mapping[str, Any]) -> str:
         req = result["request"]
@@ -758,9 +760,7 @@ class Discordian(system.GameSystem):
             notes.append("opponent " + " ".join(opp["flags"]))
         if result.get("capped"):
             notes.append(f"a fives chain stopped at the {MAX_CHAIN}-roll cap")
-        if notes:
-            line += " [" + ", ".join(notes) + "]"
-        return line
+        return with_notes(line, notes)
 
     # -- odds ------------------------------------------------------------------------------
 
@@ -772,29 +772,14 @@ class Discordian(system.GameSystem):
         own = _SideOdds(req, discord)
         # The opponent's remaining successes, independent of this side (none when alone).
         against = {0: 1.0} if opp_req is None else _side_remaining(_SideOdds(opp_req, discord))
-
-        hits: dict[int, float] = {}
-        for (h, _), p in _challenge_law(own.challenge).items():
-            hits[h] = hits.get(h, 0.0) + p
-        left: dict[int, float] = {}
-        for s, ps in own.successes().items():
-            for h, ph in hits.items():
-                n = s - h if opp_req is None else max(0, s - h)
-                left[n] = left.get(n, 0.0) + ps * ph
+        left = _side_remaining(own, pvp=opp_req is not None)
         net: dict[int, float] = {}
         for n, pn in left.items():
             for r, pr in against.items():
                 net[n - r] = net.get(n - r, 0.0) + pn * pr
         events = {flag: p / own.mass for flag, p in own.events.items()}
         events["costly"] = _costly(own, against)
-        return odds_answer(
-            system=self.id,
-            request=req,
-            outcome=self.outcome,
-            distribution=net,
-            p_success=sum(p for n, p in net.items() if n >= 1),
-            events=events,
-        )
+        return self._odds_answer(req, net, sum(p for n, p in net.items() if n >= 1), events)
 
     # -- sheets ----------------------------------------------------------------------------
 
@@ -817,11 +802,7 @@ class Discordian(system.GameSystem):
             "trope", "trademark", "luck_dice", "bonus_dice", "tn", "challenge", "discord",
             "protect", "opponent", "infinite_fives",
         }  # fmt: skip
-        for key in options:
-            if key not in known:
-                raise RuleError(
-                    f"options.{key}", f"unknown option; expected one of {sorted(known)}"
-                )
+        self._check_options(options, known)
         pool = list(sheet["hero_dice"])
         for group, key in (("tropes", "trope"), ("trademarks", "trademark")):
             name = options.get(key)
@@ -845,32 +826,20 @@ class Discordian(system.GameSystem):
             "discord": options.get("discord"),
             "protect": options.get("protect", 0),
             "luck_die": sheet["luck_die"],
+            **passed_on(options, ("opponent", "infinite_fives")),
         }
-        for key in ("opponent", "infinite_fives"):
-            if key in options:
-                request[key] = options[key]
         return self.normalise(request)
 
     def quick_rolls(
         self, sheet: Mapping[str, Any], settings: Mapping[str, Any]
     ) -> list[dict[str, Any]]:
         sheet = self.validate_sheet(sheet)
-        rolls = []
-        if sheet["hero_dice"]:
-            rolls.append(
-                {
-                    "label": f"Hero Dice (TN {sheet['tn']})",
-                    "request": self.request_from_sheet(sheet, settings, {}),
-                }
-            )
-        for name in sheet["tropes"]:
-            rolls.append(
-                {
-                    "label": f"{name} (TN {sheet['tn']})",
-                    "request": self.request_from_sheet(sheet, settings, {"trope": name}),
-                }
-            )
-        return rolls
+        choices = [("Hero Dice", {})] if sheet["hero_dice"] else []
+        choices += [(name, {"trope": name}) for name in sheet["tropes"]]
+        return [
+            self._quick_roll(f"{name} (TN {sheet['tn']})", sheet, settings, options)
+            for name, options in choices
+        ]
 
 
 system.register(Discordian())

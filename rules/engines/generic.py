@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from . import odds, system
+from . import system
 from .fair import DiceSource
 from .limits import MAX_CHAIN, MAX_MODIFIER, MAX_NOTATION_LENGTH
 from .notation import evaluate, odds_table, parse
+from .results import meet_or_beat
 from .schema import Field
 
 
@@ -51,36 +52,24 @@ class Generic(system.GameSystem):
         req = self.normalise(request)
         expr = parse(req["notation"])
         ev = evaluate(expr, source)
-        difficulty = req["difficulty"]
-        outcome = None
-        if difficulty is not None:
-            outcome = "success" if ev.value >= difficulty else "failure"
-        result: dict[str, Any] = {
-            "system": self.id,
-            "request": req,
-            "notation": expr.notation,
-            "dice": ev.dice,
-            "total": ev.total,
-            "successes": ev.successes,
-            "outcome": outcome,
-            "flags": [],
-            "capped": ev.capped,
-            "breakdown": ev.text,
-        }
-        result["text"] = self.describe(result)
-        return result
+        return self._result(
+            req,
+            notation=expr.notation,
+            dice=ev.dice,
+            total=ev.total,
+            successes=ev.successes,
+            outcome=meet_or_beat(ev.value, req["difficulty"]),
+            flags=[],
+            capped=ev.capped,
+            breakdown=ev.text,
+        )
 
     def odds(self, request: Any) -> dict[str, Any]:
         req = self.normalise(request)
         expr = parse(req["notation"])
         dist, p_success = odds_table(expr, req["difficulty"])
-        return odds.odds_answer(
-            system=self.id,
-            request=req,
-            outcome="successes" if expr.counts else "total",
-            distribution=dist,
-            p_success=p_success,
-            events={},
+        return self._odds_answer(
+            req, dist, p_success, {}, outcome="successes" if expr.counts else "total"
         )
 
     def describe(self, result: Mapping[str, Any]) -> str:

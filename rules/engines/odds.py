@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
+from itertools import repeat
+from operator import add, mul
 from typing import Any
 
 Distribution = dict[int, Fraction]
@@ -16,6 +18,31 @@ def convolve(a: Mapping[int, Fraction], b: Mapping[int, Fraction]) -> Distributi
         for y, py in b.items():
             out[x + y] = out.get(x + y, Fraction(0)) + px * py
     return out
+
+
+def convolve_weights(a: Sequence[Any], b: Sequence[Any]) -> list[Any]:
+    """Convolution of two weight lists (ints or floats alike): index i of the answer is the
+    weight of a sum i above the sum of the two lists' lowest values."""
+    if len(a) > len(b):
+        a, b = b, a
+    width = len(b)
+    out = [0 * b[0]] * (len(a) + width - 1)
+    for i, x in enumerate(a):
+        if x:
+            out[i : i + width] = map(add, out[i : i + width], map(mul, b, repeat(x)))
+    return out
+
+
+def from_weights(
+    lowest: int, weights: Sequence[int], at_least: int | None = None
+) -> tuple[dict[int, float], Fraction | None]:
+    """A distribution from whole numbers of ways (``weights[i]`` ways to come out
+    ``lowest + i``), and the exact chance of ``at_least`` or more (None without it)."""
+    mass = sum(weights)
+    distribution = {lowest + i: w / mass for i, w in enumerate(weights) if w}
+    if at_least is None:
+        return distribution, None
+    return distribution, Fraction(sum(weights[max(0, at_least - lowest) :]), mass)
 
 
 def odds_answer(

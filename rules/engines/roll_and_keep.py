@@ -23,8 +23,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
-from itertools import repeat
-from operator import add, mul
 from typing import Any
 
 from . import system
@@ -32,8 +30,10 @@ from .dice import DieRecord, draw
 from .errors import RuleError
 from .fair import DiceSource
 from .limits import MAX_DICE, MAX_MODIFIER
-from .odds import odds_answer
-from .schema import Field, validate
+from .odds import convolve_weights, from_weights
+from .results import meet_or_beat, with_notes
+from .schema import Field
+from .system import passed_on
 
 SIDES = 10
 COLOURS = ("white", "blue", "black", "red", "green")
@@ -133,18 +133,6 @@ def botch_chance(roll: int, difficulty: int) -> Fraction:
     return Fraction(below**roll - max(below - 1, 0) ** roll, SIDES**roll)
 
 
-def _conv(a: list[Any], b: list[Any]) -> list[Any]:
-    """Convolution of two weight lists (ints or floats alike)."""
-    if len(a) > len(b):
-        a, b = b, a
-    width = len(b)
-    out = [0 * b[0]] * (len(a) + width - 1)
-    for i, x in enumerate(a):
-        if x:
-            out[i : i + width] = map(add, out[i : i + width], map(mul, b, repeat(x)))
-    return out
-
-
 # -- request ---------------------------------------------------------------------------------
 
 _POOL = (
@@ -238,6 +226,11 @@ def _opposed(req: Mapping[str, Any]) -> bool:
     return req.get("opponent") is not None
 
 
+def _roll_k_keep(side: Mapping[str, Any]) -> str:
+    """A side's dice as players write them: ``"5k3"`` rolls 5 and keeps 3."""
+    return f"{side['roll']}k{min(side['keep'], side['roll'])}"
+
+
 def _select(values: list[int], keep: int) -> set[int]:
     """Indices of the kept dice: the highest, the first drawn among equal values."""
     order = sorted(range(len(values)), key=lambda i: (-values[i], i))
@@ -313,7 +306,7 @@ class RollAndKeep(system.GameSystem):
         data = dict(request)
         if "difficulty" in data:
             data["difficulty"] = parse_difficulty(data["difficulty"])
-        req = validate(self.request_fields, data, prefix="")
+        req = super().normalise(data)
         if any(key in req for key in _SHEET_KEYS):
             if "attribute" not in req:
                 raise RuleError("attribute", "is required with specialities, mana or colour")
@@ -373,7 +366,7 @@ class RollAndKeep(system.GameSystem):
             source, req["roll"], req["keep"], difficulty, "self" if opposed else None
         )
         flags = ["botch"] if botch else []
-        result: dict[str, Any] = {"system": self.id, "request": req}
+        vs: dict[str, Any] = {}
         if opposed:
             opp = req["opponent"]
             opp_dice, opp_successes, opp_botch = self._side(
@@ -384,33 +377,32 @@ class RollAndKeep(system.GameSystem):
                 flags.append("opponent-botch")
             net = successes - opp_successes
             headline = net
-            result.update(
-                opponent_successes=opp_successes,
-                net=net,
-                winner="self" if net > 0 else "opponent" if net < 0 else None,
-            )
+            vs = {
+                "opponent_successes": opp_successes,
+                "net": net,
+                "winner": "self" if net > 0 else "opponent" if net < 0 else None,
+            }
         else:
             headline = successes
-        result.update(
+        return self._result(
+            req,
+            **vs,
             dice=dice,
             total=None,
             successes=successes,
-            outcome="success" if headline >= req["required"] else "failure",
+            outcome=meet_or_beat(headline, req["required"]),
             flags=flags,
             degree=degree(headline),
         )
-        result["text"] = self.describe(result)
-        return result
 
     def describe(self, result: Mapping[str, Any]) -> str:
         req = result["request"]
         own = [d for d in result["dice"] if d.get("side", "self") == "self"]
         kept = " ".join(str(d["value"]) for d in own if d["role"] == "kept")
         dropped = " ".join(str(d["value"]) for d in own if d["role"] == "dropped")
-        head = f"{req['roll']}k{min(req['keep'], req['roll'])}"
+        head = _roll_k_keep(req)
         if "opponent" in req:
-            opp = req["opponent"]
-            head += f" vs {opp['roll']}k{min(opp['keep'], opp['roll'])}"
+            head += f" vs {_roll_k_keep(req['opponent'])}"
         line = f"{head} at {req['difficulty']}: kept {kept}"
         if dropped:
             line += f", dropped {dropped}"
@@ -427,9 +419,7 @@ class RollAndKeep(system.GameSystem):
         if "opponent" in req:
             winner = {"self": "roller wins", "opponent": "opponent wins", None: "tie"}
             line += f" ({winner[result['winner']]})"
-        if result["flags"]:
-            line += " [" + ", ".join(result["flags"]) + "]"
-        return line
+        return with_notes(line, result["flags"])
 
     # -- odds ------------------------------------------------------------------------------
 
@@ -446,27 +436,17 @@ class RollAndKeep(system.GameSystem):
             own_p = [w / SIDES ** req["roll"] for w in own]
             against_p = [w / SIDES ** opp["roll"] for w in against]
             # net = own - opponent's: index i of own + reversed opponent is net i - (len - 1)
-            probs: list[float] = _conv(own_p, against_p[::-1])
+            probs: list[float] = convolve_weights(own_p, against_p[::-1])
             lowest = 1 - len(against)
             events["opponent-botch"] = botch_chance(opp["roll"], difficulty)
             start = max(0, req["required"] - lowest)
             distribution = {lowest + i: p for i, p in enumerate(probs) if p}
-            p_success: Fraction | float = math.fsum(probs[start:]) / math.fsum(probs)
+            p_success: Fraction | float | None = math.fsum(probs[start:]) / math.fsum(probs)
             outcome = "net_successes"
         else:
-            mass = SIDES ** req["roll"]
-            start = max(0, req["required"])
-            distribution = {i: w / mass for i, w in enumerate(own) if w}
-            p_success = Fraction(sum(own[start:]), mass)
+            distribution, p_success = from_weights(0, own, req["required"])
             outcome = self.outcome
-        return odds_answer(
-            system=self.id,
-            request=req,
-            outcome=outcome,
-            distribution=distribution,
-            p_success=p_success,
-            events=events,
-        )
+        return self._odds_answer(req, distribution, p_success, events, outcome=outcome)
 
     # -- sheets ----------------------------------------------------------------------------
 
@@ -479,14 +459,9 @@ class RollAndKeep(system.GameSystem):
         the campaign's ``links`` (an attribute not listed links to no colour)."""
         sheet = self.validate_sheet(sheet)
         settings = self.validate_settings(settings)
-        if not isinstance(options, Mapping):
-            raise RuleError("options", "expected an object")
-        known = {"attribute", "speciality", "difficulty", "required", "opponent"}
-        for key in options:
-            if key not in known:
-                raise RuleError(
-                    f"options.{key}", f"unknown option; expected one of {sorted(known)}"
-                )
+        self._check_options(
+            options, {"attribute", "speciality", "difficulty", "required", "opponent"}
+        )
         name = options.get("attribute")
         if not isinstance(name, str) or name not in sheet["attributes"]:
             raise RuleError("options.attribute", f"no attribute named {name!r} on the sheet")
@@ -505,10 +480,8 @@ class RollAndKeep(system.GameSystem):
             "mana": sheet["mana"],
             "colour": settings["links"].get(name),
             "difficulty": options.get("difficulty", settings["difficulty"]),
+            **passed_on(options, ("required", "opponent")),
         }
-        for key in ("required", "opponent"):
-            if key in options:
-                request[key] = options[key]
         return self.normalise(request)
 
     def quick_rolls(
@@ -520,8 +493,7 @@ class RollAndKeep(system.GameSystem):
             if dice < 1:
                 continue
             request = self.request_from_sheet(sheet, settings, {"attribute": name})
-            label = f"{name} {request['roll']}k{min(request['keep'], request['roll'])}"
-            rolls.append({"label": label, "request": request})
+            rolls.append({"label": f"{name} {_roll_k_keep(request)}", "request": request})
         return rolls
 
 

@@ -78,17 +78,24 @@ def _path(prefix: str, name: str) -> str:
     return f"{prefix}.{name}" if prefix else name
 
 
-def _int(value: Any, where: str, spec: Field) -> int:
+def whole_number(
+    value: Any, where: str, *, minimum: int | None = None, maximum: int | None = None
+) -> int:
+    """``value`` if it is a whole number (not a bool) within ``minimum``..``maximum``, else a
+    RuleError naming ``where``."""
     if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        else:
-            raise RuleError(where, f"expected a whole number, got {value!r}")
-    if spec.min is not None and value < spec.min:
-        raise RuleError(where, f"must be at least {spec.min}, got {value}")
-    if spec.max is not None and value > spec.max:
-        raise RuleError(where, f"must be at most {spec.max}, got {value}")
+        raise RuleError(where, f"expected a whole number, got {value!r}")
+    if minimum is not None and value < minimum:
+        raise RuleError(where, f"must be at least {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise RuleError(where, f"must be at most {maximum}, got {value}")
     return value
+
+
+def _int(value: Any, where: str, spec: Field) -> int:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)  # a whole float such as 3.0 counts as 3
+    return whole_number(value, where, minimum=spec.min, maximum=spec.max)
 
 
 def _value(spec: Field, value: Any, where: str) -> Any:

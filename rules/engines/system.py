@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from fractions import Fraction
 from typing import Any, ClassVar
 
 from .errors import RuleError
 from .fair import DiceSource
+from .odds import odds_answer
 from .schema import Field, as_json, validate
 
 
@@ -18,6 +20,8 @@ class GameSystem:
     - ``odds(request)``: the exact odds answer (``odds.odds_answer``).
     - ``describe(result)``: one human line; ``roll`` puts it in ``result["text"]``.
     - ``request_from_sheet(sheet, settings, options)``: turn a character sheet into a request.
+
+    The underscored methods are what the systems share in building those answers.
     """
 
     id: ClassVar[str]
@@ -74,6 +78,61 @@ class GameSystem:
             "settings": as_json(self.settings_fields),
             "resources": as_json(self.resources),
         }
+
+    # -- shared by the systems -------------------------------------------------------------
+
+    def _result(self, request: Mapping[str, Any], **fields: Any) -> dict[str, Any]:
+        """A roll's result: ``system`` and ``request``, then ``fields`` in the order given
+        (``dice``, ``total``, ``successes``, ``outcome``, ``flags`` and the system's own), then
+        ``text``, the line ``describe`` makes of it."""
+        result: dict[str, Any] = {"system": self.id, "request": request, **fields}
+        result["text"] = self.describe(result)
+        return result
+
+    def _odds_answer(
+        self,
+        request: Mapping[str, Any],
+        distribution: Mapping[int, Fraction | float],
+        p_success: Fraction | float | None,
+        events: Mapping[str, Fraction | float],
+        *,
+        outcome: str | None = None,
+    ) -> dict[str, Any]:
+        """This system's odds answer (``odds.odds_answer``); ``outcome`` defaults to the
+        system's."""
+        return odds_answer(
+            system=self.id,
+            request=request,
+            outcome=outcome or self.outcome,
+            distribution=distribution,
+            p_success=p_success,
+            events=events,
+        )
+
+    def _check_options(self, options: Any, known: Iterable[str]) -> Mapping[str, Any]:
+        """The ``options`` of ``request_from_sheet``: an object naming only ``known`` keys."""
+        if not isinstance(options, Mapping):
+            raise RuleError("options", "expected an object")
+        known = sorted(known)
+        for key in options:
+            if key not in known:
+                raise RuleError(f"options.{key}", f"unknown option; expected one of {known}")
+        return options
+
+    def _quick_roll(
+        self,
+        label: str,
+        sheet: Mapping[str, Any],
+        settings: Mapping[str, Any],
+        options: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        """One of ``quick_rolls``: ``{"label": label, "request": ...}`` from the sheet."""
+        return {"label": label, "request": self.request_from_sheet(sheet, settings, options)}
+
+
+def passed_on(options: Mapping[str, Any], keys: Iterable[str]) -> dict[str, Any]:
+    """The options among ``keys`` that go into a request as they are."""
+    return {key: options[key] for key in keys if key in options}
 
 
 _REGISTRY: dict[str, GameSystem] = {}

@@ -21,8 +21,9 @@ from .errors import OddsTooLarge, RuleError
 from .fair import DiceSource
 from .limits import MAX_CHAIN, MAX_DICE, MAX_MODIFIER, ODDS_TAIL
 from .notation import Expression, evaluate, joint_with_first_die, parse
-from .odds import odds_answer
-from .schema import Field, validate
+from .results import meet_or_beat, with_notes
+from .schema import Field, whole_number
+from .system import passed_on
 
 ACTION_SIDES = (3, 4, 6, 8, 10, 12, 14, 16, 20, 24)
 ACTION_DICE = tuple(f"d{n}" for n in ACTION_SIDES)
@@ -102,8 +103,7 @@ _GM_DIE = {3: 6, 4: 8, 6: 10, 8: 12, 10: 14, 12: 16, 14: 20, 16: 24}
 
 
 def _level(value: Any, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise RuleError(where, f"expected a whole number, got {value!r}")
+    value = whole_number(value, where)
     if not 0 <= value <= MAX_LEVEL:
         raise RuleError(where, f"levels run from 0 to {MAX_LEVEL}, got {value}")
     return value
@@ -262,8 +262,7 @@ def insight_request(
     """The GM's insight roll, 1d20 + character level + Reason, Intuition or Knowledge modifier,
     as a normalised ``zoria`` request."""
     level = _level(level, "level")
-    if isinstance(modifier, bool) or not isinstance(modifier, int):
-        raise RuleError("modifier", f"expected a whole number, got {modifier!r}")
+    modifier = whole_number(modifier, "modifier")
     return ZORIA.normalise(
         {"check": _check_text(level + modifier), "action_dice": list(action_dice), "dc": dc}
     )
@@ -462,7 +461,7 @@ class Zoria(system.GameSystem):
         return expr
 
     def normalise(self, request: Any) -> dict[str, Any]:
-        req = validate(self.request_fields, request, prefix="")
+        req = super().normalise(request)
         expr = self._parse(req)
         count = expr.dice_count + len(req["action_dice"])
         if count > MAX_DICE:
@@ -489,28 +488,22 @@ class Zoria(system.GameSystem):
         total = check.value + sum(action_values)
         flags = _threat_flags(natural, req)
         dc = req["dc"]
-        outcome = None
-        if dc is not None:
-            outcome = "success" if total >= dc else "failure"
-            if total <= dc - SPECIAL_BOTCH_MARGIN:
-                flags.append("special-botch-threat")
-        result: dict[str, Any] = {
-            "system": self.id,
-            "request": req,
-            "dice": dice,
-            "total": total,
-            "successes": None,
-            "outcome": outcome,
-            "flags": flags,
-            "natural": natural,
-            "check_total": check.value,
-            "check_text": check.text,
-            "action_totals": action_values,
-            "margin": None if dc is None else total - dc,
-            "capped": capped,
-        }
-        result["text"] = self.describe(result)
-        return result
+        if dc is not None and total <= dc - SPECIAL_BOTCH_MARGIN:
+            flags.append("special-botch-threat")
+        return self._result(
+            req,
+            dice=dice,
+            total=total,
+            successes=None,
+            outcome=meet_or_beat(total, dc),
+            flags=flags,
+            natural=natural,
+            check_total=check.value,
+            check_text=check.text,
+            action_totals=action_values,
+            margin=None if dc is None else total - dc,
+            capped=capped,
+        )
 
     def describe(self, result: Mapping[str, Any]) -> str:
         req = result["request"]
@@ -531,8 +524,7 @@ class Zoria(system.GameSystem):
             line += f"; action dice {shown}; total {result['total']}"
         if req["dc"] is not None:
             line += f" vs DC {req['dc']}: {result['outcome']}"
-        if result["flags"]:
-            line += " [" + ", ".join(result["flags"]) + "]"
+        line = with_notes(line, result["flags"])
         if result.get("capped"):
             line += f" (a chain stopped at the {MAX_CHAIN}-roll cap)"
         return line
@@ -568,14 +560,7 @@ class Zoria(system.GameSystem):
             events["special-botch-threat"] = (
                 sum(p for t, p in total_law.items() if t <= dc - SPECIAL_BOTCH_MARGIN) / mass
             )
-        return odds_answer(
-            system=self.id,
-            request=req,
-            outcome=self.outcome,
-            distribution=total_law,
-            p_success=p_success,
-            events=events,
-        )
+        return self._odds_answer(req, total_law, p_success, events)
 
     # -- sheets ----------------------------------------------------------------------------
 
@@ -588,11 +573,7 @@ class Zoria(system.GameSystem):
         sheet = self.validate_sheet(sheet)
         known = {"skill", "ability", "insight", "modifier", "dc", "action_dice", "crit_range",
                  "botch_range"}  # fmt: skip
-        for key in options:
-            if key not in known:
-                raise RuleError(
-                    f"options.{key}", f"unknown option; expected one of {sorted(known)}"
-                )
+        self._check_options(options, known)
         chosen = [key for key in ("skill", "ability", "insight") if options.get(key) is not None]
         if len(chosen) > 1:
             raise RuleError(f"options.{chosen[1]}", "choose one of skill, ability or insight")
@@ -608,39 +589,25 @@ class Zoria(system.GameSystem):
                 else:
                     raise RuleError(f"options.{key}", f"no {key} named {name!r} on the sheet")
             bonus = found + (sheet["level"] if key == "insight" else 0)
-        modifier = options.get("modifier", 0)
-        if isinstance(modifier, bool) or not isinstance(modifier, int):
-            raise RuleError("options.modifier", f"expected a whole number, got {modifier!r}")
+        modifier = whole_number(options.get("modifier", 0), "options.modifier")
         if abs(bonus + modifier) > MAX_MODIFIER:
             raise RuleError("options.modifier", f"modifiers stay within ±{MAX_MODIFIER}")
-        request = {"check": _check_text(bonus + modifier)}
-        for key in ("dc", "action_dice", "crit_range", "botch_range"):
-            if key in options:
-                request[key] = options[key]
+        request = {
+            "check": _check_text(bonus + modifier),
+            **passed_on(options, ("dc", "action_dice", "crit_range", "botch_range")),
+        }
         return self.normalise(request)
 
     def quick_rolls(
         self, sheet: Mapping[str, Any], settings: Mapping[str, Any]
     ) -> list[dict[str, Any]]:
         sheet = self.validate_sheet(sheet)
-        rolls = [{"label": "d20", "request": self.normalise({})}]
-        for name in sheet["skills"]:
-            rolls.append(
-                {
-                    "label": name,
-                    "request": self.request_from_sheet(sheet, settings, {"skill": name}),
-                }
-            )
         best = max(
             INSIGHT_ABILITIES, key=lambda a: _lookup(sheet["abilities"], a) or 0, default=None
         )
-        rolls.append(
-            {
-                "label": f"Insight ({best.capitalize()})",
-                "request": self.request_from_sheet(sheet, settings, {"insight": best}),
-            }
-        )
-        return rolls
+        choices = [("d20", {})] + [(name, {"skill": name}) for name in sheet["skills"]]
+        choices.append((f"Insight ({best.capitalize()})", {"insight": best}))
+        return [self._quick_roll(label, sheet, settings, options) for label, options in choices]
 
     def starting_pool(
         self, levels: Sequence[int], settings: Mapping[str, Any]

@@ -1,6 +1,6 @@
 // The GM dashboard: every seat's pools and resources live, and the GM's controls for the table.
 // The room socket (with reconnect and resume) and the log are the room page's own modules.
-import {h} from "./dom.js";
+import {connectionStatus, h} from "./dom.js";
 import {Log} from "./log.js";
 import {RoomSocket} from "./socket.js";
 import {hiddenRollView, keyed, openRollView, seatView} from "./gm-views.js";
@@ -284,20 +284,9 @@ function apply(event) {
 }
 
 // --- connection status ------------------------------------------------------------------------
-const conn = $("conn");
-let ticker = null;
+const showConnection = connectionStatus($("conn"), "connected");
 function showStatus(kind, until) {
-  clearInterval(ticker);
-  conn.dataset.state = kind;
-  const text = () => {
-    if (kind === "reconnecting" && until) {
-      const left = Math.max(0, Math.ceil((until - Date.now()) / 1000));
-      return left ? `reconnecting in ${left}s` : "reconnecting…";
-    }
-    return {connecting: "connecting…", live: "connected", reconnecting: "reconnecting…", offline: "offline"}[kind] || kind;
-  };
-  conn.textContent = text();
-  if (kind === "reconnecting" && until) ticker = setInterval(() => { conn.textContent = text(); }, 1000);
+  showConnection(kind, until);
   const was = state.live;
   state.live = kind === "live";
   if (was !== state.live && was) log.announce(kind === "offline" ? "You are offline." : "Connection lost; reconnecting.");

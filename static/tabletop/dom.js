@@ -32,3 +32,22 @@ export function clock(iso) {
 }
 
 export const words = (flag) => String(flag).replace(/[-_]/g, " ");
+
+/** The connection line: show(kind, until) puts "connecting", `liveText`, "reconnecting" (with a
+ * countdown to `until`, a time in ms) or "offline" in `node` and its data-state. */
+export function connectionStatus(node, liveText) {
+  let ticker = null;
+  return function show(kind, until) {
+    clearInterval(ticker);
+    node.dataset.state = kind;
+    const text = () => {
+      if (kind === "reconnecting" && until) {
+        const left = Math.max(0, Math.ceil((until - Date.now()) / 1000));
+        return left ? `reconnecting in ${left}s` : "reconnecting…";
+      }
+      return {connecting: "connecting…", live: liveText, reconnecting: "reconnecting…", offline: "offline"}[kind] || kind;
+    };
+    node.textContent = text();
+    if (kind === "reconnecting" && until) ticker = setInterval(() => { node.textContent = text(); }, 1000);
+  };
+}

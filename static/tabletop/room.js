@@ -1,5 +1,5 @@
 // The player's room: header, roll panel with exact odds, live log, fair dice.
-import {h} from "./dom.js";
+import {connectionStatus, h} from "./dom.js";
 import {renderRoll} from "./dice.js";
 import {Log, short} from "./log.js";
 import {Odds} from "./odds.js";
@@ -34,20 +34,9 @@ function clientSeed() {
 }
 
 // --- connection status --------------------------------------------------------------------
-const conn = $("conn");
-let ticker = null;
+const showConnection = connectionStatus($("conn"), "live");
 function showStatus(kind, until) {
-  clearInterval(ticker);
-  conn.dataset.state = kind;
-  const text = () => {
-    if (kind === "reconnecting" && until) {
-      const left = Math.max(0, Math.ceil((until - Date.now()) / 1000));
-      return left ? `reconnecting in ${left}s` : "reconnecting…";
-    }
-    return {connecting: "connecting…", live: "live", reconnecting: "reconnecting…", offline: "offline"}[kind] || kind;
-  };
-  conn.textContent = text();
-  if (kind === "reconnecting" && until) ticker = setInterval(() => { conn.textContent = text(); }, 1000);
+  showConnection(kind, until);
   const was = state.live;
   state.live = kind === "live";
   if (was !== state.live) {

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
+import functools
 import itertools
 import math
 import time
@@ -27,23 +27,24 @@ from rules.engines.action_dice import (
     top_uniform,
 )
 from rules.engines.errors import OddsTooLarge, RuleError
-from rules.engines.fair import FairStream, ScriptedSource
+from rules.engines.fair import FairStream
 from rules.engines.limits import MAX_CHAIN
+from tests.rules.helpers import (
+    agrees,
+    assert_distribution,
+    assert_matches_below,
+    assert_refused_or_usable,
+    checked_roll,
+    junk_requests,
+    open_ended_d6,
+    roles,
+    sample,
+    scripted_roll,
+)
 
 SYSTEM = ActionDice()
 SEED = bytes(range(64, 96))
-
-
-def roll(request, values):
-    source = ScriptedSource(values)
-    result = SYSTEM.roll(request, source)
-    assert source.exhausted, "every scripted die should be drawn"
-    assert [(d["sides"], d["value"]) for d in result["dice"]] == source.draws
-    return result
-
-
-def roles(result):
-    return [d["role"] for d in result["dice"]]
+roll = functools.partial(scripted_roll, SYSTEM)
 
 
 # -- the roll ---------------------------------------------------------------------------------
@@ -231,12 +232,6 @@ def test_top_helpers_match_brute_force():
     assert top_uniform(4, 2, 6)[1] == top_plain(0, 4, 2)[1]
 
 
-def action_die(depth):
-    """An action die's exact law up to ``depth`` tosses, and the least value past it."""
-    law = {6 * k + r: Fraction(1, 6 ** (k + 1)) for k in range(depth) for r in range(1, 6)}
-    return law, 6 * depth + 1
-
-
 @pytest.mark.parametrize(
     "req",
     [
@@ -253,7 +248,7 @@ def test_odds_match_brute_force_below_the_explosions(req):
     action = norm["action_dice"] if norm["sequence"] else min(norm["action_dice"], 1)
     flat = 0 if norm["sequence"] else max(norm["action_dice"] - 1, 0)
     keep = norm["max_dice"] or action + norm["skill_dice"]
-    law, past = action_die(2)
+    law, past = open_ended_d6(2)
     exact: dict[int, Fraction] = {}
     for actions in itertools.product(law.items(), repeat=action):
         p = math.prod((q for _, q in actions), start=Fraction(1))
@@ -265,11 +260,7 @@ def test_odds_match_brute_force_below_the_explosions(req):
     # at least past + flat + modifier: the exact law below that is complete.
     safe = past + flat + norm["modifier"]
     odds = SYSTEM.odds(req)
-    for value in set(exact) | {int(v) for v in odds["distribution"]}:
-        if value < safe:
-            assert odds["distribution"].get(str(value), 0) == pytest.approx(
-                float(exact.get(value, 0)), abs=1e-12
-            )
+    assert_matches_below(odds, exact, safe)
     if "difficulty" in req and req["difficulty"] < safe:
         below = sum(p for v, p in exact.items() if v < req["difficulty"])
         assert odds["p_success"] == pytest.approx(1 - float(below), abs=1e-12)
@@ -306,13 +297,8 @@ def test_odds_by_hand():
 def test_fair_stream_sample_agrees_with_exact_odds():
     req = {"action_dice": 2, "skill_dice": 3, "max_dice": 4, "difficulty": 17}
     odds = SYSTEM.odds(req)
-    runs = 4000
-    wins = sum(
-        SYSTEM.roll(req, FairStream(SEED, "sample", seq))["outcome"] == "success"
-        for seq in range(1, runs + 1)
-    )
-    p = odds["p_success"]
-    assert abs(wins / runs - p) < 5 * math.sqrt(p * (1 - p) / runs)
+    _, _, wins = sample(SYSTEM, req, SEED)
+    assert agrees(wins, odds["p_success"])
 
 
 # -- properties -------------------------------------------------------------------------------
@@ -337,10 +323,8 @@ def test_result_is_consistent_with_its_dice(req, seq):
     except RuleError as err:
         assert err.field == "average"
         return
-    source = FairStream(SEED, "prop", seq)
-    result = SYSTEM.roll(norm, source)
+    result = checked_roll(SYSTEM, norm, FairStream(SEED, "prop", seq))
     dice = result["dice"]
-    assert [(d["sides"], d["value"]) for d in dice] == source.draws
     groups: dict[int, int] = {}
     for d in dice:
         groups[d["group"]] = groups.get(d["group"], 0) + d["value"]
@@ -369,34 +353,13 @@ def test_odds_are_a_distribution(req):
         odds = SYSTEM.odds(req)
     except RuleError:
         return
-    assert abs(sum(odds["distribution"].values()) - 1) < 1e-9
-    if "difficulty" in req:
-        tail = sum(p for v, p in odds["distribution"].items() if int(v) >= req["difficulty"])
-        assert odds["p_success"] == pytest.approx(tail, abs=1e-9)
-
-
-junk = st.recursive(
-    st.none() | st.booleans() | st.integers(-(10**7), 10**7) | st.text(max_size=12) | st.floats(),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
-    ),
-    max_leaves=8,
-)
-fields = st.sampled_from(
-    ["action_dice", "skill_dice", "max_dice", "sequence", "modifier", "difficulty", "average"]
-)
+    assert_distribution(odds, req.get("difficulty"))
 
 
 @settings(max_examples=150, deadline=None)
-@given(data=st.dictionaries(fields, junk, max_size=6) | junk)
+@given(data=junk_requests(SYSTEM, max_size=6))
 def test_bad_input_raises_rule_error_only(data):
-    try:
-        req = SYSTEM.normalise(data)
-    except RuleError:
-        return
-    assert SYSTEM.normalise(req) == req
-    with contextlib.suppress(OddsTooLarge):
-        SYSTEM.odds(req)
+    assert_refused_or_usable(SYSTEM, data)
 
 
 # -- sheets -----------------------------------------------------------------------------------

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
+import functools
 import itertools
-import math
 import time
 from fractions import Fraction
 
@@ -21,23 +20,24 @@ from rules.engines.d6_chance import (
     uniform_counts,
 )
 from rules.engines.errors import OddsTooLarge, RuleError
-from rules.engines.fair import FairStream, ScriptedSource
+from rules.engines.fair import FairStream
 from rules.engines.limits import MAX_CHAIN
+from tests.rules.helpers import (
+    agrees,
+    assert_distribution,
+    assert_matches_below,
+    assert_refused_or_usable,
+    checked_roll,
+    junk_requests,
+    open_ended_d6,
+    roles,
+    sample,
+    scripted_roll,
+)
 
 SYSTEM = D6Chance()
 SEED = bytes(range(32, 64))
-
-
-def roll(request, values):
-    source = ScriptedSource(values)
-    result = SYSTEM.roll(request, source)
-    assert source.exhausted, "every scripted die should be drawn"
-    assert [(d["sides"], d["value"]) for d in result["dice"]] == source.draws
-    return result
-
-
-def roles(result):
-    return [d["role"] for d in result["dice"]]
+roll = functools.partial(scripted_roll, SYSTEM)
 
 
 # -- dice counts ------------------------------------------------------------------------------
@@ -222,12 +222,6 @@ def test_odds_by_hand():
     assert two["p_success"] == pytest.approx(1 - 15 / 36, abs=1e-12)
 
 
-def chance_die(depth):
-    """The Chance Die's exact law up to ``depth`` tosses; the rest is one unknown lump."""
-    law = {6 * k + r: Fraction(1, 6 ** (k + 1)) for k in range(depth) for r in range(1, 6)}
-    return law, 6 * depth + 1  # every value the lump can take is at least this
-
-
 @pytest.mark.parametrize(
     "req",
     [
@@ -241,20 +235,14 @@ def chance_die(depth):
 def test_odds_match_brute_force_below_the_lump(req):
     counts = SYSTEM.roll(req, FairStream(SEED, "count", 1))
     n = counts["base_dice"] + counts["bonus_dice"]
-    law, lump = chance_die(3)
+    law, lump = open_ended_d6(3)  # past 3 tosses, one unknown lump
     exact: dict[int, Fraction] = {}
     for first, p in law.items():
         for rest in itertools.product(range(1, 7), repeat=n - 1):
             total = first + sum(rest) + req.get("modifier", 0)
             exact[total] = exact.get(total, Fraction(0)) + p / 6 ** (n - 1)
     safe = lump + (n - 1) + req.get("modifier", 0)  # totals below this cannot come from the lump
-    odds = SYSTEM.odds(req)
-    for value, p in odds["distribution"].items():
-        if int(value) < safe:
-            assert p == pytest.approx(float(exact.get(int(value), 0)), abs=1e-12)
-    for value, p in exact.items():
-        if value < safe:
-            assert odds["distribution"].get(str(value), 0) == pytest.approx(float(p), abs=1e-12)
+    assert_matches_below(SYSTEM.odds(req), exact, safe)
 
 
 @pytest.mark.parametrize("n", [1, 3, 6])
@@ -280,14 +268,9 @@ def test_exact_sum_helpers():
 def test_fair_stream_sample_agrees_with_exact_odds():
     req = {"dice": 3, "difficulty": 12}
     odds = SYSTEM.odds(req)
-    runs = 4000
-    wins = complications = 0
-    for seq in range(1, runs + 1):
-        result = SYSTEM.roll(req, FairStream(SEED, "sample", seq))
-        wins += result["outcome"] == "success"
-        complications += "complication" in result["flags"]
-    for seen, p in ((wins, odds["p_success"]), (complications, odds["events"]["complication"])):
-        assert abs(seen / runs - p) < 5 * math.sqrt(p * (1 - p) / runs)
+    _, flags, wins = sample(SYSTEM, req, SEED)
+    assert agrees(wins, odds["p_success"])
+    assert agrees(flags["complication"], odds["events"]["complication"])
 
 
 # -- properties -------------------------------------------------------------------------------
@@ -315,10 +298,8 @@ def test_result_is_consistent_with_its_dice(req, seq):
     except RuleError as err:
         assert err.field == "actions"
         return
-    source = FairStream(SEED, "prop", seq)
-    result = SYSTEM.roll(norm, source)
+    result = checked_roll(SYSTEM, norm, FairStream(SEED, "prop", seq))
     dice = result["dice"]
-    assert [(d["sides"], d["value"]) for d in dice] == source.draws
     assert result["total"] == sum(d["value"] for d in dice) + norm["modifier"]
     base = norm["dice"] - 3 * (norm["actions"] - 1)
     bonus = min(norm["bonus"] + norm["time_doublings"] + norm["synergy"] // 5, base)
@@ -339,45 +320,14 @@ def test_odds_are_a_distribution(req):
         odds = SYSTEM.odds(req)
     except RuleError:
         return
-    assert abs(sum(odds["distribution"].values()) - 1) < 1e-9
-    if "difficulty" in req:
-        target = req["difficulty"] + {0: 0, 25: 5, 50: 10, 75: 20}[req["rush"]]
-        tail = sum(p for v, p in odds["distribution"].items() if int(v) >= target)
-        assert odds["p_success"] == pytest.approx(tail, abs=1e-9)
-
-
-junk = st.recursive(
-    st.none() | st.booleans() | st.integers(-(10**7), 10**7) | st.text(max_size=12) | st.floats(),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
-    ),
-    max_leaves=8,
-)
-fields = st.sampled_from(
-    [
-        "dice",
-        "bonus",
-        "time_doublings",
-        "synergy",
-        "character_point",
-        "actions",
-        "modifier",
-        "difficulty",
-        "rush",
-    ]
-)
+    rushed = {0: 0, 25: 5, 50: 10, 75: 20}[req["rush"]]
+    assert_distribution(odds, req["difficulty"] + rushed if "difficulty" in req else None)
 
 
 @settings(max_examples=150, deadline=None)
-@given(data=st.dictionaries(fields, junk, max_size=6) | junk)
+@given(data=junk_requests(SYSTEM, max_size=6))
 def test_bad_input_raises_rule_error_only(data):
-    try:
-        req = SYSTEM.normalise(data)
-    except RuleError:
-        return
-    assert SYSTEM.normalise(req) == req
-    with contextlib.suppress(OddsTooLarge):
-        SYSTEM.odds(req)
+    assert_refused_or_usable(SYSTEM, data)
 
 
 # -- sheets and Character Points --------------------------------------------------------------

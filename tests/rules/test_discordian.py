@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from fractions import Fraction
@@ -22,21 +23,22 @@ from rules.engines.discordian import (
 from rules.engines.errors import OddsTooLarge, RuleError
 from rules.engines.fair import FairStream, ScriptedSource
 from rules.engines.limits import MAX_CHAIN, ODDS_TAIL
+from tests.rules.helpers import (
+    agrees,
+    assert_brute_force_agrees,
+    assert_distribution,
+    assert_refused_or_usable,
+    checked_roll,
+    drawn,
+    junk,
+    roles,
+    sample,
+    scripted_roll,
+)
 
 SYSTEM = Discordian()
 SEED = bytes(range(64, 96))
-
-
-def roll(request, values):
-    source = ScriptedSource(values)
-    result = SYSTEM.roll(request, source)
-    assert source.exhausted, "every scripted die should be drawn"
-    assert [(d["sides"], d["value"]) for d in result["dice"]] == source.draws
-    return result
-
-
-def roles(result):
-    return [d["role"] for d in result["dice"]]
+roll = functools.partial(scripted_roll, SYSTEM)
 
 
 # -- request -----------------------------------------------------------------------------------
@@ -380,56 +382,14 @@ def test_rolling_the_discord_die(values, value, wandered):
     out = roll_discord_die(source)
     assert source.exhausted
     assert (out["value"], out["wandered"]) == (value, wandered)
-    assert [(d["sides"], d["value"]) for d in out["dice"]] == source.draws
+    assert drawn(out["dice"]) == source.draws
     assert all(d["role"] == "discord" for d in out["dice"])
 
 
 # -- exact odds --------------------------------------------------------------------------------
 
 
-class _Branch:
-    """Replays a fixed prefix of dice, then shows 1s, noting every die asked for."""
-
-    def __init__(self, prefix):
-        self.prefix = prefix
-        self.sides = []
-        self.values = []
-
-    def roll(self, sides):
-        i = len(self.values)
-        value = self.prefix[i] if i < len(self.prefix) else 1
-        self.sides.append(sides)
-        self.values.append(value)
-        return value
-
-
-def brute_force(request, prune=0.0):
-    """Every way the dice can fall, run through the roller: exact law of net and flags.
-
-    Branches less likely than ``prune`` are not followed (Infinite Fives); the mass they
-    carry is returned as ``missing``.
-    """
-    net, flags, seen = {}, {}, 0.0
-    stack = [()]
-    while stack:
-        prefix = stack.pop()
-        source = _Branch(prefix)
-        result = SYSTEM.roll(request, source)
-        p, probs = 1.0, []
-        for sides in source.sides:
-            p /= sides
-            probs.append(p)
-        seen += p
-        net[result["net"]] = net.get(result["net"], 0.0) + p
-        for flag in result["flags"]:
-            flags[flag] = flags.get(flag, 0.0) + p
-        for j in range(len(prefix), len(source.values)):
-            if probs[j] < prune:
-                break
-            stack.extend((*source.values[:j], v) for v in range(2, source.sides[j] + 1))
-    return net, flags, 1.0 - seen
-
-
+# Branches less likely than the prune are not followed (Infinite Fives chains).
 BRUTE_CASES = [
     ({"pool": ["d6", "d6", "d8"], "challenge": 1, "discord": 6, "protect": 1}, 0.0),
     ({"pool": ["d12", "d4", "d4"], "tn": 4, "luck_die": "d4", "discord": 4, "protect": 1}, 0.0),
@@ -453,16 +413,8 @@ BRUTE_CASES = [
 
 @pytest.mark.parametrize(("request_", "prune"), BRUTE_CASES)
 def test_exact_odds_match_brute_force_enumeration(request_, prune):
-    net, flags, missing = brute_force(request_, prune)
-    answer = SYSTEM.odds(request_)
-    tol = max(missing, 0.0) + 1e-11
+    answer = assert_brute_force_agrees(SYSTEM, request_, "net", 1, prune)
     assert set(answer["events"]) == set(FLAGS)
-    for value, p in net.items():
-        assert answer["distribution"].get(str(value), 0.0) == pytest.approx(p, abs=tol)
-    for flag in FLAGS:
-        assert answer["events"][flag] == pytest.approx(flags.get(flag, 0.0), abs=tol)
-    p_success = sum(p for value, p in net.items() if value >= 1)
-    assert answer["p_success"] == pytest.approx(p_success, abs=tol)
 
 
 def test_hand_computed_single_d6_at_tn_5_with_discord_5():
@@ -554,23 +506,12 @@ def test_odds_at_the_caps_are_quick_and_whole(request_):
 def test_seeded_fair_rolls_agree_with_the_exact_odds():
     request = {"pool": ["d6", "d8", "d10"], "challenge": 2, "discord": 7, "protect": 1}
     answer = SYSTEM.odds(request)
-    n = 4000
-    counts, flags = {}, dict.fromkeys(FLAGS, 0)
-    for seq in range(1, n + 1):
-        result = SYSTEM.roll(request, FairStream(SEED, "sample", seq))
-        counts[result["net"]] = counts.get(result["net"], 0) + 1
-        for flag in result["flags"]:
-            flags[flag] += 1
-
-    def close(observed, p):
-        sigma = math.sqrt(n * p * (1 - p)) or 1.0
-        return abs(observed - n * p) <= 5 * sigma
-
+    counts, flags, wins = sample(SYSTEM, request, SEED, "net")
     for value, p in answer["distribution"].items():
-        assert close(counts.get(int(value), 0), p), value
+        assert agrees(counts[int(value)], p), value
     for flag, p in answer["events"].items():
-        assert close(flags[flag], p), flag
-    assert close(sum(c for v, c in counts.items() if v >= 1), answer["p_success"])
+        assert agrees(flags[flag], p), flag
+    assert agrees(wins, answer["p_success"])
 
 
 # -- properties --------------------------------------------------------------------------------
@@ -617,9 +558,7 @@ def _check_side(dice, side, tally, tn):
 @settings(max_examples=150, deadline=None)
 @given(requests(), st.integers(1, 10**6))
 def test_successes_are_what_the_counted_dice_score_and_every_die_is_listed(request, seq):
-    source = FairStream(SEED, "prop", seq)
-    result = SYSTEM.roll(request, source)
-    assert [(d["sides"], d["value"]) for d in result["dice"]] == source.draws
+    result = checked_roll(SYSTEM, request, FairStream(SEED, "prop", seq))
     req = result["request"]
     own = [d for d in result["dice"] if "side" not in d]
     _check_side(own, req, result, req["tn"])
@@ -641,47 +580,33 @@ def test_successes_are_what_the_counted_dice_score_and_every_die_is_listed(reque
 @given(requests(max_pool=4))
 def test_odds_sum_to_one(request):
     answer = SYSTEM.odds(request)
-    assert math.fsum(answer["distribution"].values()) == pytest.approx(1, abs=1e-9)
-    assert all(p >= 0 for p in answer["distribution"].values())
-    p_success = math.fsum(p for v, p in answer["distribution"].items() if int(v) >= 1)
-    assert answer["p_success"] == pytest.approx(p_success, abs=1e-9)
+    assert_distribution(answer, 1)
     assert set(answer["events"]) == set(FLAGS)
     assert all(0 <= p <= 1 + 1e-12 for p in answer["events"].values())
 
 
-junk = st.recursive(
-    st.none() | st.booleans() | st.integers(-30, 30) | st.floats() | st.text(max_size=5),
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
-    ),
-    max_leaves=12,
-)
+anything = junk(ints=30, text=5, items=4, leaves=12)
 almost = st.fixed_dictionaries(
     {},
     optional={
         "pool": st.one_of(
-            st.lists(st.sampled_from(["d4", "d6", "d20", "6", 6, None]), max_size=4), junk
+            st.lists(st.sampled_from(["d4", "d6", "d20", "6", 6, None]), max_size=4), anything
         ),
-        "tn": junk,
-        "challenge": junk,
-        "discord": junk,
-        "protect": junk,
-        "luck_die": junk,
-        "opponent": junk,
-        "infinite_fives": junk,
+        "tn": anything,
+        "challenge": anything,
+        "discord": anything,
+        "protect": anything,
+        "luck_die": anything,
+        "opponent": anything,
+        "infinite_fives": anything,
     },
 )
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.one_of(junk, almost))
+@given(st.one_of(anything, almost))
 def test_bad_requests_raise_rule_error_only(request):
-    try:
-        SYSTEM.normalise(request)
-    except RuleError as err:
-        assert isinstance(err.field, str) and err.reason
-        return
-    SYSTEM.roll(request, FairStream(SEED, "", 1))
+    assert_refused_or_usable(SYSTEM, request)
 
 
 # -- sheet, settings, quick rolls --------------------------------------------------------------

@@ -12,6 +12,7 @@ from rules.engines.errors import OddsTooLarge, RuleError
 from rules.engines.fair import FairStream, ScriptedSource, SeededRolls
 from rules.engines.generic import Generic
 from rules.engines.limits import MAX_CHAIN
+from tests.rules.helpers import checked_roll
 
 GENERIC = Generic()
 
@@ -84,9 +85,7 @@ def test_same_seed_same_result() -> None:
 
 def test_every_draw_is_in_the_result() -> None:
     stream = FairStream(b"g" * 32, "", 3)
-    result = GENERIC.roll({"notation": "3d6!r1 + 2d20kh1 + 4dF + d%"}, stream)
-    replay = [(d["sides"], d["value"] + (2 if d["die"] == "dF" else 0)) for d in result["dice"]]
-    assert replay == stream.draws
+    checked_roll(GENERIC, {"notation": "3d6!r1 + 2d20kh1 + 4dF + d%"}, stream)
 
 
 @pytest.mark.parametrize(

@@ -13,19 +13,15 @@ from rules.engines.fair import FairStream, ScriptedSource
 from rules.engines.limits import MAX_CHAIN
 from rules.engines.notation import Evaluation, evaluate, parse
 from rules.engines.notation.parser import dice_upper_bound
+from tests.rules.helpers import drawn
 
 
 def roll(text: str, values: list[int], **kw: Any) -> Evaluation:
     source = ScriptedSource(values)
     ev = evaluate(parse(text), source, **kw)
     assert source.exhausted, "the roll drew fewer dice than scripted"
-    assert replay(ev) == source.draws
+    assert drawn(ev.dice) == source.draws
     return ev
-
-
-def replay(ev: Evaluation) -> list[tuple[int, int]]:
-    """What a verifier reads back from the result: every draw, in order, with its die."""
-    return [(d["sides"], d["value"] + 2 if d["die"] == "dF" else d["value"]) for d in ev.dice]
 
 
 def values(ev: Evaluation) -> list[int]:
@@ -362,7 +358,7 @@ def test_rolls_report_every_draw_and_add_up(text: str, seq: int) -> None:
         return  # e.g. "d4!>5"-like combinations that explode on every face
     stream = FairStream(b"p" * 32, "prop", seq)
     ev = evaluate(expr, stream)
-    assert replay(ev) == stream.draws
+    assert drawn(ev.dice) == stream.draws
     assert len(ev.dice) <= dice_upper_bound(expr)
     (die,) = expr.dice_terms
     counted = [d for d in ev.dice if d["role"] in ("base", "kept")]

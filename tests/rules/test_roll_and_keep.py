@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import itertools
+import functools
 import math
-from fractions import Fraction
 
 import icepool
 import pytest
@@ -12,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rules.engines.errors import RuleError
-from rules.engines.fair import FairStream, ScriptedSource
+from rules.engines.fair import FairStream
 from rules.engines.roll_and_keep import (
     COLOURS,
     DEFAULT_LINKS,
@@ -21,21 +20,21 @@ from rules.engines.roll_and_keep import (
     extended_progress,
     keep_from_mana,
 )
+from tests.rules.helpers import (
+    agrees,
+    assert_brute_force_agrees,
+    assert_distribution,
+    assert_refused_or_usable,
+    checked_roll,
+    junk_requests,
+    roles,
+    sample,
+    scripted_roll,
+)
 
 SYSTEM = RollAndKeep()
 SEED = bytes(range(32))
-
-
-def roll(request, values):
-    source = ScriptedSource(values)
-    result = SYSTEM.roll(request, source)
-    assert source.exhausted, "every scripted die should be drawn"
-    assert [(d["sides"], d["value"]) for d in result["dice"]] == source.draws
-    return result
-
-
-def roles(result):
-    return [d["role"] for d in result["dice"]]
+roll = functools.partial(scripted_roll, SYSTEM)
 
 
 # -- roll and keep from the sheet -------------------------------------------------------------
@@ -306,22 +305,6 @@ def test_largest_pool_rolls_and_answers():
 # -- exact odds -------------------------------------------------------------------------------
 
 
-def brute(req):
-    """Every way the dice can fall, counted."""
-    sides = [req["roll"]] + ([req["opponent"]["roll"]] if "opponent" in req else [])
-    dist: dict[int, Fraction] = {}
-    botch = Fraction(0)
-    p_success = Fraction(0)
-    each = Fraction(1, 10 ** sum(sides))
-    for values in itertools.product(range(1, 11), repeat=sum(sides)):
-        result = SYSTEM.roll(req, ScriptedSource(values))
-        headline = result["net"] if "opponent" in req else result["successes"]
-        dist[headline] = dist.get(headline, Fraction(0)) + each
-        botch += each if "botch" in result["flags"] else 0
-        p_success += each if result["outcome"] == "success" else 0
-    return dist, p_success, botch
-
-
 @pytest.mark.parametrize(
     "req",
     [
@@ -342,14 +325,9 @@ def brute(req):
     ],
 )
 def test_odds_match_brute_force(req):
-    dist, p_success, botch = brute(req)
-    odds = SYSTEM.odds(req)
+    headline = "net" if "opponent" in req else "successes"
+    odds = assert_brute_force_agrees(SYSTEM, req, headline, req.get("required", 1))
     assert odds["outcome"] == ("net_successes" if "opponent" in req else "successes")
-    got = {int(k): v for k, v in odds["distribution"].items()}
-    for value in set(dist) | set(got):
-        assert got.get(value, 0) == pytest.approx(float(dist.get(value, 0)), abs=1e-12)
-    assert odds["p_success"] == pytest.approx(float(p_success), abs=1e-12)
-    assert odds["events"]["botch"] == pytest.approx(float(botch), abs=1e-12)
 
 
 def test_odds_by_hand():
@@ -377,18 +355,10 @@ def test_odds_match_icepool(n, k, d):
 def test_fair_stream_sample_agrees_with_exact_odds():
     req = {"roll": 6, "keep": 3, "difficulty": 7, "opponent": {"roll": 4, "keep": 3}}
     odds = SYSTEM.odds(req)
-    runs = 4000
-    counts: dict[int, int] = {}
-    botches = 0
-    for seq in range(1, runs + 1):
-        result = SYSTEM.roll(req, FairStream(SEED, "sample", seq))
-        counts[result["net"]] = counts.get(result["net"], 0) + 1
-        botches += "botch" in result["flags"]
+    counts, flags, _ = sample(SYSTEM, req, SEED, "net")
     for value, p in odds["distribution"].items():
-        sigma = math.sqrt(p * (1 - p) / runs)
-        assert abs(counts.get(int(value), 0) / runs - p) < 5 * sigma + 1e-3
-    p = odds["events"]["botch"]
-    assert abs(botches / runs - p) < 5 * math.sqrt(p * (1 - p) / runs) + 1e-3
+        assert agrees(counts[int(value)], p), value
+    assert agrees(flags["botch"], odds["events"]["botch"])
 
 
 # -- properties -------------------------------------------------------------------------------
@@ -409,9 +379,7 @@ pools = st.fixed_dictionaries(
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(req=pools, seq=st.integers(1, 10**6))
 def test_result_is_consistent_with_its_dice(req, seq):
-    source = FairStream(SEED, "prop", seq)
-    result = SYSTEM.roll(req, source)
-    assert [(d["sides"], d["value"]) for d in result["dice"]] == source.draws
+    result = checked_roll(SYSTEM, req, FairStream(SEED, "prop", seq))
     own = [d for d in result["dice"] if d.get("side", "self") == "self"]
     kept = [d for d in own if d["role"] == "kept"]
     assert len(own) == req["roll"]
@@ -434,45 +402,15 @@ def test_result_is_consistent_with_its_dice(req, seq):
 @given(req=pools)
 def test_odds_are_a_distribution(req):
     odds = SYSTEM.odds(req)
-    assert abs(sum(odds["distribution"].values()) - 1) < 1e-9
-    start = req["required"]
-    tail = sum(p for v, p in odds["distribution"].items() if int(v) >= start)
-    assert odds["p_success"] == pytest.approx(tail, abs=1e-9)
+    assert_distribution(odds, req["required"])
     assert set(odds["events"]) <= set(SYSTEM.flags)
     assert all(0 <= p <= 1 for p in odds["events"].values())
 
 
-junk = st.recursive(
-    st.none() | st.booleans() | st.integers(-(10**7), 10**7) | st.text(max_size=12) | st.floats(),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
-    ),
-    max_leaves=8,
-)
-fields = st.sampled_from(
-    [
-        "roll",
-        "keep",
-        "difficulty",
-        "required",
-        "opponent",
-        "attribute",
-        "specialities",
-        "mana",
-        "colour",
-    ]
-)
-
-
 @settings(max_examples=150, deadline=None)
-@given(data=st.dictionaries(fields, junk, max_size=5) | junk)
+@given(data=junk_requests(SYSTEM, max_size=5))
 def test_bad_input_raises_rule_error_only(data):
-    try:
-        req = SYSTEM.normalise(data)
-    except RuleError:
-        return
-    assert SYSTEM.normalise(req) == req
-    SYSTEM.odds(req)
+    assert_refused_or_usable(SYSTEM, data)
 
 
 # -- sheets, settings, extended actions -------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from fractions import Fraction
@@ -27,21 +28,21 @@ from rules.engines.zoria import (
     pool_for_level,
     roll_action_die,
 )
+from tests.rules.helpers import (
+    agrees,
+    assert_brute_force_agrees,
+    assert_distribution,
+    assert_refused_or_usable,
+    checked_roll,
+    junk,
+    roles,
+    sample,
+    scripted_roll,
+)
 
 SYSTEM = Zoria()
 SEED = bytes(range(96, 128))
-
-
-def roll(request, values):
-    source = ScriptedSource(values)
-    result = SYSTEM.roll(request, source)
-    assert source.exhausted, "every scripted die should be drawn"
-    assert [(d["sides"], d["value"]) for d in result["dice"]] == source.draws
-    return result
-
-
-def roles(result):
-    return [d["role"] for d in result["dice"]]
+roll = functools.partial(scripted_roll, SYSTEM)
 
 
 # -- request -----------------------------------------------------------------------------------
@@ -350,51 +351,11 @@ def test_exact_odds_match_icepool(request_):
     assert answer["events"]["botch-threat"] == pytest.approx(botch, abs=1e-15)
 
 
-class _Branch:
-    """Replays a fixed prefix of dice, then shows 1s, noting every die asked for."""
-
-    def __init__(self, prefix):
-        self.prefix = prefix
-        self.sides = []
-        self.values = []
-
-    def roll(self, sides):
-        i = len(self.values)
-        value = self.prefix[i] if i < len(self.prefix) else 1
-        self.sides.append(sides)
-        self.values.append(value)
-        return value
-
-
 def test_exact_odds_match_brute_force_enumeration_of_the_roller():
     request = {"check": "1d20+1", "action_dice": ["d3", "d4"], "dc": 12, "crit_range": 19,
                "botch_range": 2}  # fmt: skip
-    totals, flags, seen = {}, {}, 0.0
-    stack = [()]
-    while stack:
-        prefix = stack.pop()
-        source = _Branch(prefix)
-        result = SYSTEM.roll(request, source)
-        p, probs = 1.0, []
-        for sides in source.sides:
-            p /= sides
-            probs.append(p)
-        seen += p
-        totals[result["total"]] = totals.get(result["total"], 0.0) + p
-        for flag in result["flags"]:
-            flags[flag] = flags.get(flag, 0.0) + p
-        for j in range(len(prefix), len(source.values)):
-            if probs[j] < 1e-8:
-                break
-            stack.extend((*source.values[:j], v) for v in range(2, source.sides[j] + 1))
-    answer = SYSTEM.odds(request)
-    tol = (1 - seen) + 1e-11
-    for total, p in totals.items():
-        assert answer["distribution"].get(str(total), 0.0) == pytest.approx(p, abs=tol)
-    for flag in FLAGS:
-        assert answer["events"][flag] == pytest.approx(flags.get(flag, 0.0), abs=tol)
-    p_success = sum(p for total, p in totals.items() if total >= 12)
-    assert answer["p_success"] == pytest.approx(p_success, abs=tol)
+    answer = assert_brute_force_agrees(SYSTEM, request, "total", request["dc"], prune=1e-8)
+    assert set(answer["events"]) == set(FLAGS)
 
 
 def test_odds_past_the_cap_say_so_and_at_the_cap_are_quick():
@@ -413,22 +374,10 @@ def test_odds_past_the_cap_say_so_and_at_the_cap_are_quick():
 def test_seeded_fair_rolls_agree_with_the_exact_odds():
     request = {"check": "1d20+4", "action_dice": ["d6"], "dc": 16, "crit_range": 19}
     answer = SYSTEM.odds(request)
-    n = 4000
-    flags = dict.fromkeys(FLAGS, 0)
-    wins = 0
-    for seq in range(1, n + 1):
-        result = SYSTEM.roll(request, FairStream(SEED, "sample", seq))
-        wins += result["outcome"] == "success"
-        for flag in result["flags"]:
-            flags[flag] += 1
-
-    def close(observed, p):
-        sigma = math.sqrt(n * p * (1 - p)) or 1.0
-        return abs(observed - n * p) <= 5 * sigma
-
-    assert close(wins, answer["p_success"])
+    _, flags, wins = sample(SYSTEM, request, SEED)
+    assert agrees(wins, answer["p_success"])
     for flag, p in answer["events"].items():
-        assert close(flags[flag], p), flag
+        assert agrees(flags[flag], p), flag
 
 
 # -- properties --------------------------------------------------------------------------------
@@ -448,9 +397,7 @@ zoria_requests = st.fixed_dictionaries(
 @settings(max_examples=150, deadline=None)
 @given(zoria_requests, st.integers(1, 10**6))
 def test_total_is_the_check_plus_every_action_die_and_every_die_is_listed(request, seq):
-    source = FairStream(SEED, "prop", seq)
-    result = SYSTEM.roll(request, source)
-    assert [(d["sides"], d["value"]) for d in result["dice"]] == source.draws
+    result = checked_roll(SYSTEM, request, FairStream(SEED, "prop", seq))
     action = [d for d in result["dice"] if d["role"] == "action"]
     assert result["total"] == result["check_total"] + sum(d["value"] for d in action)
     assert sum(result["action_totals"]) == sum(d["value"] for d in action)
@@ -474,46 +421,31 @@ def test_total_is_the_check_plus_every_action_die_and_every_die_is_listed(reques
 @given(zoria_requests)
 def test_odds_sum_to_one(request):
     answer = SYSTEM.odds(request)
-    assert math.fsum(answer["distribution"].values()) == pytest.approx(1, abs=1e-9)
-    if answer["request"]["dc"] is not None:
-        dc = answer["request"]["dc"]
-        p = math.fsum(p for t, p in answer["distribution"].items() if int(t) >= dc)
-        assert answer["p_success"] == pytest.approx(p, abs=1e-9)
+    assert_distribution(answer, answer["request"]["dc"])
     assert set(answer["events"]) == set(FLAGS)
 
 
-junk = st.recursive(
-    st.none() | st.booleans() | st.integers(-30, 30) | st.floats() | st.text(max_size=8),
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
-    ),
-    max_leaves=12,
-)
+anything = junk(ints=30, text=8, items=4, leaves=12)
 almost = st.fixed_dictionaries(
     {},
     optional={
         "check": st.one_of(
-            st.text(max_size=12), st.sampled_from(["1d20+", "d0", "1d20/0", "dF"]), junk
+            st.text(max_size=12), st.sampled_from(["1d20+", "d0", "1d20/0", "dF"]), anything
         ),
         "action_dice": st.one_of(
-            st.lists(st.sampled_from(["d3", "d5", "d24", 8, None]), max_size=3), junk
+            st.lists(st.sampled_from(["d3", "d5", "d24", 8, None]), max_size=3), anything
         ),
-        "dc": junk,
-        "crit_range": junk,
-        "botch_range": junk,
+        "dc": anything,
+        "crit_range": anything,
+        "botch_range": anything,
     },
 )
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.one_of(junk, almost))
+@given(st.one_of(anything, almost))
 def test_bad_requests_raise_rule_error_only(request):
-    try:
-        SYSTEM.normalise(request)
-    except RuleError as err:
-        assert isinstance(err.field, str) and err.reason
-        return
-    SYSTEM.roll(request, FairStream(SEED, "", 1))
+    assert_refused_or_usable(SYSTEM, request)
 
 
 # -- sheet, settings, quick rolls --------------------------------------------------------------

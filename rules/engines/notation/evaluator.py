@@ -10,7 +10,7 @@ into ``dice`` in that order, so a verifier can replay the stream from the result
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from typing import Any
 
 from ..dice import DieRecord, draw, draw_fudge
@@ -211,19 +211,27 @@ def _compile_plain(die: Dice) -> Roller:
                 if v is not None:
                     total += v
             return total
-        score = 0
-        for rec, v in zip(recs, values, strict=True):
-            if v is None:
-                continue
-            if v in success_set:
-                rec["success"] = True
-                score += 1
-            if v in failure_set:
-                rec["failure"] = True
-                score -= 1
-        return score
+        return _score(recs, values, success_set, failure_set)
 
     return roll_plain
+
+
+def _score(
+    records: list[Any], values: list[Any], success_set: Container[int], failure_set: Container[int]
+) -> int:
+    """Success counting: +1 per counted value in ``success_set``, -1 per one in
+    ``failure_set`` (a value left out by keep/drop is None), marking each die's record."""
+    score = 0
+    for rec, v in zip(records, values, strict=True):
+        if v is None:
+            continue
+        if v in success_set:
+            rec["success"] = True
+            score += 1
+        if v in failure_set:
+            rec["failure"] = True
+            score -= 1
+    return score
 
 
 class _Matching:
@@ -317,17 +325,7 @@ def _compile_chains(die: Dice) -> Roller:
                 values[i] = None
         if not counting:
             return sum(v for v in values if v is not None)
-        score = 0
-        for unit, v in zip(units, values, strict=True):
-            if v is None:
-                continue
-            head = unit[1][0]
-            if v in success_set:
-                head["success"] = True
-                score += 1
-            if v in failure_set:
-                head["failure"] = True
-                score -= 1
-        return score
+        # A chain's first record speaks for it.
+        return _score([unit[1][0] for unit in units], values, success_set, failure_set)
 
     return roll_chains

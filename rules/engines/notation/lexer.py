@@ -38,19 +38,10 @@ def tokenize(text: str, field: str) -> list[Token]:
             tokens.append(Token("int", int(lowered[i:j]), col))
             i = j
             continue
-        if ch in _WORD_LETTERS:
-            for word in _WORDS:
-                if lowered.startswith(word, i):
-                    tokens.append(Token(word, 0, col))
-                    i += len(word)
-                    break
-            else:
-                raise RuleError(field, f"unexpected '{text[i]}' at column {col}")
-            continue
-        for sym in _SYMBOLS:
-            if lowered.startswith(sym, i):
-                tokens.append(Token(sym, 0, col))
-                i += len(sym)
+        for kind in _WORDS if ch in _WORD_LETTERS else _SYMBOLS:
+            if lowered.startswith(kind, i):
+                tokens.append(Token(kind, 0, col))
+                i += len(kind)
                 break
         else:
             raise RuleError(field, f"unexpected '{text[i]}' at column {col}")

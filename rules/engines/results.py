@@ -1,0 +1,21 @@
+"""What roll results share (RULES.md section 1): the outcome against a target, and the notes
+in brackets that close a result's line of text."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+def meet_or_beat(total: int, target: int | None) -> str | None:
+    """``"success"`` when ``total`` is at least ``target``, else ``"failure"``; None when there
+    is no target."""
+    if target is None:
+        return None
+    return "success" if total >= target else "failure"
+
+
+def with_notes(line: str, notes: Iterable[str]) -> str:
+    """``line`` followed by ``notes`` in brackets, ``"... [botch, 2 protected]"``; the line
+    alone when there are none."""
+    notes = list(notes)
+    return f"{line} [{', '.join(notes)}]" if notes else line

@@ -13,9 +13,11 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
+from channels.exceptions import ChannelFull
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
+from .hub import hub
 from .origin import origin_allowed
 from .selectors.events import Viewer, can_see, dumps, events_after, for_viewer, owner_of
 from .selectors.room import room_state, seat_summary
@@ -113,18 +115,24 @@ class RoomConsumer(AsyncWebsocketConsumer):
         self.group = room_group(access.session.pk)
         self.delivered = 0
         self.refs: dict[int, Any] = {}
-        # Join the group before reading last_seq: anything committed later arrives live.
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        # Events the room hands over while this socket is not ready for them in order: they
+        # go through its own channel to room_event, which orders them from the store.
+        self.ready = False
+        self.queued = 0
+        # Join the room before reading last_seq: anything committed later arrives live.
+        await hub.join(self.channel_layer, self.group, self)
+        self.joined = True
         await self.accept()
         hello, replay = await database_sync_to_async(_connect_snapshot)(access, after)
         await self._send(hello)
         for message in replay:
             await self._send(for_viewer(message, self.viewer))
         self.delivered = hello["last_seq"]
+        self.ready = True
 
     async def disconnect(self, code: int) -> None:
-        if self.access is not None:
-            await self.channel_layer.group_discard(self.group, self.channel_name)
+        if getattr(self, "joined", False):
+            await hub.leave(self.channel_layer, self.group, self)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         if self.access is None:
@@ -165,28 +173,42 @@ class RoomConsumer(AsyncWebsocketConsumer):
         # database_sync_to_async closes stale connections around the call, on the ORM thread.
         outbox: list[tuple[str, dict[str, Any]]] = []
         token = OUTBOX.set(outbox)
+        seq = None
         try:
             seq = await database_sync_to_async(handler)(
                 seat_id=self.access.seat.pk, message=message
             )
         except ServiceError as exc:
             await self._error(ref, exc.code, exc.message, field=exc.field)
-            return
         except Exception:
             log.exception("room action %s failed", kind)
             await self._error(
                 ref, "server-error", "the table could not do that; nothing was changed"
             )
-            return
         finally:
             OUTBOX.reset(token)
-            # Committed events are published from here, not from the ORM thread.
-            for group, payload in outbox:
-                await self.channel_layer.group_send(group, payload)
+        # The sender's copy carries its ref: note it before the event can come back.
         if ref is not None and seq is not None and seq > self.delivered:
             self.refs[seq] = ref
+        # Committed events are published from here, not from the ORM thread.
+        for group, payload in outbox:
+            await self.channel_layer.group_send(group, payload)
+
+    async def hub_deliver(self, message: dict[str, Any]) -> None:
+        """The room's fast path: the next event in order goes straight out, serialised once for
+        the whole room; anything else takes the ordered path through this socket's channel."""
+        seq = message["event"]["seq"]
+        if self.ready and not self.queued and seq == self.delivered + 1:
+            await self._send_event(message)
+        elif not self.ready or seq > self.delivered:
+            self.queued += 1
+            try:
+                await self.channel_layer.send(self.channel_name, message)
+            except ChannelFull:
+                self.queued -= 1  # the next event's gap fill brings it from the store
 
     async def room_event(self, message: dict[str, Any]) -> None:
+        self.queued = max(0, self.queued - 1)
         event = message["event"]
         seq = event["seq"]
         if seq <= self.delivered:
@@ -201,14 +223,18 @@ class RoomConsumer(AsyncWebsocketConsumer):
             for earlier in missing:
                 if earlier["seq"] < seq:
                     await self._deliver(earlier)
-        ref = self.refs.pop(seq, None)
+        await self._send_event(message)
+
+    async def _send_event(self, message: dict[str, Any]) -> None:
+        event = message["event"]
+        ref = self.refs.pop(event["seq"], None)
         if ref is not None:
             await self._deliver(event, ref=ref)
             return
         visible = can_see(
             visibility=event["visibility"], actor_seat_id=owner_of(event), viewer=self.viewer
         )
-        self.delivered = seq
+        self.delivered = event["seq"]
         # The event's JSON was made once for the whole room; send it as it is.
         await self.send(text_data=message["text"] if visible else message["hidden_text"])
 

@@ -111,6 +111,9 @@ else:
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": DATA_DIR / "db.sqlite3",
+            # Keep the ORM thread's connection: opening SQLite (and setting WAL) per call costs
+            # more than the roll itself.
+            "CONN_MAX_AGE": 600,
             # Live-server tests run the app in another process, so the test database is a file.
             "TEST": {"NAME": str(DATA_DIR / "test.sqlite3")},
         }
@@ -137,7 +140,11 @@ if REDIS_URL:
         }
     }
 else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    # Each room takes one channel per process (tabletop/hub.py); a socket's own channel only
+    # carries what it must put in order, so room to queue is cheap insurance.
+    CHANNEL_LAYERS = {
+        "default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 1000}}
+    }
 
 # --- Auth, i18n, static ---------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [

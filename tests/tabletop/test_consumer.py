@@ -416,3 +416,31 @@ def seat_token_or_none(session: GameSession) -> str | None:
         return join_session(session=session, name="Late").token
     except ServiceError:
         return None
+
+
+async def test_one_room_subscription_per_process_however_many_sockets():
+    from channels.layers import InMemoryChannelLayer, get_channel_layer
+
+    table = await make_table()
+    layer = get_channel_layer()
+    in_memory = isinstance(layer, InMemoryChannelLayer)  # it shows its group membership
+    socks = [
+        (await connect(table["code"], token=await seat_token(table["session"], f"P{i}")))[0]
+        for i in range(6)
+    ]
+    group = f"room.{table['session'].pk}"
+    if in_memory:
+        assert len(layer.groups[group]) == 1
+    for comm in socks[:-1]:  # each has seat.join events of the later ones to skip
+        while True:
+            event = await next_event(comm)
+            if event["data"].get("seat", {}).get("name") == "P5":
+                break
+    await roll(socks[0], ref="r")
+    events = [await next_event(comm) for comm in socks]
+    assert {e["seq"] for e in events} == {8}  # session.start, 6 seat.joins, the roll
+    assert events[0]["ref"] == "r" and all("ref" not in e for e in events[1:])
+    for comm in socks:
+        await comm.disconnect()
+    if in_memory:
+        assert group not in layer.groups

@@ -41,6 +41,7 @@ def test_defaults_are_sqlite_wal_immediate_and_in_memory_layer():
     assert s["db"]["OPTIONS"]["timeout"] == 20
     assert "journal_mode=WAL" in s["db"]["OPTIONS"]["init_command"]
     assert s["layer"]["BACKEND"] == "channels.layers.InMemoryChannelLayer"
+    assert s["layer"]["CONFIG"]["capacity"] == 1000
     assert s["debug"] is True
 
 

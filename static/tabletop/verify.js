@@ -1,3 +1,4 @@
+import { richText } from "./dice.js";
 import { checkDice, sha256hex, unhex } from "./fairdice.js";
 
 const root = document.getElementById("verify");
@@ -6,9 +7,12 @@ const $ = (id) => document.getElementById(id);
 function row(cells, verdict, cls) {
   const tr = document.createElement("tr");
   tr.className = cls;
-  for (const text of [...cells, verdict]) {
-    const td = document.createElement("td"); td.textContent = text; tr.append(td);
-  }
+  cells.forEach((text, i) => {
+    const td = document.createElement("td");
+    if (i === 1) td.append(...[richText(text)].flat()); else td.textContent = text;
+    tr.append(td);
+  });
+  const td = document.createElement("td"); td.textContent = verdict; tr.append(td);
   $("rows").append(tr);
 }
 

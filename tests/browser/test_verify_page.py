@@ -1,0 +1,73 @@
+"""The verify page recomputes every die in the player's own browser (WebCrypto) and agrees
+with ``manage.py verify``: an honest session verifies, a tampered die is caught and named."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from tabletop.models import Event
+from tests.browser.conftest import BrowserTestCase, off_thread
+
+pytestmark = pytest.mark.browser
+
+
+def run_verify(code: str) -> tuple[bool, str]:
+    out = io.StringIO()
+    try:
+        call_command("verify", code, stdout=out)
+    except CommandError as exc:
+        return False, out.getvalue() + str(exc)
+    return True, out.getvalue()
+
+
+class VerifyPageTests(BrowserTestCase):
+    def test_the_browser_and_the_command_agree_on_honest_and_tampered_dice(self):
+        _, _, session = self.make_table("generic")
+        code = session.invite_code
+        ana = self.open_page()
+        self.sit_down(ana, session, "Ana")
+        ana.fill("#client-seed", "my-own-seed")
+        # d1000 draws four bytes per die; dF is drawn as a d3: both must verify in the browser.
+        for notation in ("4d6kh3+2", "3dF", "2d1000", "6d10!>9"):
+            ana.fill("#f-generic-notation", notation)
+            ana.press("#f-generic-notation", "Enter")
+        ana.wait_for_selector("#log li[data-kind=roll] >> nth=3")
+        self.assertEqual(self.send_as_gm(session, {"type": "session.end"})["kind"], "session.end")
+
+        ana.goto(f"{self.live_server_url}/play/{code}/verify")
+        ana.wait_for_selector("#verify[data-result]")
+        self.assertEqual(ana.get_attribute("#verify", "data-result"), "verified")
+        self.assertIn("yes", ana.inner_text("#commitment-check"))
+        self.assertEqual(ana.locator("#rows tr.ok").count(), 4)
+        self.shot(ana, "verify-honest")
+        ok, text = off_thread(lambda: run_verify(code))
+        self.assertTrue(ok, text)
+        self.assertIn("4 of 4 events with dice verified", text)
+        rolls = Event.objects.filter(kind="roll")
+        seeds = off_thread(lambda: set(rolls.values_list("data__client_seed", flat=True)))
+        self.assertEqual(seeds, {"my-own-seed"})
+
+        # A cheating server changes one die after the fact: both checks name that roll.
+        def tamper() -> int:
+            event = Event.objects.filter(session=session, kind="roll").order_by("seq")[2]
+            data = json.loads(json.dumps(event.data))
+            data["dice"][0]["value"] = data["dice"][0]["value"] % 1000 + 1
+            Event.objects.filter(pk=event.pk).update(data=data)
+            return event.seq
+
+        seq = off_thread(tamper)
+        ana.reload()
+        ana.wait_for_selector("#verify[data-result]")
+        self.assertEqual(ana.get_attribute("#verify", "data-result"), "failed")
+        bad = ana.locator("#rows tr.bad")
+        self.assertEqual(bad.count(), 1)
+        self.assertEqual(bad.locator("td").first.inner_text(), str(seq))
+        self.shot(ana, "verify-tampered")
+        ok, text = off_thread(lambda: run_verify(code))
+        self.assertFalse(ok)
+        self.assertIn(f"MISMATCH event #{seq}", text)

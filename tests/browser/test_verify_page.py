@@ -33,10 +33,10 @@ class VerifyPageTests(BrowserTestCase):
         self.sit_down(ana, session, "Ana")
         ana.fill("#client-seed", "my-own-seed")
         # d1000 draws four bytes per die; dF is drawn as a d3: both must verify in the browser.
-        for notation in ("4d6kh3+2", "3dF", "2d1000", "6d10!>9"):
+        for n, notation in enumerate(("4d6kh3+2", "3dF", "2d1000", "6d10!>9")):
             ana.fill("#f-generic-notation", notation)
             ana.press("#f-generic-notation", "Enter")
-        ana.wait_for_selector("#log li[data-kind=roll] >> nth=3")
+            ana.wait_for_selector(f"#log li[data-kind=roll] >> nth={n}")
         self.assertEqual(self.send_as_gm(session, {"type": "session.end"})["kind"], "session.end")
 
         ana.goto(f"{self.live_server_url}/play/{code}/verify")

@@ -11,6 +11,7 @@ import hashlib
 import hmac
 import secrets
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Protocol
 
 SEED_BYTES = 32
@@ -36,6 +37,13 @@ def seed_from_number(number: int) -> bytes:
     return hashlib.sha256(str(number).encode()).digest()
 
 
+@lru_cache(maxsize=64)
+def _keyed_mac(server_seed: bytes) -> hmac.HMAC:
+    """HMAC keyed once per seed; each block copies it (the same bytes as hmac.digest, without
+    keying again for every block of every roll)."""
+    return hmac.new(server_seed, digestmod="sha256")
+
+
 class FairStream:
     """The dice of one roll (one ``seq``), drawn from the published HMAC stream.
 
@@ -44,7 +52,7 @@ class FairStream:
     """
 
     def __init__(self, server_seed: bytes, client_seed: str, seq: int) -> None:
-        self._key = server_seed
+        self._mac = _keyed_mac(server_seed)
         self._prefix = f"{client_seed}:{seq}:"
         self._block = 0
         self._buffer = b""
@@ -53,8 +61,9 @@ class FairStream:
 
     def _next_bytes(self, count: int) -> bytes:
         while len(self._buffer) - self._pos < count:
-            msg = f"{self._prefix}{self._block}".encode()
-            self._buffer = self._buffer[self._pos :] + hmac.digest(self._key, msg, "sha256")
+            mac = self._mac.copy()
+            mac.update(f"{self._prefix}{self._block}".encode())
+            self._buffer = self._buffer[self._pos :] + mac.digest()
             self._pos = 0
             self._block += 1
         chunk = self._buffer[self._pos : self._pos + count]

@@ -6,6 +6,7 @@ channel layer (at-most-once), and any gap is filled from the event store, which 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
@@ -13,8 +14,8 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
-from channels.exceptions import ChannelFull
 from channels.generic.websocket import AsyncWebsocketConsumer
+from channels.layers import get_channel_layer
 from django.conf import settings
 
 from .hub import hub
@@ -27,7 +28,7 @@ from .services.errors import ServiceError
 from .services.events import OUTBOX, room_group
 
 log = logging.getLogger(__name__)
-REPLAY_CHUNK = 500
+BACKLOG_LIMIT = 1000  # events a socket may be behind before it catches up from the store
 
 
 class TokenBucket:
@@ -82,7 +83,12 @@ def _connect_snapshot(
 
 
 class RoomConsumer(AsyncWebsocketConsumer):
+    # No channel of its own: the room's one subscription per process (tabletop/hub.py) hands
+    # events over, and what must be put in order waits in a local queue. A socket costs the
+    # channel layer nothing, however many come and go.
+    channel_layer_alias = None
     access: Access | None = None
+    backlog_task: asyncio.Task[None] | None = None
 
     async def connect(self) -> None:
         code = self.scope["url_route"]["kwargs"]["code"]
@@ -115,12 +121,13 @@ class RoomConsumer(AsyncWebsocketConsumer):
         self.group = room_group(access.session.pk)
         self.delivered = 0
         self.refs: dict[int, Any] = {}
-        # Events the room hands over while this socket is not ready for them in order: they
-        # go through its own channel to room_event, which orders them from the store.
+        self.layer = get_channel_layer()
+        # Events the room hands over while this socket is not ready for them in order wait
+        # here for room_event, which orders them from the store.
         self.ready = False
-        self.queued = 0
+        self.backlog: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         # Join the room before reading last_seq: anything committed later arrives live.
-        await hub.join(self.channel_layer, self.group, self)
+        await hub.join(self.layer, self.group, self)
         self.joined = True
         await self.accept()
         hello, replay = await database_sync_to_async(_connect_snapshot)(access, after)
@@ -129,10 +136,13 @@ class RoomConsumer(AsyncWebsocketConsumer):
             await self._send(for_viewer(message, self.viewer))
         self.delivered = hello["last_seq"]
         self.ready = True
+        self.backlog_task = asyncio.create_task(self._drain_backlog())
 
     async def disconnect(self, code: int) -> None:
+        if self.backlog_task is not None:
+            self.backlog_task.cancel()
         if getattr(self, "joined", False):
-            await hub.leave(self.channel_layer, self.group, self)
+            await hub.leave(self.layer, self.group, self)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         if self.access is None:
@@ -192,23 +202,27 @@ class RoomConsumer(AsyncWebsocketConsumer):
             self.refs[seq] = ref
         # Committed events are published from here, not from the ORM thread.
         for group, payload in outbox:
-            await self.channel_layer.group_send(group, payload)
+            await self.layer.group_send(group, payload)
 
     async def hub_deliver(self, message: dict[str, Any]) -> None:
         """The room's fast path: the next event in order goes straight out, serialised once for
         the whole room; anything else takes the ordered path through this socket's channel."""
         seq = message["event"]["seq"]
-        if self.ready and not self.queued and seq == self.delivered + 1:
+        if self.ready and self.backlog.empty() and seq == self.delivered + 1:
             await self._send_event(message)
-        elif not self.ready or seq > self.delivered:
-            self.queued += 1
+        elif (not self.ready or seq > self.delivered) and self.backlog.qsize() < BACKLOG_LIMIT:
+            # (past the limit it is dropped here; the next event's gap fill brings it back)
+            self.backlog.put_nowait(message)
+
+    async def _drain_backlog(self) -> None:
+        while True:
+            message = await self.backlog.get()
             try:
-                await self.channel_layer.send(self.channel_name, message)
-            except ChannelFull:
-                self.queued -= 1  # the next event's gap fill brings it from the store
+                await self.room_event(message)
+            except Exception:
+                log.exception("ordering an event for a socket failed")
 
     async def room_event(self, message: dict[str, Any]) -> None:
-        self.queued = max(0, self.queued - 1)
         event = message["event"]
         seq = event["seq"]
         if seq <= self.delivered:

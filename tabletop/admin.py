@@ -11,16 +11,24 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 
-from .models import Campaign, Character, CharacterResource, Event, GameSession, Seat
+from .models import Campaign, Character, CharacterResource, Event, GameSession, Seat, Visibility
 from .models.pools import Pool
 from .services.errors import ServiceError
 from .services.sessions import end_session, start_session
 
 
 class OwnCampaignsMixin:
-    """A GM who is staff but not superuser sees and edits only the campaigns they run."""
+    """A GM who is staff but not superuser sees and edits only the campaigns they run.
+
+    No admin page may filter on a session's secret seed: a filter is an oracle that reads it
+    back one guess at a time, before the session ends."""
 
     campaign_path = "campaign__gm"
+
+    def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None = None) -> bool:
+        if "server_seed" in lookup:
+            return False
+        return super().lookup_allowed(lookup, value, request)  # type: ignore[misc]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         qs = super().get_queryset(request)  # type: ignore[misc]
@@ -228,7 +236,7 @@ class GameSessionAdmin(OwnCampaignsMixin, admin.ModelAdmin):
 
 
 @admin.register(Event)
-class EventAdmin(admin.ModelAdmin):
+class EventAdmin(OwnCampaignsMixin, admin.ModelAdmin):
     """The session's record, read-only: events are never edited or removed."""
 
     list_display = ("seq", "session", "kind", "actor_name", "visibility", "created_at", "summary")
@@ -239,20 +247,28 @@ class EventAdmin(admin.ModelAdmin):
     fields = ("session", "seq", "kind", "actor_name", "visibility", "created_at", "pretty_data")
     readonly_fields = fields
 
-    def get_queryset(self, request: HttpRequest) -> QuerySet:
-        qs = super().get_queryset(request)
-        if request.user.is_superuser:
-            return qs
-        return qs.filter(session__campaign__gm=request.user)
+    campaign_path = "session__campaign__gm"
+
+    def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None = None) -> bool:
+        # Filtering on what an event holds would read hidden rolls back, one guess at a time.
+        if lookup.startswith("data"):
+            return False
+        return super().lookup_allowed(lookup, value, request)
+
+    @staticmethod
+    def _shown(obj: Event) -> dict[str, Any]:
+        # The GM sees what the GM's socket sees: a roll for the roller alone stays theirs.
+        if obj.visibility == Visibility.SELF:
+            return {"hidden": True}
+        return obj.data if isinstance(obj.data, dict) else {}
 
     @admin.display(description="what happened")
     def summary(self, obj: Event) -> str:
-        text = obj.data.get("text") if isinstance(obj.data, dict) else None
-        return text or obj.kind
+        return self._shown(obj).get("text") or obj.kind
 
     @admin.display(description="data")
     def pretty_data(self, obj: Event) -> str:
-        return format_html("<pre>{}</pre>", json.dumps(obj.data, indent=2, sort_keys=True))
+        return format_html("<pre>{}</pre>", json.dumps(self._shown(obj), indent=2, sort_keys=True))
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

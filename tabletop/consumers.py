@@ -160,7 +160,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
             return
         try:
             message = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             await self._error(None, "invalid", "the message is not JSON")
             return
         if not isinstance(message, dict):

@@ -318,6 +318,8 @@ def _convolve(a: Mapping[int, float], b: Mapping[int, float]) -> dict[int, float
     b_items = sorted(b.items(), key=lambda kv: -kv[1])
     neg = [-p for _, p in b_items]
     for x, px in a.items():
+        if px <= 0.0:  # underflowed: nothing of it can reach _PRUNE
+            continue
         stop = bisect.bisect_right(neg, -_PRUNE / px)
         for y, py in b_items[:stop]:
             out[x + y] = get(x + y, 0.0) + px * py

@@ -15,8 +15,9 @@ from rules.engines import get_system
 
 from ..models import Character, CharacterResource, Event, GameSession, Seat, Visibility
 from ..models.pools import Pool
+from ..selectors.events import Viewer, can_see
 from ..selectors.pools import pool_snapshot, resource_snapshot
-from .errors import conflict, forbidden, invalid
+from .errors import conflict, forbidden, invalid, not_found
 from .events import record_event
 
 
@@ -167,7 +168,7 @@ def use_resource(
     costly success...), tied to a roll where the rules tie it to one."""
     system_id = seat.session.campaign.system
     uses = RESOURCE_USES.get(system_id, {})
-    if use not in uses:
+    if not isinstance(use, str) or use not in uses:
         raise invalid(f"one of {sorted(uses)}", field="use")
     name = uses[use]
     if use in {"extra-success", "avoid-costly", "avoid-costly-luck"} and (
@@ -182,8 +183,14 @@ def use_resource(
                 .filter(session_id=seat.session_id, seq=roll_seq, kind="roll")
                 .first()
             )
-            if roll is None or (roll.data.get("character") or {}).get("id") != character.pk:
+            viewer = Viewer(seat_id=seat.pk, is_gm=seat.is_gm)
+            if roll is None or not can_see(
+                visibility=roll.visibility, actor_seat_id=roll.actor_id, viewer=viewer
+            ):
+                raise not_found(f"no roll #{roll_seq} of yours in this session")
+            if (roll.data.get("character") or {}).get("id") != character.pk:
                 raise invalid(f"roll #{roll_seq} is not {character.name}'s", field="roll")
+            hidden_as = {"visibility": roll.visibility, "owner": roll.actor}
             if use == "extra-success" and roll.data.get("outcome") != "success":
                 raise conflict("+1 success is only for a successful roll")
             if use.startswith("avoid-costly"):
@@ -198,10 +205,14 @@ def use_resource(
                     raise conflict(f"roll #{roll_seq}'s costly success is already avoided")
                 # The roll sets the price: Instant Karma equal to its 1s, or 1 Luck.
                 amount = max(1, int(roll.data.get("ones") or 0)) if use == "avoid-costly" else 1
+        else:
+            hidden_as = {}
         row = spend_resource(character=character, name=name, amount=amount)
+        # A spend on a hidden roll is as hidden as the roll: its price tells of its dice.
         return record_pool_event(
             session_id=seat.session_id,
             actor=seat,
+            **hidden_as,
             data={
                 "action": "spend",
                 "use": use,

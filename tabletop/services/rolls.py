@@ -63,7 +63,12 @@ def make_roll(
         if locked.status != SessionStatus.LIVE:
             raise conflict(f"the session is {locked.status}; rolls are made only while it is live")
         ctx = RollContext(
-            seat=seat, session=locked, system=engine.id, character=who, options=options or {}
+            seat=seat,
+            session=locked,
+            system=engine.id,
+            character=who,
+            options=options or {},
+            visibility=visibility,
         )
         try:
             prepared = table_rules.prepare(ctx, normalised)

@@ -25,6 +25,11 @@ class RollContext:
     system: str
     character: Character | None
     options: dict[str, Any] = field(default_factory=dict)
+    visibility: str = "public"
+
+
+# Roll options whose effects the whole table sees (progress, the round's defenses, targets).
+TABLE_WIDE = ("extended", "defense", "group_extra")
 
 
 def _need_character(ctx: RollContext, what: str) -> Character:
@@ -52,6 +57,10 @@ def _spend_event(ctx: RollContext, *, name: str, amount: int, use: str, text: st
 
 def prepare(ctx: RollContext, request: dict[str, Any]) -> dict[str, Any]:
     """Adjust the normalised request and pay for it; may record pool events before the roll."""
+    for option in TABLE_WIDE:
+        if ctx.options.get(option) and ctx.visibility != "public":
+            # Their effect is public table state: it would tell everyone of the hidden roll.
+            raise invalid("only a public roll can count for the whole table", field=option)
     if ctx.system == "d6-chance" and request.get("character_point"):
         name = ctx.character.name if ctx.character else "?"
         _spend_event(

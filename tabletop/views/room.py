@@ -134,7 +134,7 @@ def join(request: HttpRequest, code: str) -> HttpResponse:
     if request.content_type == "application/json":
         try:
             body = json.loads(request.body or b"{}")
-        except ValueError:
+        except (ValueError, RecursionError):
             return _json_error(ServiceError("invalid", "the body is not JSON"))
         if not isinstance(body, dict):
             return _json_error(ServiceError("invalid", "expected a JSON object"))
@@ -201,7 +201,7 @@ def odds(request: HttpRequest, code: str) -> HttpResponse:
         )
     try:
         payload = json.loads(request.GET.get("request", "{}"))
-    except ValueError:
+    except (ValueError, RecursionError):
         return _json_error(ServiceError("invalid", "request: not JSON", field="request"))
     try:
         answer = odds_for(system_id=system_id, request=payload)

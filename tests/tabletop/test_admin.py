@@ -130,3 +130,29 @@ def test_staff_gm_sees_only_their_own_campaigns(client, django_user_model, gm, c
     client.force_login(other)
     page = client.get("/admin/tabletop/campaign/").content.decode()
     assert "Their own" in page and "Night Market" not in page
+
+
+def test_no_admin_filter_reads_the_secret_seed(admin_client_gm, live_session):
+    first = bytes(live_session.server_seed).hex()[:2]
+    for url in (
+        f"/admin/tabletop/gamesession/?server_seed__regex=^{first}",
+        "/admin/tabletop/gamesession/?server_seed__gt=x",
+        "/admin/tabletop/event/?session__server_seed__isnull=False",
+        "/admin/tabletop/event/?data__text__contains=1",
+    ):
+        assert admin_client_gm.get(url).status_code == 400, url
+
+
+def test_rolls_for_the_roller_alone_stay_hidden_in_the_event_log(admin_client_gm, live_session):
+    from tabletop.services.rolls import make_roll
+    from tabletop.services.seats import join_session
+
+    ana = join_session(session=live_session, name="Ana").seat
+    secret = make_roll(seat=ana, request={"notation": "3d6+100"}, visibility="self")
+    listing = admin_client_gm.get("/admin/tabletop/event/").content.decode()
+    pk = Event.objects.get(seq=secret.seq, session=live_session).pk
+    detail = admin_client_gm.get(f"/admin/tabletop/event/{pk}/change/")
+    assert secret.data["text"] not in listing
+    assert (
+        secret.data["text"] not in detail.content.decode() and "hidden" in detail.content.decode()
+    )

@@ -315,3 +315,43 @@ def test_a_player_sitting_down_mid_round_gets_this_rounds_dice(gm):
     assert stack.remaining == 2
     seat = Seat.objects.select_related("session__campaign").get(pk=seat.pk)
     make_roll(seat=seat, request={"action_dice": 2, "skill_dice": 1}, character=late.pk)
+
+
+@pytest.mark.parametrize(
+    ("system", "sheets", "request_", "options"),
+    [
+        ("roll-and-keep", {"Mirela": {}}, {"roll": 5, "keep": 3, "difficulty": 5}, {"extended": 1}),
+        ("action-dice", {"Nadia": {}}, {"action_dice": 1, "skill_dice": 1}, {"defense": "general"}),
+        ("action-dice", {"Nadia": {}}, {"action_dice": 1, "skill_dice": 1}, {"group_extra": 1}),
+    ],
+)
+def test_hidden_rolls_cannot_move_public_table_state(gm, system, sheets, request_, options):
+    _, (hero,), (ana,), _ = setup_table(gm, system, sheets)
+    with pytest.raises(ServiceError) as err:
+        make_roll(
+            seat=ana, request=request_, character=hero.pk, visibility="blind", options=options
+        )
+    assert err.value.field == next(iter(options))
+
+
+def test_a_spend_on_a_hidden_roll_is_as_hidden_as_the_roll(disco, gm):
+    _, (eris,), (ana,), _ = disco
+    roll = make_roll(
+        seat=ana, request={"pool": ["d6"], "tn": 4}, character=eris.pk, visibility="blind"
+    )  # even the roller does not see it
+    with pytest.raises(ServiceError) as err:
+        use_resource(seat=ana, character_id=eris.pk, use="extra-success", roll_seq=roll.seq)
+    assert err.value.code == "not-found"
+    mine = make_roll(
+        seat=ana,
+        request={"pool": ["d6"], "tn": 4},
+        character=eris.pk,
+        visibility="gm",
+        client_seed="x",
+    )
+    if mine.data["outcome"] == "success":
+        event = use_resource(seat=ana, character_id=eris.pk, use="extra-success", roll_seq=mine.seq)
+        assert event.visibility == "gm"
+    with pytest.raises(ServiceError) as err:
+        use_resource(seat=ana, character_id=eris.pk, use=["extra-success"], roll_seq=mine.seq)
+    assert err.value.field == "use"

@@ -23,8 +23,10 @@ def system_and_request(system_id: str, request_json: str) -> tuple[GameSystem, A
         fail(exc.field, exc.reason)
     try:
         request = json.loads(request_json)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         fail("request", f"not valid JSON ({exc.msg} at column {exc.colno})")
+    except (ValueError, RecursionError):
+        fail("request", "not valid JSON (nested too deeply)")
     return system, request
 
 

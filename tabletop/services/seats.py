@@ -111,28 +111,28 @@ def seat_for_token(*, session: GameSession, token: str | None) -> Seat | None:
     return Seat.objects.filter(session=session, token_hash=hash_token(token)).first()
 
 
+def table_gm_seat(*, session: GameSession) -> Seat:
+    """The GM's seat at this table, there from the start: the session's own events (start, end,
+    pools dealt) are the GM's doing. Made for the campaign's GM when first needed."""
+    seat = Seat.objects.filter(session=session, role=SeatRole.GM).first()
+    if seat is not None:
+        return seat
+    try:
+        with transaction.atomic():
+            return Seat.objects.create(
+                session=session, name="GM", role=SeatRole.GM, user=session.campaign.gm
+            )
+    except IntegrityError:  # made at the same moment elsewhere
+        return Seat.objects.get(session=session, role=SeatRole.GM)
+
+
 def gm_seat(*, session: GameSession, user: Any) -> Seat:
     """The GM's seat, made on first use. Only the campaign's GM (or a superuser) gets it."""
     if not (user is not None and user.is_authenticated):
         raise forbidden("log in as the GM")
     if session.campaign.gm_id != user.pk and not user.is_superuser:
         raise forbidden("only this campaign's GM runs this table")
-    seat = Seat.objects.filter(session=session, role=SeatRole.GM).first()
-    if seat is not None:
-        return seat
-    try:
-        with transaction.atomic():
-            seat = Seat.objects.create(session=session, name="GM", role=SeatRole.GM, user=user)
-            record_event(
-                session_id=session.pk,
-                kind="seat.join",
-                actor=seat,
-                data={"seat": seat_summary(seat)},
-            )
-    except IntegrityError:
-        # Two tabs of the GM at once: the other one made it.
-        seat = Seat.objects.get(session=session, role=SeatRole.GM)
-    return seat
+    return table_gm_seat(session=session)
 
 
 def seat_for_user(*, session: GameSession, user: Any) -> Seat | None:

@@ -12,6 +12,7 @@ from ..models import Campaign, GameSession, Seat, SessionStatus
 from .errors import conflict, forbidden, invalid
 from .events import record_event
 from .pools import expire_pools
+from .seats import table_gm_seat
 
 
 def assert_runs_campaign(*, user: AbstractBaseUser | None, campaign: Campaign) -> None:
@@ -38,6 +39,7 @@ def start_session(*, session_id: int, by: Seat | None = None) -> GameSession:
             raise conflict("the session is already live")
         if session.status == SessionStatus.ENDED:
             raise conflict("an ended session cannot start again")
+        by = by or table_gm_seat(session=session)
         seed = new_server_seed()
         session.server_seed = seed
         session.commitment = commitment(seed)
@@ -65,6 +67,7 @@ def end_session(*, session_id: int, by: Seat | None = None) -> GameSession:
         )
         if session.status != SessionStatus.LIVE:
             raise conflict(f"only a live session can end; this one is {session.status}")
+        by = by or table_gm_seat(session=session)
         session.status = SessionStatus.ENDED
         session.ended_at = timezone.now()
         session.save(update_fields=["status", "ended_at"])

@@ -18,6 +18,7 @@ from ..selectors.pools import open_roll_summary
 from .errors import conflict, forbidden, invalid, not_found
 from .events import next_seq, record_event
 from .pools import give_dice, pools_changed, record_pool_event, take_dice
+from .seats import table_gm_seat
 
 SPEND_EFFECTS = ("reroll", "reroll-botch", "activate-botch", "activate-critical", "insight")
 
@@ -31,15 +32,6 @@ def _count(value: Any, *, field: str = "count", low: int = 1, high: int = 100) -
 def _state(seat: Seat) -> SeatPoolState:
     state, _ = SeatPoolState.objects.get_or_create(seat=seat)
     return state
-
-
-def ensure_gm_seat(*, session: GameSession) -> Seat:
-    seat = Seat.objects.filter(session=session, role=SeatRole.GM).first()
-    if seat is None:
-        seat = Seat.objects.create(
-            session=session, name="GM", role=SeatRole.GM, user=session.campaign.gm
-        )
-    return seat
 
 
 def _levels(seat: Seat) -> list[int]:
@@ -87,7 +79,7 @@ def deal_pool(*, seat: Seat, by: Seat | None = None) -> Event | None:
     changed.append(gm_pool.pk)
     return record_pool_event(
         session_id=seat.session_id,
-        actor=by,
+        actor=by or seat,
         seq=seq,
         data={
             "action": "deal",
@@ -123,7 +115,7 @@ def _bonus_dice(seat: Seat) -> list[Pool]:
 def _grow_gm_pool(*, session: GameSession) -> Pool:
     """GM pool = players + the largest starting pool, die type from the highest player die;
     a late player counts as if present at the start: it grows, never shrinks."""
-    gm = ensure_gm_seat(session=session)
+    gm = table_gm_seat(session=session)
     players = SeatPoolState.objects.filter(seat__session=session, starting_dice__gt=0).exclude(
         seat=gm
     )
@@ -428,7 +420,7 @@ def award(*, seat: Seat, to_seat: Any, count: Any = 1) -> Event:
         if stack is None:
             raise conflict(f"{player.name} has no pool (no character at the table)")
         gm_pool = Pool.objects.get(
-            seat=ensure_gm_seat(session=seat.session), kind=PoolKind.ACTION_DICE
+            seat=table_gm_seat(session=seat.session), kind=PoolKind.ACTION_DICE
         )
         give_dice(pool_id=stack.pk, count=count)
         give_dice(pool_id=gm_pool.pk, count=count)

@@ -105,7 +105,7 @@ async def test_hello_carries_seat_role_last_seq_and_fairness():
     assert hello["last_seq"] == 2  # session.start, seat.join
     state = hello["state"]
     assert state["fairness"] == {"commitment": table["session"].commitment, "server_seed": None}
-    assert [s["name"] for s in state["seats"]] == ["Ana"]
+    assert [(s["name"], s["role"]) for s in state["seats"]] == [("GM", "gm"), ("Ana", "player")]
     assert state["session"]["status"] == "live" and "pools" in state and "open_rolls" in state
     await comm.disconnect()
 

@@ -43,7 +43,7 @@ def test_browser_join_sets_cookie_and_redirects_and_rejoin_keeps_the_seat(client
     assert cookie["httponly"] and cookie.value
     again = client.post(f"/play/{code}/join", {"name": "Ana again"})
     assert again.status_code == 302
-    assert Seat.objects.filter(session=live_session).count() == 1
+    assert Seat.objects.filter(session=live_session, role="player").count() == 1
 
 
 def test_join_with_a_character(client, campaign, live_session):
@@ -74,7 +74,7 @@ def test_bad_joins_name_the_field_and_change_nothing(client, live_session, body,
     response = post_json(client, f"/play/{live_session.invite_code}/join", body)
     assert response.status_code == 400
     assert response.json()["error"]["field"] == field
-    assert not Seat.objects.exists()
+    assert not Seat.objects.filter(role="player").exists()
 
 
 def test_someone_elses_character_is_refused(client, campaign, live_session, django_user_model):
@@ -99,7 +99,7 @@ def test_form_join_needs_csrf(live_session):
     strict = Client(enforce_csrf_checks=True)
     response = strict.post(f"/play/{live_session.invite_code}/join", {"name": "Ana"})
     assert response.status_code == 403
-    assert not Seat.objects.exists()
+    assert not Seat.objects.filter(role="player").exists()
     # JSON clients (bots) carry no CSRF cookie and are let in.
     assert (
         post_json(strict, f"/play/{live_session.invite_code}/join", {"name": "Bot"}).status_code

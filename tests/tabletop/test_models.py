@@ -50,10 +50,11 @@ def test_invite_codes_are_unguessable(campaign):
     assert all(len(code) >= 12 for code in codes)
 
 
-def test_one_gm_seat_per_session(live_session):
-    Seat.objects.create(session=live_session, name="GM", role="gm")
+def test_one_gm_seat_per_session(campaign):
+    session = GameSession.objects.create(campaign=campaign, title="Planned")
+    Seat.objects.create(session=session, name="GM", role="gm")
     with pytest.raises(IntegrityError), transaction.atomic():
-        Seat.objects.create(session=live_session, name="Another GM", role="gm")
+        Seat.objects.create(session=session, name="Another GM", role="gm")
 
 
 def test_ended_session_needs_an_end_time(live_session):

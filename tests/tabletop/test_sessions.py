@@ -47,3 +47,10 @@ def test_session_needs_a_title(campaign):
     with pytest.raises(ServiceError) as err:
         create_session(campaign=campaign, title="   ")
     assert err.value.field == "title"
+
+
+def test_every_event_of_the_session_has_an_actor(live_session):
+    # Started and ended by the admin (no seat of their own): the GM's seat acts.
+    end_session(session_id=live_session.pk)
+    for event in Event.objects.filter(session=live_session):
+        assert event.actor is not None and event.actor.role == "gm", event

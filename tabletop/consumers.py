@@ -147,10 +147,13 @@ class RoomConsumer(AsyncWebsocketConsumer):
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         if self.access is None:
             return
-        if not _bucket(self.access.seat.pk).take():
+        # Every message counts against the seat's budget; the refusal waits until the message
+        # is decoded, so it can carry the message's ref.
+        allowed = _bucket(self.access.seat.pk).take()
+        raw = text_data if text_data is not None else (bytes_data or b"").decode(errors="replace")
+        if not allowed and len(raw) > settings.TABLETOP["MAX_MESSAGE_BYTES"]:
             await self._error(None, "rate-limited", "slow down: too many messages")
             return
-        raw = text_data if text_data is not None else (bytes_data or b"").decode(errors="replace")
         if len(raw.encode()) > settings.TABLETOP["MAX_MESSAGE_BYTES"]:
             await self._error(
                 None,
@@ -161,16 +164,21 @@ class RoomConsumer(AsyncWebsocketConsumer):
         try:
             message = json.loads(raw)
         except (ValueError, RecursionError):
-            await self._error(None, "invalid", "the message is not JSON")
-            return
+            message = None
         if not isinstance(message, dict):
-            await self._error(None, "invalid", "a message is a JSON object with a type")
+            if not allowed:
+                await self._error(None, "rate-limited", "slow down: too many messages")
+            else:
+                await self._error(None, "invalid", "the message is not a JSON object with a type")
             return
         ref = message.get("ref")
         if ref is not None and (
             not isinstance(ref, (str, int)) or isinstance(ref, bool) or len(str(ref)) > 100
         ):
             await self._error(None, "invalid", "ref: a string or number of at most 100 characters")
+            return
+        if not allowed:
+            await self._error(ref, "rate-limited", "slow down: too many messages")
             return
         kind = message.get("type")
         if kind == "ping":

@@ -120,6 +120,8 @@ def _value(spec: Field, value: Any, where: str) -> Any:
     if kind == "text":
         if not isinstance(value, str):
             raise RuleError(where, f"expected text, got {value!r}")
+        if "\x00" in value:
+            raise RuleError(where, "may not contain NUL characters")
         if len(value) > spec.max_length:
             raise RuleError(where, f"at most {spec.max_length} characters, got {len(value)}")
         return value

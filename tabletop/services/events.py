@@ -13,6 +13,7 @@ from django.db import connection, transaction
 
 from ..models import Event, GameSession, Seat, Visibility
 from ..selectors.events import dumps, event_message, for_everyone
+from .errors import invalid
 
 
 def room_group(session_id: int) -> str:
@@ -48,6 +49,9 @@ def record_event(
 ) -> Event:
     """Store one event (taking the next seq unless the caller already took it for the dice)
     and queue its broadcast for after the commit."""
+    if "\\u0000" in dumps(data):
+        # Text with NUL characters cannot be stored (PostgreSQL refuses it): refuse it plainly.
+        raise invalid("text may not contain NUL characters", field="text")
     if seq is None:
         seq = next_seq(session_id=session_id)
     event = Event.objects.create(

@@ -27,6 +27,8 @@ class Joined:
 def _clean_name(name: Any) -> str:
     if not isinstance(name, str) or not name.strip():
         raise invalid("pick a name to sit down with", field="name")
+    if "\x00" in name:
+        raise invalid("may not contain NUL characters", field="name")
     name = " ".join(name.split())
     if len(name) > 40:
         raise invalid("at most 40 characters", field="name")

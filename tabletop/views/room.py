@@ -141,6 +141,10 @@ def join(request: HttpRequest, code: str) -> HttpResponse:
     else:
         rejected = CsrfViewMiddleware(lambda r: HttpResponse()).process_view(request, None, (), {})
         if rejected is not None:
+            if as_json:
+                return _json_error(
+                    ServiceError("forbidden", "a form post needs its CSRF token; send JSON instead")
+                )
             return rejected
         body = request.POST
     existing = _access(request, code)

@@ -143,3 +143,9 @@ def test_exit_status_through_a_real_process():
     assert proc.returncode == 0 and json.loads(proc.stdout)["distribution"]["6"] == pytest.approx(
         1 / 6
     )
+
+
+def test_argument_errors_are_one_line_too():
+    code, out, err = run("roll", "generic", '{"notation": "d6"}', "--seed", "abc")
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert err.startswith("error: seed: ")

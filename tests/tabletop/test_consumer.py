@@ -265,6 +265,7 @@ async def test_rate_limit_allows_bursts_of_40_then_refuses():
     pongs = [r for r in replies if r["type"] == "pong"]
     limited = [r for r in replies if r.get("code") == "rate-limited"]
     assert len(pongs) >= 40 and limited
+    assert all(isinstance(r["ref"], int) for r in limited), "refusals carry the message's ref"
     await comm.disconnect()
 
 

@@ -127,3 +127,26 @@ def test_odds_endpoint_for_seated_visitors_only(client, live_session):
     assert bad.status_code == 400 and bad.json()["error"]["field"] == "request.notation"
     assert client.get(url, {"request": "{nope"}).status_code == 400
     assert client.get(url, {"system": "zoria", "request": "{}"}).status_code == 400
+
+
+def test_nul_characters_are_refused_plainly(client, live_session):
+    from tabletop.services.errors import ServiceError
+    from tabletop.services.rolls import make_roll
+    from tabletop.services.seats import join_session
+
+    response = post_json(client, f"/play/{live_session.invite_code}/join", {"name": "A\u0000"})
+    assert response.status_code == 400 and response.json()["error"]["field"] == "name"
+    seat = join_session(session=live_session, name="Ana").seat
+    with pytest.raises(ServiceError) as err:
+        make_roll(seat=seat, request={"notation": "d6"}, client_seed="a\u0000b")
+    assert err.value.code == "invalid"
+
+
+def test_a_form_join_asking_for_json_without_csrf_gets_json(live_session):
+    from django.test import Client
+
+    strict = Client(enforce_csrf_checks=True)
+    response = strict.post(
+        f"/play/{live_session.invite_code}/join", {"name": "Ana"}, HTTP_ACCEPT="application/json"
+    )
+    assert response.status_code == 403 and response.json()["error"]["code"] == "forbidden"

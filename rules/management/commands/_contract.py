@@ -30,5 +30,20 @@ def system_and_request(system_id: str, request_json: str) -> tuple[GameSystem, A
     return system, request
 
 
+def one_line_errors(parser: Any) -> Any:
+    """Argument errors follow the contract too: one ``error:`` line, exit status 2."""
+
+    def error(message: str) -> NoReturn:
+        field = "arguments"
+        for word in message.replace(":", " ").split():
+            if word.startswith("--"):
+                field = word.lstrip("-")
+                break
+        fail(field, message)
+
+    parser.error = error
+    return parser
+
+
 def emit(obj: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(obj, separators=(", ", ": ")) + "\n")

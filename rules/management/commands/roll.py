@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandParser
 from rules.engines import FairStream, RuleError
 from rules.engines.fair import SeededRolls, new_server_seed
 
-from ._contract import emit, fail, system_and_request
+from ._contract import emit, fail, one_line_errors, system_and_request
 
 MAX_COUNT = 100_000
 
@@ -18,6 +18,9 @@ class Command(BaseCommand):
     help = "Roll a request with a game system's engine; one JSON result per line."
     requires_system_checks: list[str] = []
     requires_migrations_checks = False
+
+    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> CommandParser:
+        return one_line_errors(super().create_parser(prog_name, subcommand, **kwargs))
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("system")

@@ -1,0 +1,717 @@
+"""Shared pieces of the room benchmarks: servers to measure, rooms and seats, lean socket clients,
+statistics and result files.
+
+Three setups:
+
+* ``bare``: ``bench/bare_server.py``, a bare ``websockets`` broadcast server (the floor);
+* ``default``: the table with its defaults: one daphne process, SQLite in a temporary data
+  directory, the in-memory channel layer;
+* ``deployed``: two daphne processes sharing PostgreSQL (a scratch database, dropped and made
+  again for each benchmark) and Redis (the pub/sub channel layer), clients split across both.
+
+Every server this module starts is stopped by its own pid. All traffic is to 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import json
+import os
+import platform
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from http.cookiejar import CookieJar, DefaultCookiePolicy
+from pathlib import Path
+from typing import Any
+
+import httpx
+from websockets.asyncio.client import ClientConnection, connect
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench"
+RESULTS = BENCH / "results"
+PY = str(ROOT / ".venv" / "bin" / "python")
+# The code the servers run: the working tree, or (run_all.py --code snapshot, or BENCH_CODE=dir)
+# a snapshot of one commit, so that every figure of a run belongs to the same code.
+CODE = Path(os.environ.get("BENCH_CODE") or ROOT)
+# bench modules the servers import (settings, instrumented entry points, room maker)
+SERVER_SIDE = (
+    "bench_settings.py",
+    "instrumented_asgi.py",
+    "whatif_asgi.py",
+    "tracemalloc_asgi.py",
+    "mkroom.py",
+)
+HOST = "127.0.0.1"
+PG_BASE = "postgres://postgres@127.0.0.1:5432"
+REDIS_URL = "redis://127.0.0.1:6379/0"
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+SETUPS = ("bare", "default", "deployed")
+
+
+def now_ns() -> int:
+    """CLOCK_MONOTONIC: one clock for every process of this machine."""
+    return time.monotonic_ns()
+
+
+# --- statistics -----------------------------------------------------------------------------
+def percentile(values: Sequence[float], p: float) -> float | None:
+    """Nearest-rank percentile of ``values`` (sorted or not)."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(1, min(len(ordered), int(-(-p * len(ordered) // 100))))
+    return ordered[rank - 1]
+
+
+def summarize(values: Sequence[float]) -> dict[str, Any]:
+    ordered = sorted(values)
+    if not ordered:
+        return {"n": 0, "p50": None, "p95": None, "p99": None, "max": None}
+    return {
+        "n": len(ordered),
+        "p50": percentile(ordered, 50),
+        "p95": percentile(ordered, 95),
+        "p99": percentile(ordered, 99),
+        "max": ordered[-1],
+    }
+
+
+def median_of(runs: Iterable[dict[str, Any]], keys: Iterable[str]) -> dict[str, Any]:
+    runs = list(runs)
+    out: dict[str, Any] = {}
+    for key in keys:
+        values = [r[key] for r in runs if r.get(key) is not None]
+        out[key] = statistics.median(values) if values else None
+    return out
+
+
+def fmt(value: Any, digits: int = 1) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """A Markdown table (also readable in a terminal)."""
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    for row in rows:
+        lines.append("| " + " | ".join(fmt(c) for c in row) + " |")
+    return "\n".join(lines)
+
+
+# --- the machine and its processes ----------------------------------------------------------
+def _first(path: str, prefix: str) -> str:
+    with contextlib.suppress(OSError):
+        for line in Path(path).read_text().splitlines():
+            if line.startswith(prefix):
+                return line.split(":", 1)[1].strip()
+    return "?"
+
+
+def _version(module: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(module)
+    except PackageNotFoundError:
+        return "?"
+
+
+def _command(args: list[str]) -> str:
+    try:
+        return subprocess.run(args, capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "?"
+
+
+def machine() -> dict[str, Any]:
+    return {
+        "cpu": _first("/proc/cpuinfo", "model name"),
+        "cores": os.cpu_count(),
+        "memory": _first("/proc/meminfo", "MemTotal"),
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+        "loadavg_at_start": Path("/proc/loadavg").read_text().split()[:3],
+        "versions": {
+            m: _version(m)
+            for m in (
+                "Django",
+                "channels",
+                "channels_redis",
+                "daphne",
+                "Twisted",
+                "websockets",
+                "redis",
+                "psycopg",
+            )
+        },
+        "code": code_version(),
+        "postgres": _command(["psql", "-h", HOST, "-U", "postgres", "-tAc", "show server_version"]),
+        "redis": _command(["redis-cli", "-h", HOST, "info", "server"])
+        .split("redis_version:")[-1]
+        .split()[0:1],
+    }
+
+
+def code_version() -> dict[str, Any]:
+    """Which code the servers run: a snapshot's commit, or the working tree's HEAD and changes."""
+    stamp = CODE / ".bench-commit"
+    if CODE != ROOT and stamp.exists():
+        return {"snapshot": str(CODE), "commit": stamp.read_text().strip()}
+    return {
+        "working_tree": str(ROOT),
+        "commit": _command(["git", "-C", str(ROOT), "log", "-1", "--format=%h %s"]),
+        "uncommitted": _command(
+            ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"]
+        ).splitlines()[:20],
+    }
+
+
+def snapshot(ref: str = "HEAD") -> Path:
+    """Extract ``ref`` (git archive: the repository is only read) into a directory of its own."""
+    sha = _command(["git", "-C", str(ROOT), "rev-parse", "--short", ref])
+    target = Path(tempfile.gettempdir()) / f"tabletop-bench-code-{sha}"
+    if not (target / ".bench-commit").exists():
+        target.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", ref], capture_output=True, check=True, timeout=120
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True, timeout=120)
+        subject = _command(["git", "-C", str(ROOT), "log", "-1", "--format=%h %ci %s", ref])
+        (target / ".bench-commit").write_text(subject + "\n")
+    return target
+
+
+def rss_kb(pid: int) -> int | None:
+    return int(v.split()[0]) if (v := _first(f"/proc/{pid}/status", "VmRSS")) != "?" else None
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """utime + stime of a process, from /proc/<pid>/stat."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def listen_overflows() -> int:
+    """The kernel's count of connections dropped because a listen queue was full."""
+    lines = [
+        line.split()
+        for line in Path("/proc/net/netstat").read_text().splitlines()
+        if line.startswith("TcpExt:")
+    ]
+    table_ = dict(zip(lines[0][1:], lines[1][1:], strict=False)) if len(lines) >= 2 else {}
+    return int(table_.get("ListenOverflows", 0))
+
+
+def wait_port(port: int, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError), socket.create_connection((HOST, port), timeout=0.5):
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"nothing listens on {HOST}:{port} after {timeout}s")
+
+
+def port_free(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex((HOST, port)) != 0
+
+
+class Process:
+    """One server process we started; stopped by its own pid."""
+
+    def __init__(
+        self, name: str, args: list[str], env: dict[str, str], port: int, log: Path
+    ) -> None:
+        if not port_free(port):
+            raise RuntimeError(f"port {port} is taken: is an earlier benchmark still running?")
+        self.name, self.port, self.log = name, port, log
+        self._log = open(log, "ab")  # noqa: SIM115
+        self.popen = subprocess.Popen(
+            args,
+            cwd=CODE,
+            env=env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self.pid = self.popen.pid
+        try:
+            wait_port(port)
+        except RuntimeError:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        if self.popen.poll() is None:
+            self.popen.send_signal(signal.SIGTERM)
+            try:
+                self.popen.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.popen.kill()
+                self.popen.wait(timeout=10)
+        self._log.close()
+
+
+# --- setups ---------------------------------------------------------------------------------
+class Setup:
+    """A server setup to measure: start it, make rooms, seat players, stop it.
+
+    ``tag`` keeps concurrent benchmarks apart: each has its own ports and scratch database.
+    ``env`` adds settings for the table's processes (e.g. ``TABLETOP_RATE_PER_SECOND``).
+    """
+
+    BASE_PORTS = {
+        "fanout": 18700,
+        "burst": 18740,
+        "saturation": 18780,
+        "soak": 18820,
+        "page": 18860,
+        "profile": 18900,
+    }
+
+    def __init__(
+        self,
+        kind: str,
+        tag: str,
+        *,
+        env: dict[str, str] | None = None,
+        app: str = "tabletop.asgi:application",
+    ) -> None:
+        if kind not in SETUPS:
+            raise ValueError(kind)
+        self.kind, self.tag, self.app = kind, tag, app
+        base = self.BASE_PORTS.get(tag, 18940) + {"bare": 0, "default": 10, "deployed": 20}[kind]
+        self.ports = [base, base + 1] if kind == "deployed" else [base]
+        self.processes: list[Process] = []
+        self.extra_env = dict(env or {})
+        self.data_dir: str | None = None
+        self.database = f"bench_tabletop_{tag}"
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        self.logs = RESULTS / "logs"
+        self.logs.mkdir(exist_ok=True)
+
+    # the environment of the table's processes
+    def env(self) -> dict[str, str]:
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in {"DATABASE_URL", "REDIS_URL", "TABLETOP_DATA_DIR", "DJANGO_SETTINGS_MODULE"}
+        }
+        env.update(
+            {
+                "PYTHONPATH": str(CODE),
+                "DJANGO_SETTINGS_MODULE": "bench.bench_settings",
+                "DEBUG": "0",  # DEBUG keeps every query in memory; no deployment runs with it
+                "LOG_LEVEL": "WARNING",
+            }
+        )
+        if self.kind == "default":
+            assert self.data_dir
+            env["TABLETOP_DATA_DIR"] = self.data_dir
+        elif self.kind == "deployed":
+            env["DATABASE_URL"] = f"{PG_BASE}/{self.database}"
+            env["REDIS_URL"] = REDIS_URL
+        env.update(self.extra_env)
+        return env
+
+    def start(self, serve: bool = True) -> Setup:
+        """Make the database (migrated, with the demo tables) and start the server processes
+        (``serve=False``: the database only)."""
+        stamp = dt.datetime.now().strftime("%H%M%S")
+        if CODE != ROOT:  # the snapshot gets the current server-side bench modules
+            (CODE / "bench").mkdir(exist_ok=True)
+            for name in SERVER_SIDE:
+                shutil.copy2(BENCH / name, CODE / "bench" / name)
+        if self.kind == "bare":
+            self.processes.append(
+                Process(
+                    "bare",
+                    [PY, str(BENCH / "bare_server.py"), "--port", str(self.ports[0])],
+                    dict(os.environ),
+                    self.ports[0],
+                    self.logs / f"{self.tag}-bare-{stamp}.log",
+                )
+            )
+            return self
+        if self.kind == "default":
+            self.data_dir = tempfile.mkdtemp(prefix=f"tabletop-bench-{self.tag}-")
+        else:
+            for cmd in ("dropdb", "createdb"):
+                extra = ["--if-exists"] if cmd == "dropdb" else []
+                subprocess.run(
+                    [cmd, *extra, "-h", HOST, "-U", "postgres", self.database],
+                    check=True,
+                    capture_output=True,
+                    timeout=60,
+                )
+        subprocess.run(
+            [PY, "manage.py", "play", "--no-serve"],
+            cwd=CODE,
+            env=self.env(),
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
+        if not serve:
+            return self
+        for i, port in enumerate(self.ports):
+            self.processes.append(
+                Process(
+                    f"daphne{i + 1}",
+                    [PY, "-m", "daphne", "-b", HOST, "-p", str(port), self.app],
+                    self.env(),
+                    port,
+                    self.logs / f"{self.tag}-{self.kind}-{port}-{stamp}.log",
+                )
+            )
+        return self
+
+    def stop(self) -> None:
+        for process in self.processes:
+            process.stop()
+        self.processes.clear()
+        if self.data_dir:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+            self.data_dir = None
+        if self.kind == "deployed":
+            subprocess.run(
+                ["dropdb", "--if-exists", "--force", "-h", HOST, "-U", "postgres", self.database],
+                capture_output=True,
+                timeout=60,
+            )
+
+    def __enter__(self) -> Setup:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    @property
+    def pids(self) -> list[int]:
+        return [p.pid for p in self.processes]
+
+    def new_rooms(self, count: int = 1) -> list[str]:
+        if self.kind == "bare":
+            return [f"bare{time.monotonic_ns()}{i}" for i in range(count)]
+        out = subprocess.run(
+            [PY, str(CODE / "bench" / "mkroom.py"), "--count", str(count)],
+            cwd=CODE,
+            env=self.env(),
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        return out.stdout.split()
+
+    async def join(
+        self, code: str, count: int, prefix: str = "p", concurrency: int = 8
+    ) -> list[str]:
+        """Seat ``count`` players (JSON join); their tokens, in order."""
+        if self.kind == "bare":
+            return [f"t{i}" for i in range(count)]
+        tokens: list[str | None] = [None] * count
+        seats: list[int | None] = [None] * count
+        sem = asyncio.Semaphore(concurrency)
+        # No cookie jar: a join that carries the seat cookie of an earlier join gets that seat
+        # back (the same browser keeps its seat), and every player here must be a seat of its own.
+        no_cookies = CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
+        async with httpx.AsyncClient(
+            base_url=f"http://{HOST}:{self.ports[0]}", timeout=60, cookies=no_cookies
+        ) as client:
+
+            async def one(i: int) -> None:
+                async with sem:
+                    r = await client.post(f"/play/{code}/join", json={"name": f"{prefix}{i}"})
+                    r.raise_for_status()
+                    body = r.json()
+                    tokens[i], seats[i] = body["token"], body["seat"]["id"]
+
+            await asyncio.gather(*(one(i) for i in range(count)))
+        if None in tokens or len(set(seats)) != count:
+            raise RuntimeError(f"wanted {count} seats, got {len(set(seats))}")
+        return [t for t in tokens if t]
+
+    def url(self, code: str, token: str, port: int | None = None, after: int | None = None) -> str:
+        port = port or self.ports[0]
+        if self.kind == "bare":
+            return f"ws://{HOST}:{port}/room/{code}"
+        tail = f"&after={after}" if after is not None else ""
+        return f"ws://{HOST}:{port}/ws/play/{code}/?token={token}{tail}"
+
+
+WHATIF: dict[str, dict[str, Any]] = {
+    # what-if experiments: one change each, to measure what a fix would give
+    # (see whatif_asgi.py and bench_settings.py)
+    "no-aclose": {"patch": "no-aclose"},
+    "orm-pool": {"patch": "orm-pool"},
+    "conn-max-age": {"env": {"BENCH_CONN_MAX_AGE": "600"}},
+    "layer-capacity": {"env": {"BENCH_LAYER_CAPACITY": "10000"}},
+}
+
+
+def whatif_options(names: Sequence[str]) -> dict[str, Any]:
+    env: dict[str, str] = {}
+    patches = [WHATIF[n]["patch"] for n in names if "patch" in WHATIF[n]]
+    for name in names:
+        env.update(WHATIF[name].get("env", {}))
+    if not patches:
+        return {"app": "tabletop.asgi:application", "env": env}
+    return {
+        "app": "bench.whatif_asgi:application",
+        "env": {**env, "BENCH_WHATIF": ",".join(patches)},
+    }
+
+
+# --- clients --------------------------------------------------------------------------------
+def seed_for(tag: str, rid: int) -> str:
+    """The client seed of a benchmark roll carries its id and send time (CLOCK_MONOTONIC ns),
+    so every receiving socket, in any process, measures its own latency."""
+    return f"b|{tag}|{rid}|{now_ns()}"
+
+
+def parse_seed(seed: Any) -> tuple[str, int, int] | None:
+    if not isinstance(seed, str) or not seed.startswith("b|"):
+        return None
+    _, tag, rid, sent = seed.split("|")
+    return tag, int(rid), int(sent)
+
+
+class Sock:
+    """One room socket: connects, reads ``hello``, then records every event it gets."""
+
+    def __init__(self, url: str, name: str = "") -> None:
+        self.url, self.name = url, name
+        self.ws: ClientConnection | None = None
+        self.connect_ms: float | None = None
+        self.hello: dict[str, Any] | None = None
+        self.hello_bytes = 0
+        self.error: str | None = None
+        self.seqs: list[int] = []
+        self.rolls: dict[str, dict[int, float]] = {}  # tag -> rid -> latency ms
+        self.arrivals: dict[str, list[int]] = {}  # tag -> receive times (monotonic ns)
+        self.own: dict[str, float] = {}  # ref -> latency ms (the sender's copy)
+        self.errors: list[dict[str, Any]] = []
+        self.task: asyncio.Task[None] | None = None
+        self.last_event_ns = 0
+
+    async def open(self, timeout: float = 30.0) -> bool:
+        t0 = now_ns()
+        try:
+            async with asyncio.timeout(timeout):
+                self.ws = await connect(
+                    self.url,
+                    compression=None,
+                    ping_interval=None,
+                    max_size=None,
+                    open_timeout=timeout,
+                    close_timeout=2,
+                )
+                raw = await self.ws.recv()
+                self.hello_bytes = len(raw)
+                self.hello = json.loads(raw)
+        except Exception as exc:
+            self.error = f"{type(exc).__name__}: {exc}"[:200]
+            if self.ws is not None:
+                with contextlib.suppress(Exception):
+                    await self.ws.close()
+            self.ws = None
+            return False
+        self.connect_ms = (now_ns() - t0) / 1e6
+        if self.hello.get("type") != "hello":
+            self.error = f"first message was {self.hello.get('type')!r}"
+            return False
+        self.task = asyncio.create_task(self._read())
+        return True
+
+    async def _read(self) -> None:
+        assert self.ws is not None
+        with contextlib.suppress(Exception):
+            async for raw in self.ws:
+                t = now_ns()
+                msg = json.loads(raw)
+                kind = msg.get("type")
+                if kind == "event":
+                    self.seqs.append(msg["seq"])
+                    self.last_event_ns = t
+                    data = msg.get("data") or {}
+                    parsed = (
+                        parse_seed(data.get("client_seed")) if msg.get("kind") == "roll" else None
+                    )
+                    if parsed:
+                        tag, rid, sent = parsed
+                        ms = (t - sent) / 1e6
+                        self.rolls.setdefault(tag, {})[rid] = ms
+                        self.arrivals.setdefault(tag, []).append(t)
+                        if msg.get("ref") is not None:
+                            self.own[str(msg["ref"])] = ms
+                elif kind == "error":
+                    msg["_received_ns"] = t
+                    self.errors.append(msg)
+
+    async def send(self, message: dict[str, Any]) -> bool:
+        if self.ws is None:
+            return False
+        try:
+            await self.ws.send(json.dumps(message))
+        except Exception:
+            return False
+        return True
+
+    async def roll(self, tag: str, rid: int, notation: str = "3d6") -> bool:
+        return await self.send(
+            {
+                "type": "roll",
+                "ref": f"{tag}-{rid}",
+                "system": "generic",
+                "client_seed": seed_for(tag, rid),
+                "request": {"notation": notation},
+            }
+        )
+
+    async def close(self) -> None:
+        if self.ws is not None:
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(5):
+                    await self.ws.close()
+        if self.task is not None:
+            self.task.cancel()
+            with contextlib.suppress(BaseException):
+                await self.task
+        self.ws = None
+
+    def seq_problems(self) -> tuple[int, int]:
+        """(gaps, duplicates) in the seqs this socket saw."""
+        if not self.seqs:
+            return 0, 0
+        unique = set(self.seqs)
+        gaps = (max(unique) - min(unique) + 1) - len(unique)
+        return gaps, len(self.seqs) - len(unique)
+
+
+async def open_all(socks: Sequence[Sock], batch: int = 20, timeout: float = 30.0) -> int:
+    """Open sockets a batch at a time (the burst benchmark opens them all at once)."""
+    ok = 0
+    for i in range(0, len(socks), batch):
+        ok += sum(await asyncio.gather(*(s.open(timeout) for s in socks[i : i + batch])))
+    return ok
+
+
+async def close_all(socks: Iterable[Sock]) -> None:
+    await asyncio.gather(*(s.close() for s in socks))
+
+
+class LoopLag:
+    """How late the client's own event loop wakes up: the client's overhead, measured."""
+
+    def __init__(self, every: float = 0.005) -> None:
+        self.every, self.lags = every, []
+        self.task: asyncio.Task[None] | None = None
+
+    async def _run(self) -> None:
+        while True:
+            t = time.monotonic()
+            await asyncio.sleep(self.every)
+            self.lags.append((time.monotonic() - t - self.every) * 1000)
+
+    def start(self) -> None:
+        self.lags.clear()
+        self.task = asyncio.create_task(self._run())
+
+    async def stop(self) -> dict[str, Any]:
+        if self.task:
+            self.task.cancel()
+            with contextlib.suppress(BaseException):
+                await self.task
+        return summarize(self.lags)
+
+
+class CpuMeter:
+    """CPU seconds of the client and of each server process over a window, as % of one core."""
+
+    def __init__(self, pids: Sequence[int]) -> None:
+        self.pids = list(pids)
+
+    def __enter__(self) -> CpuMeter:
+        self.t0 = time.monotonic()
+        self.c0 = time.process_time()
+        self.s0 = [cpu_seconds(p) or 0.0 for p in self.pids]
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        wall = max(1e-9, time.monotonic() - self.t0)
+        self.client_pct = 100 * (time.process_time() - self.c0) / wall
+        self.server_pct = [
+            100 * ((cpu_seconds(p) or 0.0) - s) / wall
+            for p, s in zip(self.pids, self.s0, strict=True)
+        ]
+
+
+# --- results --------------------------------------------------------------------------------
+def save(name: str, payload: dict[str, Any]) -> Path:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    payload = {
+        "benchmark": name,
+        "finished": dt.datetime.now().isoformat(timespec="seconds"),
+        **payload,
+    }
+    path = RESULTS / f"{name}-{stamp}.json"
+    path.write_text(json.dumps(payload, indent=1, default=str))
+    (RESULTS / f"{name}-latest.json").write_text(json.dumps(payload, indent=1, default=str))
+    return path
+
+
+def save_text(name: str, text: str) -> Path:
+    path = RESULTS / f"{name}-latest.md"
+    path.write_text(text)
+    return path
+
+
+def stop_on_sigterm() -> None:
+    """Turn SIGTERM into SystemExit, so ``with Setup(...)`` blocks stop their servers."""
+
+    def handler(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, handler)
+
+
+class MachineLoad:
+    """Whole-machine CPU busy % over a window (from /proc/stat): other work on a shared machine
+    shows up here and in the load average."""
+
+    @staticmethod
+    def _read() -> tuple[int, int]:
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        idle = fields[3] + fields[4]
+        return sum(fields) - idle, sum(fields)
+
+    def __enter__(self) -> MachineLoad:
+        self.b0, self.t0 = self._read()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        b1, t1 = self._read()
+        self.busy_pct = 100 * (b1 - self.b0) / max(1, t1 - self.t0)
+        self.loadavg = float(Path("/proc/loadavg").read_text().split()[0])
+
+
+def say(*parts: Any) -> None:
+    print(*parts, flush=True, file=sys.stderr)

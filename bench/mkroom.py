@@ -1,0 +1,38 @@
+"""Print the invite codes of ``--count`` fresh, live rooms on the demo campaign of a system.
+
+Run with the same environment as the server (``DATABASE_URL``/``TABLETOP_DATA_DIR``), after
+``manage.py play --no-serve`` has made the demo campaigns. Every benchmark scenario gets its own
+room, so seat counts and seqs never carry over from one scenario to the next."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--count", type=int, default=1)
+    parser.add_argument("--system", default="generic")
+    parser.add_argument("--title", default="Benchmark room")
+    args = parser.parse_args()
+    sys.path.insert(0, os.getcwd())  # the code being measured (run from its directory)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tabletop.settings")
+    import django
+
+    django.setup()
+    from tabletop.models import Campaign
+    from tabletop.services.sessions import create_session, start_session
+
+    campaign = Campaign.objects.filter(system=args.system).order_by("pk").first()
+    if campaign is None:
+        raise SystemExit(f"no {args.system} campaign: run manage.py play --no-serve first")
+    for i in range(args.count):
+        session = create_session(campaign=campaign, title=f"{args.title} {i + 1}")
+        session = start_session(session_id=session.pk)
+        print(session.invite_code, flush=True)
+
+
+if __name__ == "__main__":
+    main()

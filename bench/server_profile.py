@@ -1,0 +1,311 @@
+"""Where a roll's time goes on the server, during fan-out and during saturation.
+
+Serves the table through ``bench/instrumented_asgi.py`` (timers around the ORM thread, the
+database driver, the broadcast, the channel layer and every socket's delivery) and samples the
+first daphne process with py-spy (``--idle``: wall time, so waiting shows) into a flame graph
+(``bench/results/profile/<setup>-<scenario>.svg``) and a raw profile summarised as text.
+
+Scenarios (each in a fresh room):
+
+- ``fanout``: 200 players, one rolls 20 times a second for 10 s (as ``fanout.py`` at N=200);
+- ``saturation``: 10 listeners, 10 roller seats, 100 rolls a second in total for 10 s.
+
+    .venv/bin/python bench/server_profile.py
+    .venv/bin/python bench/server_profile.py --setups default --scenarios fanout
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import time
+from typing import Any
+
+from benchlib import (
+    RESULTS,
+    ROOT,
+    Setup,
+    Sock,
+    close_all,
+    fmt,
+    machine,
+    open_all,
+    save,
+    save_text,
+    say,
+    stop_on_sigterm,
+    summarize,
+    table,
+)
+from spy_summary import load as load_raw
+from spy_summary import summarise as summarise_raw
+
+PY_SPY = str(ROOT / ".venv" / "bin" / "py-spy")
+OUT = RESULTS / "profile"
+SCENARIOS = {
+    "fanout": {"listeners": 199, "rollers": 1, "rate": 20.0, "seconds": 10.0},
+    "saturation": {"listeners": 10, "rollers": 10, "rate": 100.0, "seconds": 10.0},
+}
+MATCHES = [
+    "hub_deliver",
+    "_pump",
+    "roll (actions.py)",
+    "broadcast (events.py)",
+    "room_payload",
+    "_commit",
+    "get_new_connection",
+    "_close (base.py)",
+    "close_old_connections",
+    "room_event",
+    "dumps",
+    "deepcopy",
+    "group_send",
+    "events_after",
+    "_connect_snapshot",
+    "make_roll",
+    "untilConcludes",
+    "sendMessage",
+    "_receive_message",
+    "deserialize",
+]
+
+
+def spy(pid: int, seconds: float, name: str) -> list[subprocess.Popen[bytes]]:
+    OUT.mkdir(parents=True, exist_ok=True)
+    common = [
+        PY_SPY,
+        "record",
+        "--pid",
+        str(pid),
+        "--rate",
+        "100",
+        "--duration",
+        str(int(seconds)),
+        "--idle",
+        "--threads",
+        "--nonblocking",
+    ]
+    return [
+        subprocess.Popen(
+            [*common, "--format", "raw", "-o", str(OUT / f"{name}.txt")],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        ),
+        subprocess.Popen(
+            [*common, "--format", "flamegraph", "-o", str(OUT / f"{name}.svg")],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        ),
+    ]
+
+
+async def scenario(setup: Setup, name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    (code,) = setup.new_rooms(1)
+    n = spec["listeners"] + spec["rollers"]
+    tokens = await setup.join(code, n)
+    ports = setup.ports
+    socks = [Sock(setup.url(code, tok, ports[i % len(ports)])) for i, tok in enumerate(tokens)]
+    await open_all(socks)
+    rollers, listeners = socks[: spec["rollers"]], socks[spec["rollers"] :]
+    tag, total = f"p-{name}", int(spec["rate"] * spec["seconds"])
+    try:
+        for i in range(5):
+            await rollers[i % len(rollers)].roll("warm", i)
+            await asyncio.sleep(0.1)
+        await asyncio.sleep(2)
+        for pid in setup.pids:
+            os.kill(pid, signal.SIGUSR1)  # a new measurement window
+        label = f"{setup.kind}-{name}"
+        spies = spy(setup.pids[0], spec["seconds"] + 4, label)
+        t0 = time.monotonic()
+        for i in range(total):
+            delay = t0 + i / spec["rate"] - time.monotonic()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            await rollers[i % len(rollers)].roll(tag, i)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not all(
+            len(s.rolls.get(tag, {})) >= total for s in listeners
+        ):
+            await asyncio.sleep(0.1)
+        wall = time.monotonic() - t0
+        for p in spies:
+            p.wait(timeout=120)
+        await asyncio.sleep(1.5)  # the servers write their numbers every second
+        servers = []
+        for pid in setup.pids:
+            path = OUT / f"{setup.kind}-{pid}.json"
+            servers.append(json.loads(path.read_text()) if path.exists() else {})
+    finally:
+        await close_all(socks)
+    latencies = [ms for s in listeners for ms in s.rolls.get(tag, {}).values()]
+    raw = OUT / f"{label}.txt"
+    spy_text = summarise_raw(load_raw(str(raw)), MATCHES, 12, 100.0) if raw.exists() else ""
+    (OUT / f"{label}-summary.txt").write_text(spy_text)
+    return {
+        "setup": setup.kind,
+        "scenario": name,
+        "spec": spec,
+        "rolls": total,
+        "wall_s": wall,
+        "latency": summarize(latencies),
+        "undelivered": sum(total - len(s.rolls.get(tag, {})) for s in listeners),
+        "servers": servers,
+        "flamegraph": str((OUT / f"{label}.svg").relative_to(ROOT)),
+        "spy_summary": spy_text,
+    }
+
+
+def derive(r: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per server process: the numbers that explain a roll."""
+    out = []
+    for i, s in enumerate(r["servers"]):
+        t, c = s.get("timers", {}), s.get("counts", {})
+        window = s.get("window_s") or 1.0
+
+        def g(name: str, key: str = "mean", t: dict[str, Any] = t) -> float | None:
+            return t.get(name, {}).get(key)
+
+        rolls = t.get("orm.run.roll", {}).get("n", 0)
+        orm_busy = sum(v["total_ms"] for k, v in t.items() if k.startswith("orm.run.")) + t.get(
+            "close_old_connections", {}
+        ).get("total_ms", 0.0)
+        out.append(
+            {
+                "process": f"{r['setup']} #{i + 1}",
+                "window_s": window,
+                "rolls handled": rolls,
+                "events broadcast": c.get("events.broadcast", 0),
+                "frames to sockets": c.get("socket.frames", 0),
+                "ORM thread busy %": 100 * orm_busy / 1000 / window,
+                "roll handler ms (mean)": g("orm.run.roll"),
+                "roll handler ms (p99)": g("orm.run.roll", "p99"),
+                "waiting for the ORM thread ms (mean)": g("orm.wait.roll"),
+                "waiting for the ORM thread ms (p99)": g("orm.wait.roll", "p99"),
+                "broadcast in ORM thread ms (mean)": g("broadcast"),
+                "broadcast ms (p99)": g("broadcast", "p99"),
+                "layer.group_send ms (mean)": g("layer.group_send"),
+                "db queries per roll": c.get("db.queries", 0) / rolls if rolls else None,
+                "db connects per roll": t.get("db.connect", {}).get("n", 0) / rolls
+                if rolls
+                else None,
+                "db.commit ms (mean)": g("db.commit"),
+                "db.connect ms (mean)": g("db.connect"),
+                "db.close ms (mean)": g("db.close"),
+                "close_old_connections ms total/roll": (
+                    t.get("close_old_connections", {}).get("total_ms", 0) / rolls if rolls else None
+                ),
+                "event payload (JSON once per event) ms (mean)": g("event.room_payload"),
+                "per socket hub_deliver ms (mean)": g("socket.hub_deliver"),
+                "per socket hub_deliver ms (p99)": g("socket.hub_deliver", "p99"),
+                "events sent the ordered way (socket channel)": c.get(
+                    "socket.hub_to_ordered_path", 0
+                ),
+                "per socket room_event (ordered way) ms (mean)": g("socket.room_event"),
+                "per socket room_event ms (p99)": g("socket.room_event", "p99"),
+                "frame hand-off to daphne ms (mean)": g("socket.send"),
+                "per-socket json.dumps calls": t.get("socket.dumps", {}).get("n", 0),
+                "event loop on deliveries %": 100
+                * (
+                    t.get("socket.room_event", {}).get("total_ms", 0)
+                    + t.get("socket.hub_deliver", {}).get("total_ms", 0)
+                )
+                / 1000
+                / window,
+                "fan-out spread first->last socket ms (p50)": g("fanout.spread", "p50"),
+                "fan-out spread ms (p99)": g("fanout.spread", "p99"),
+                "event loop lag ms (p99)": g("loop.lag", "p99"),
+                "layer drops (channel full)": c.get("layer.channel_full", 0),
+                "gap fills": c.get("socket.gap_fill", 0),
+            }
+        )
+    return out
+
+
+def report(results: list[dict[str, Any]]) -> str:
+    parts = [
+        "Server profile (bench/instrumented_asgi.py timers; "
+        "py-spy flame graphs in bench/results/profile/)",
+        "",
+    ]
+    for name in dict.fromkeys(r["scenario"] for r in results):
+        rows = [r for r in results if r["scenario"] == name]
+        spec = rows[0]["spec"]
+        parts.append(
+            f"### {name}: {spec['listeners']} listeners, {spec['rollers']} roller seat(s), "
+            f"{spec['rate']:g} rolls/s for {spec['seconds']:g} s"
+        )
+        parts.append("")
+        parts.append(
+            table(
+                ["setup", "latency p50 ms", "p99 ms", "undelivered", "flame graph"],
+                [
+                    [
+                        r["setup"],
+                        r["latency"]["p50"],
+                        r["latency"]["p99"],
+                        r["undelivered"],
+                        r["flamegraph"],
+                    ]
+                    for r in rows
+                ],
+            )
+        )
+        parts.append("")
+        columns = [d for r in rows for d in derive(r)]
+        if columns:
+            keys = [k for k in columns[0] if k != "process"]
+            parts.append(
+                table(
+                    ["", *[c["process"] for c in columns]],
+                    [
+                        [
+                            k,
+                            *[
+                                fmt(c[k], 2) if isinstance(c[k], float) else fmt(c[k])
+                                for c in columns
+                            ],
+                        ]
+                        for k in keys
+                    ],
+                )
+            )
+            parts.append("")
+    return "\n".join(parts) + "\n"
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--setups", default="default,deployed")
+    parser.add_argument("--scenarios", default="fanout,saturation")
+    args = parser.parse_args()
+    stop_on_sigterm()
+    info = machine()
+    results = []
+    for kind in args.setups.split(","):
+        env = {"BENCH_PROFILE_OUT": str(OUT / f"{kind}-{{pid}}.json")}
+        OUT.mkdir(parents=True, exist_ok=True)
+        with Setup(kind, "profile", app="bench.instrumented_asgi:application", env=env) as setup:
+            for name in args.scenarios.split(","):
+                result = await scenario(setup, name, SCENARIOS[name])
+                say(
+                    f"profile {kind} {name}: p50 {result['latency']['p50']} "
+                    f"p99 {result['latency']['p99']} ms, undelivered {result['undelivered']}"
+                )
+                results.append(result)
+    for r in results:
+        r["derived"] = derive(r)
+    text = report(results)
+    print(text)
+    save("profile", {"machine": info, "results": results})
+    save_text("profile", text)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

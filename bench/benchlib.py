@@ -56,6 +56,7 @@ PG_BASE = "postgres://postgres@127.0.0.1:5432"
 REDIS_URL = "redis://127.0.0.1:6379/0"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 SETUPS = ("bare", "default", "deployed")
+MAX_PLAYERS = 500  # tabletop.services.seats.MAX_PLAYERS
 
 
 def now_ns() -> int:
@@ -447,6 +448,14 @@ class Setup:
         if None in tokens or len(set(seats)) != count:
             raise RuntimeError(f"wanted {count} seats, got {len(set(seats))}")
         return [t for t in tokens if t]
+
+    async def sockets_tokens(self, code: str, sockets: int) -> list[str]:
+        """A token for each of ``sockets`` sockets: one seat each, up to the table's cap.
+
+        Past the table's cap of players, further sockets are second devices of the first
+        players (the same seat, its own socket)."""
+        seats = await self.join(code, min(sockets, MAX_PLAYERS))
+        return [seats[i % len(seats)] for i in range(sockets)]
 
     def url(self, code: str, token: str, port: int | None = None, after: int | None = None) -> str:
         port = port or self.ports[0]

@@ -67,7 +67,7 @@ async def one_burst(
 async def bench_setup(kind: str, args: argparse.Namespace) -> dict[str, Any]:
     with Setup(kind, "burst") as setup:
         (code,) = setup.new_rooms(1)
-        tokens = await setup.join(code, args.sockets)
+        tokens = await setup.sockets_tokens(code, args.sockets)
         runs = []
         for i in range(args.runs):
             result = await one_burst(setup, code, tokens, args)

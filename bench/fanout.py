@@ -139,7 +139,7 @@ async def bench_setup(kind: str, args: argparse.Namespace) -> list[dict[str, Any
     with Setup(kind, "fanout", **whatif_options(args.whatif)) as setup:
         codes = setup.new_rooms(len(args.players))
         for n, code in zip(args.players, codes, strict=True):
-            tokens = await setup.join(code, n)
+            tokens = await setup.sockets_tokens(code, n)
             runs = []
             for run in range(args.runs):
                 result = await one_run(setup, code, tokens, run, args)

@@ -13,8 +13,8 @@ entry gives TTFB, DOMContentLoaded and load. Cold loads use a fresh browser cont
 cache); warm loads reload in the same context.
 
 The visitor has a seat (JSON join; the token goes into the ``seat_<code>`` cookie, as a browser
-that joined would have). Two rooms: one with just the visitor, one with 200 seats (the seat list
-is in the HTML and in ``hello``).
+that joined would have). Two rooms: one with just the visitor, and a full table (199 players
+and the GM: the seat list is in the page and in ``hello``).
 
     .venv/bin/python bench/page.py
     .venv/bin/python bench/page.py --runs 3 --big-room 0
@@ -245,7 +245,10 @@ async def main() -> None:
     parser.add_argument("--setup", default="default", choices=["default", "deployed"])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument(
-        "--big-room", type=int, default=200, help="seats in the second room (0: skip)"
+        "--big-room",
+        type=int,
+        default=199,
+        help="players in the second room (default: a full table, 199 and the GM; 0: skip)",
     )
     args = parser.parse_args()
     stop_on_sigterm()
@@ -258,7 +261,8 @@ async def main() -> None:
             result = await measure_room(setup, code, tokens[0], args)
             result["seats"] = seats
             say(
-                f"page ({seats} seats): {result['page_bytes']} B ({result['page_gzip']} B gzip) in "
+                f"page ({seats} players): {result['page_bytes']} B "
+                f"({result['page_gzip']} B gzip) in "
                 f"{result['page_files']} files; TTI cold {result['cold']['live']:.0f} ms, "
                 f"warm {result['warm']['live']:.0f} ms"
             )
@@ -301,7 +305,7 @@ async def main() -> None:
         "Room page bytes (as served: uncompressed; and gzip level 6)\n\n"
         + table(
             [
-                "seats",
+                "players (+ GM)",
                 "HTML B",
                 "files fetched",
                 "bytes fetched",
@@ -319,7 +323,7 @@ async def main() -> None:
         + "(ms from navigation start)\n\n"
         + table(
             [
-                "seats",
+                "players (+ GM)",
                 "load",
                 "TTFB",
                 "DOMContentLoaded",

@@ -106,7 +106,7 @@ def spy(pid: int, seconds: float, name: str) -> list[subprocess.Popen[bytes]]:
 async def scenario(setup: Setup, name: str, spec: dict[str, Any]) -> dict[str, Any]:
     (code,) = setup.new_rooms(1)
     n = spec["listeners"] + spec["rollers"]
-    tokens = await setup.join(code, n)
+    tokens = await setup.sockets_tokens(code, n)
     ports = setup.ports
     socks = [Sock(setup.url(code, tok, ports[i % len(ports)])) for i, tok in enumerate(tokens)]
     await open_all(socks)

@@ -14,7 +14,8 @@ from ..selectors.room import seat_summary
 from .errors import conflict, forbidden, invalid
 from .events import record_event
 
-MAX_SEATS = 200
+# Players at one table (the GM's seat aside): far past any real table, well within one process.
+MAX_PLAYERS = 500
 
 
 @dataclass(frozen=True)
@@ -52,8 +53,8 @@ def join_session(
             return Joined(seat=gm_seat(session=session, user=user), token=None, created=False)
     token = secrets.token_urlsafe(32)
     with transaction.atomic():
-        if Seat.objects.filter(session=session).count() >= MAX_SEATS:
-            raise conflict(f"this table is full ({MAX_SEATS} seats)")
+        if Seat.objects.filter(session=session, role=SeatRole.PLAYER).count() >= MAX_PLAYERS:
+            raise conflict(f"this table is full ({MAX_PLAYERS} players)")
         seat = Seat.objects.create(
             session=session,
             name=name,

@@ -150,3 +150,15 @@ def test_a_form_join_asking_for_json_without_csrf_gets_json(live_session):
         f"/play/{live_session.invite_code}/join", {"name": "Ana"}, HTTP_ACCEPT="application/json"
     )
     assert response.status_code == 403 and response.json()["error"]["code"] == "forbidden"
+
+
+def test_two_hundred_players_sit_at_one_table(live_session, monkeypatch):
+    from tabletop.services import seats
+    from tabletop.services.errors import ServiceError
+
+    for i in range(200):
+        seats.join_session(session=live_session, name=f"P{i}")
+    monkeypatch.setattr(seats, "MAX_PLAYERS", 200)
+    with pytest.raises(ServiceError) as err:
+        seats.join_session(session=live_session, name="One too many")
+    assert "full" in str(err.value)

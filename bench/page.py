@@ -47,11 +47,14 @@ CHROMIUM_ARGS = [
 
 HOOK = """
 (() => {
-  window.__bench = {wsCreated: null, wsFirstMessage: null, live: null};
+  window.__bench = {wsCreated: null, wsOpen: null, wsFirstMessage: null, live: null};
   const Native = window.WebSocket;
   function Hooked(...args) {
     const ws = new Native(...args);
     if (window.__bench.wsCreated === null) window.__bench.wsCreated = performance.now();
+    ws.addEventListener("open", () => {
+      if (window.__bench.wsOpen === null) window.__bench.wsOpen = performance.now();
+    });
     ws.addEventListener("message", () => {
       if (window.__bench.wsFirstMessage === null) window.__bench.wsFirstMessage = performance.now();
     });
@@ -213,7 +216,7 @@ async def measure_room(
         values = [r[key] for r in rows if r.get(key) is not None]
         return statistics.median(values) if values else None
 
-    keys = ("ttfb", "domContentLoaded", "load", "wsCreated", "wsFirstMessage", "live")
+    keys = ("ttfb", "domContentLoaded", "load", "wsCreated", "wsOpen", "wsFirstMessage", "live")
     page_files = [
         f
         for f in fetched_cold
@@ -292,6 +295,7 @@ async def main() -> None:
                     t["ttfb"],
                     t["domContentLoaded"],
                     t["wsCreated"],
+                    t.get("wsOpen"),
                     t["wsFirstMessage"],
                     t["live"],
                     t["load"],
@@ -318,7 +322,7 @@ async def main() -> None:
             ],
             rows_b,
         )
-        + f"\n\nFiles (room with 1 seat):\n{files}\n\n"
+        + f"\n\nFiles (room with 1 player):\n{files}\n\n"
         + f"Time to interactive, headless Chromium, medians of {args.runs} loads "
         + "(ms from navigation start)\n\n"
         + table(
@@ -328,7 +332,8 @@ async def main() -> None:
                 "TTFB",
                 "DOMContentLoaded",
                 "socket created",
-                "first socket message",
+                "socket open (handshake done)",
+                "first socket message (hello)",
                 "live (hello rendered) = TTI",
                 "load event",
             ],

@@ -43,6 +43,15 @@ def timeit(fn: Any, n: int) -> float:
     return statistics.median(values)
 
 
+def _count_queries(fn: Any) -> int:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as captured:
+        fn()
+    return len(captured.captured_queries)
+
+
 def inner(n: int) -> dict[str, Any]:
     import django
 
@@ -167,7 +176,31 @@ def inner(n: int) -> dict[str, Any]:
         per_event[f"deepcopy, {sockets} channels, ms"] = timeit(
             lambda s=sockets: [deepcopy(full) for _ in range(s)], 100
         )
+    # What each socket's connect costs the ORM thread: the seat lookup and the hello snapshot
+    # (the room's state, every seat in it), in a room of 1 and of 199 players.
+    from tabletop.consumers import _connect_snapshot
+    from tabletop.services.access import resolve_access
+    from tabletop.services.sessions import create_session, start_session
+
+    connect: dict[str, Any] = {}
+    for players in (1, 199):
+        room = start_session(session_id=create_session(campaign=session.campaign, title="c").pk)
+        tokens = [join_session(session=room, name=f"c{i}").token for i in range(players)]
+
+        def lookup(room: Any = room, tokens: list[Any] = tokens) -> Any:
+            return resolve_access(code=room.invite_code, token=tokens[0], cookie_token=None,
+                                  user=None)  # fmt: skip
+
+        access = lookup()
+        hello, _ = _connect_snapshot(access, None)
+        connect[f"{players} players"] = {
+            "resolve_access_ms": timeit(lookup, 50),
+            "connect_snapshot_ms": timeit(lambda a=access: _connect_snapshot(a, None), 50),
+            "hello_bytes": len(json.dumps(hello, separators=(",", ":"))),
+            "queries": _count_queries(lambda a=access: _connect_snapshot(a, None)),
+        }
     return {
+        "connect": connect,
         "database": connection.vendor,
         "conn_max_age": connection.settings_dict.get("CONN_MAX_AGE"),
         "queries_per_roll": len(queries),
@@ -227,6 +260,18 @@ def main() -> None:
                 r["connection_open_close_ms"],
             ]
         )
+    connect_rows = [
+        [
+            kind,
+            room,
+            c["resolve_access_ms"],
+            c["connect_snapshot_ms"],
+            c["queries"],
+            c["hello_bytes"],
+        ]
+        for kind, r in results.items()
+        for room, c in r["connect"].items()
+    ]
     ev = results["default"]["per_event"]
     per_event_rows = [[k, fmt(v, 2) if isinstance(v, float) else v] for k, v in ev.items()]
     text = (
@@ -251,6 +296,11 @@ def main() -> None:
             f"\n\nTime per step of one roll on {r['database']}, ms (median of 50)\n\n"
             + table(["step", "ms"], [[q[:90], fmt(ms, 3)] for q, ms in r["query_ms"].items()])
             for r in results.values()
+        )
+        + "\n\nOne socket's connect on the ORM thread (medians, ms)\n\n"
+        + table(
+            ["setup", "room", "resolve_access", "hello snapshot", "queries", "hello bytes"],
+            connect_rows,
         )
         + "\n\nPer event and socket (ms)\n\n"
         + table(["what", "value"], per_event_rows)

@@ -226,6 +226,7 @@ def page(d: dict[str, Any]) -> str:
                     t["ttfb"],
                     t["domContentLoaded"],
                     t["wsCreated"],
+                    t.get("wsOpen"),
                     t["wsFirstMessage"],
                     t["live"],
                 ]
@@ -235,7 +236,7 @@ def page(d: dict[str, Any]) -> str:
         f"start; TTI = the connection badge switching to live (the first `hello` handled).\n\n"
         + table(
             [
-                "seats",
+                "players (+ GM)",
                 "load",
                 "bytes",
                 "gzip",
@@ -243,7 +244,8 @@ def page(d: dict[str, Any]) -> str:
                 "< 100 KB",
                 "TTFB",
                 "DOMContentLoaded",
-                "socket opened",
+                "socket created",
+                "handshake done",
                 "hello received",
                 "TTI (live)",
             ],

@@ -284,7 +284,9 @@ async def main() -> None:
     )
     parser.add_argument("--setups", default="default,deployed")
     parser.add_argument("--scenarios", default="fanout,saturation")
+    parser.add_argument("--players", type=int, default=200, help="room size of the fanout scenario")
     args = parser.parse_args()
+    SCENARIOS["fanout"]["listeners"] = args.players - SCENARIOS["fanout"]["rollers"]
     stop_on_sigterm()
     info = machine()
     results = []

@@ -13,6 +13,7 @@ import time
 from typing import Any
 from urllib.parse import parse_qs
 
+from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.layers import get_channel_layer
@@ -89,6 +90,16 @@ class RoomConsumer(AsyncWebsocketConsumer):
     channel_layer_alias = None
     access: Access | None = None
     backlog_task: asyncio.Task[None] | None = None
+
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        # Channels runs close_old_connections() on the ORM thread before every handler: a hop
+        # onto the process's one ORM thread for each message, even a ping. This consumer reaches
+        # the database only through database_sync_to_async, which closes stale connections on
+        # that thread itself, so a message waits for the ORM thread only when it needs it.
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"no handler for message type {message['type']}")
+        await handler(message)
 
     async def connect(self) -> None:
         code = self.scope["url_route"]["kwargs"]["code"]
@@ -210,7 +221,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
             self.refs[seq] = ref
         # Committed events are published from here, not from the ORM thread.
         for group, payload in outbox:
-            await self.layer.group_send(group, payload)
+            await hub.publish(self.layer, group, payload)
 
     async def hub_deliver(self, message: dict[str, Any]) -> None:
         """The room's fast path: the next event in order goes straight out, serialised once for

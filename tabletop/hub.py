@@ -6,6 +6,12 @@ each process subscribes one channel per room to the room's group and hands every
 own sockets directly, in order. A socket that is not ready for an event in order (still
 replaying, or behind after a gap) gets it through its own channel instead, where it is put in
 order from the event store; see ``RoomConsumer.hub_deliver``.
+
+The process that commits an event hands it to its own sockets at once (``publish``) rather than
+waiting for it to come back through the channel layer; the layer's copy, arriving later, is
+dropped by its seq. Every seq below a committed one is in the store (seqs are taken under the
+session row's lock, in commit order), so a socket that sees a later event first fills the gap
+from there, and an event dropped here as already passed is never lost.
 """
 
 from __future__ import annotations
@@ -29,6 +35,18 @@ class _Room:
         self.channel = ""
         self.started = asyncio.Event()
         self.pump_task: asyncio.Task[None] | None = None
+        self.passed = 0  # the highest seq handed to the members
+
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        seq = message["event"]["seq"]
+        if seq <= self.passed:
+            return  # already handed over (this process committed it, or a later one came first)
+        self.passed = seq
+        for member in list(self.members):
+            try:
+                await member.hub_deliver(message)
+            except Exception:  # one broken socket must not stop the room
+                log.exception("delivering to a socket failed")
 
     async def start(self) -> None:
         self.channel = await self.layer.new_channel("room-hub.")
@@ -43,12 +61,7 @@ class _Room:
 
     async def _pump(self) -> None:
         while True:
-            message = await self.layer.receive(self.channel)
-            for member in list(self.members):
-                try:
-                    await member.hub_deliver(message)
-                except Exception:  # one broken socket must not stop the room
-                    log.exception("delivering to a socket failed")
+            await self.dispatch(await self.layer.receive(self.channel))
 
 
 class RoomHub:
@@ -70,6 +83,14 @@ class RoomHub:
         else:
             room.members.add(member)
             await room.started.wait()
+
+    async def publish(self, layer: Any, group: str, message: dict[str, Any]) -> None:
+        """Send a committed event to the room: to the other processes through the layer first
+        (so they start at once), then to this process's sockets without the round trip."""
+        await layer.group_send(group, message)
+        room = self._rooms.get(self._key(layer, group))
+        if room is not None:
+            await room.dispatch(message)
 
     async def leave(self, layer: Any, group: str, member: Member) -> None:
         key = self._key(layer, group)

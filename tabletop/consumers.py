@@ -25,7 +25,7 @@ from .selectors.events import Viewer, can_see, dumps, events_after, for_viewer, 
 from .selectors.room import room_state, seat_summary
 from .services import actions
 from .services.access import Access, resolve_access, seat_cookie_name
-from .services.errors import ServiceError
+from .services.errors import ServiceError, busy
 from .services.events import OUTBOX, room_group
 
 log = logging.getLogger(__name__)
@@ -60,6 +60,13 @@ def _bucket(seat_id: int) -> TokenBucket:
         conf = settings.TABLETOP
         bucket = _buckets[seat_id] = TokenBucket(conf["RATE_PER_SECOND"], conf["RATE_BURST"])
     return bucket
+
+
+def _in_time(handler: Any, *, deadline: float, seat_id: int, message: dict[str, Any]) -> int | None:
+    """Run an action on the ORM thread unless it waited there past its deadline."""
+    if time.monotonic() > deadline:
+        raise busy()
+    return handler(seat_id=seat_id, message=message)
 
 
 def _connect_snapshot(
@@ -204,8 +211,11 @@ class RoomConsumer(AsyncWebsocketConsumer):
         token = OUTBOX.set(outbox)
         seq = None
         try:
-            seq = await database_sync_to_async(handler)(
-                seat_id=self.access.seat.pk, message=message
+            seq = await database_sync_to_async(_in_time)(
+                handler,
+                deadline=time.monotonic() + settings.TABLETOP["ACTION_DEADLINE_SECONDS"],
+                seat_id=self.access.seat.pk,
+                message=message,
             )
         except ServiceError as exc:
             await self._error(ref, exc.code, exc.message, field=exc.field)

@@ -32,3 +32,7 @@ def not_found(message: str) -> ServiceError:
 
 def conflict(message: str) -> ServiceError:
     return ServiceError("conflict", message)
+
+
+def busy() -> ServiceError:
+    return ServiceError("busy", "the table is too busy right now; nothing was changed, try again")

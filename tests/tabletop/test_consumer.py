@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from typing import Any
 from unittest import mock
 
 import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
+from django.conf import settings
 from django.contrib.auth import get_user_model
 
 from tabletop.asgi import application
@@ -267,6 +269,33 @@ async def test_rate_limit_allows_bursts_of_40_then_refuses():
     assert len(pongs) >= 40 and limited
     assert all(isinstance(r["ref"], int) for r in limited), "refusals carry the message's ref"
     await comm.disconnect()
+
+
+async def test_an_action_that_waited_past_its_deadline_is_refused_busy_and_changes_nothing():
+    table = await make_table()
+    comm, _ = await connect(table["code"], token=await seat_token(table["session"], "Ana"))
+    other, _ = await connect(table["code"], token=await seat_token(table["session"], "Bo"))
+    last = (await next_event(comm))["seq"]  # Bo joined
+    release = threading.Event()
+    # Hold the process's one ORM thread, as a flood of other actions would.
+    held = asyncio.ensure_future(database_sync_to_async(release.wait)(5))
+    with mock.patch.dict(settings.TABLETOP, {"ACTION_DEADLINE_SECONDS": 0.2}):
+        await roll(comm, ref="late")
+        # A message that needs no database does not wait for the ORM thread.
+        await other.send_json_to({"type": "ping", "ref": "p"})
+        assert (await other.receive_json_from(timeout=2))["type"] == "pong"
+        await asyncio.sleep(0.4)
+        release.set()
+        await held
+        refusal = await comm.receive_json_from(timeout=5)
+    assert refusal["type"] == "error" and refusal["code"] == "busy" and refusal["ref"] == "late"
+    assert await comm.receive_nothing(timeout=0.2)
+    session = await database_sync_to_async(GameSession.objects.get)(pk=table["session"].pk)
+    assert session.last_seq == last
+    await roll(comm, ref="on-time")
+    assert (await next_event(comm))["ref"] == "on-time"
+    await comm.disconnect()
+    await other.disconnect()
 
 
 async def test_replay_after_k_then_live_without_gaps_or_duplicates():

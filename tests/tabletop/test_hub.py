@@ -1,0 +1,63 @@
+"""The room hub: one channel-layer subscription per room per process."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from channels.layers import InMemoryChannelLayer
+
+from tabletop.hub import RoomHub
+
+pytestmark = pytest.mark.asyncio
+
+
+class Member:
+    def __init__(self) -> None:
+        self.seqs: list[int] = []
+
+    async def hub_deliver(self, message: dict[str, Any]) -> None:
+        self.seqs.append(message["event"]["seq"])
+
+
+def event(seq: int) -> dict[str, Any]:
+    return {"type": "room.event", "event": {"seq": seq}}
+
+
+async def settle() -> None:
+    for _ in range(20):
+        await asyncio.sleep(0)
+
+
+async def test_the_committing_process_hands_events_over_at_once_and_drops_the_echo():
+    layer, hub, member = InMemoryChannelLayer(), RoomHub(), Member()
+    await hub.join(layer, "room.1", member)
+    await hub.publish(layer, "room.1", event(1))
+    assert member.seqs == [1], "delivered before the layer's copy came back"
+    await settle()
+    assert member.seqs == [1], "the echo through the layer is dropped"
+    await hub.leave(layer, "room.1", member)
+
+
+async def test_events_from_other_processes_arrive_through_the_layer():
+    layer, hub, member = InMemoryChannelLayer(), RoomHub(), Member()
+    await hub.join(layer, "room.1", member)
+    await layer.group_send("room.1", event(1))  # another process's publish
+    await hub.publish(layer, "room.1", event(2))
+    await settle()
+    assert member.seqs == [1, 2]
+    # An earlier seq arriving after a later one is not handed over again: the socket that saw
+    # the later one first has already filled the gap from the store.
+    await layer.group_send("room.1", event(1))
+    await settle()
+    assert member.seqs == [1, 2]
+    await hub.leave(layer, "room.1", member)
+
+
+async def test_publishing_to_a_room_with_no_sockets_here_only_sends_it_on():
+    layer, hub = InMemoryChannelLayer(), RoomHub()
+    channel = await layer.new_channel("other-process.")
+    await layer.group_add("room.1", channel)
+    await hub.publish(layer, "room.1", event(1))
+    assert (await layer.receive(channel))["event"]["seq"] == 1

@@ -6,6 +6,10 @@ received). The seats are made first (JSON join); then all sockets are opened at 
 PostgreSQL (the deployed setup; alternate sockets on each port), and to the bare websockets server
 for reference. Each burst runs ``--runs`` times on the same seats; the table shows medians.
 
+Then everyone rolls at once ("roll initiative"): every connected socket sends one ``1d20`` at the
+same moment. Counted: rolls refused (``busy`` once a roll waited 2 s for the server), latency from
+send to arrival at every socket, and how long until the last roll reached the last socket.
+
     .venv/bin/python bench/burst.py
     .venv/bin/python bench/burst.py --setups default --sockets 50 --runs 1
 """
@@ -14,6 +18,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
+import time
 from collections import Counter
 from typing import Any
 
@@ -34,6 +40,34 @@ from benchlib import (
     table,
 )
 
+_tags = itertools.count(1)
+
+
+async def everyone_rolls(ok: list[Sock], timeout: float) -> dict[str, Any]:
+    tag = f"all{next(_tags)}"
+    errors_before = {id(s): len(s.errors) for s in ok}
+    t0 = time.monotonic()
+    await asyncio.gather(*(s.roll(tag, i, "1d20") for i, s in enumerate(ok)))
+    refused: list[dict[str, Any]] = []
+    while time.monotonic() < t0 + timeout:
+        refused = [e for s in ok for e in s.errors[errors_before[id(s)] :]]
+        if all(len(s.rolls.get(tag, {})) >= len(ok) - len(refused) for s in ok):
+            break
+        await asyncio.sleep(0.02)
+    everywhere_s = time.monotonic() - t0
+    lat = summarize([ms for s in ok for ms in s.rolls.get(tag, {}).values()])
+    expected = len(ok) * (len(ok) - len(refused))
+    return {
+        "rolls_sent": len(ok),
+        "rolls_refused": len(refused),
+        "refusal_codes": dict(Counter(str(e.get("code")) for e in refused)),
+        "roll_p50": lat["p50"],
+        "roll_p99": lat["p99"],
+        "roll_max": lat["max"],
+        "all_rolls_everywhere_s": round(everywhere_s, 2),
+        "roll_deliveries_missing": expected - sum(len(s.rolls.get(tag, {})) for s in ok),
+    }
+
 
 async def one_burst(
     setup: Setup, code: str, tokens: list[str], args: argparse.Namespace
@@ -48,8 +82,10 @@ async def one_burst(
     times = summarize([s.connect_ms for s in ok if s.connect_ms is not None])
     failures = Counter((s.error or "")[:80] for s in socks if s not in ok)
     hello_bytes = max((s.hello_bytes for s in ok), default=0)
+    rolled = await everyone_rolls(ok, args.timeout)
     await close_all(socks)
     return {
+        **rolled,
         "sockets": len(socks),
         "hello": len(ok),
         "failed": len(socks) - len(ok),
@@ -74,7 +110,10 @@ async def bench_setup(kind: str, args: argparse.Namespace) -> dict[str, Any]:
             say(
                 f"burst {kind} run {i + 1}: {result['hello']}/{result['sockets']} got hello; "
                 f"p50 {result['p50']} p99 {result['p99']} ms; failures {result['failures']}; "
-                f"listen overflows {result['listen_queue_overflows']}"
+                f"listen overflows {result['listen_queue_overflows']}; everyone rolls: "
+                f"refused {result['rolls_refused']} {result['refusal_codes']}, "
+                f"p50 {result['roll_p50']} p99 {result['roll_p99']} ms, all everywhere in "
+                f"{result['all_rolls_everywhere_s']} s, missing {result['roll_deliveries_missing']}"
             )
             runs.append(result)
             await asyncio.sleep(args.pause)
@@ -93,6 +132,11 @@ async def bench_setup(kind: str, args: argparse.Namespace) -> dict[str, Any]:
                 "machine_busy",
                 "listen_queue_overflows",
                 "hello_bytes",
+                "rolls_refused",
+                "roll_p50",
+                "roll_p99",
+                "all_rolls_everywhere_s",
+                "roll_deliveries_missing",
             ),
         ),
         "worst_hello": min(r["hello"] for r in runs),
@@ -121,11 +165,17 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
                 m["hello_bytes"],
                 m["listen_queue_overflows"],
                 m["server_cpu"],
+                m["rolls_refused"],
+                m["roll_p50"],
+                m["roll_p99"],
+                m["all_rolls_everywhere_s"],
+                m["roll_deliveries_missing"],
             ]
         )
     head = (
         f"Burst: {args.sockets} sockets opened at once, medians of {args.runs} runs "
-        f"(connect time ms = TCP connect to hello received; timeout {args.timeout:g} s)\n\n"
+        f"(connect time ms = TCP connect to hello received; timeout {args.timeout:g} s); "
+        "then every socket sends one roll at the same moment (latency at every socket)\n\n"
     )
     return (
         head
@@ -142,6 +192,11 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
                 "hello bytes",
                 "listen queue overflows",
                 "server CPU %",
+                "everyone rolls: refused",
+                "roll p50 ms",
+                "roll p99 ms",
+                "last roll everywhere s",
+                "deliveries missing",
             ],
             rows,
         )

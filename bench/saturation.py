@@ -11,6 +11,11 @@ its last arrival (or the window, if longer): at or under capacity it equals the 
 over capacity it is the rate the room really sustains. The knee is the highest offered rate
 still delivered at >= 95 %.
 
+A bystander seat rolls once a second through every step, as a player at a flooded table would:
+its latency (at the listeners) shows whether the flood reaches the players who are not part
+of it. Each socket's messages are handled one at a time, so a flooding socket queues behind
+itself and takes one place in the process's ORM queue, like every other socket.
+
     .venv/bin/python bench/saturation.py
     .venv/bin/python bench/saturation.py --setups default --rates 10,50 --runs 1
 """
@@ -61,6 +66,7 @@ async def one_step(
     code: str,
     listeners: list[Sock],
     rollers: list[Sock],
+    bystander: Sock,
     rate: float,
     tag: str,
     args: argparse.Namespace,
@@ -70,6 +76,14 @@ async def one_step(
     total = int(rate * args.seconds)
     errors_before = [len(r.errors) for r in active]
     seqs_before = [len(s.seqs) for s in listeners]
+    by_tag = f"{tag}-bystander"
+
+    async def bystander_rolls() -> None:
+        for i in range(int(args.seconds)):
+            await bystander.roll(by_tag, i)
+            await asyncio.sleep(1.0)
+
+    by_task = asyncio.create_task(bystander_rolls())
     with CpuMeter(setup.pids) as cpu, MachineLoad() as load:
         t0 = time.monotonic()
         t0_ns = now_ns()
@@ -80,6 +94,7 @@ async def one_step(
                 await asyncio.sleep(delay)
             sent += await active[i % k].roll(tag, i)
         window = max(args.seconds, time.monotonic() - t0)
+        await by_task
         deadline = time.monotonic() + args.drain
         while time.monotonic() < deadline:
             # a refused roll (rate-limited: its error carries no ref) will never arrive
@@ -97,6 +112,7 @@ async def one_step(
         )
     latencies = [ms for s in listeners for ms in s.rolls.get(tag, {}).values()]
     lat = summarize(latencies)
+    by_lat = summarize([ms for s in listeners for ms in s.rolls.get(by_tag, {}).values()])
     errors = [e for r, n in zip(active, errors_before, strict=True) for e in r.errors[n:]]
     undelivered = sum(total - len(s.rolls.get(tag, {})) for s in listeners)
     gaps = dups = 0
@@ -115,6 +131,8 @@ async def one_step(
         "p50": lat["p50"],
         "p99": lat["p99"],
         "max": lat["max"],
+        "bystander_p50": by_lat["p50"],
+        "bystander_p99": by_lat["p99"],
         "undelivered_at_cutoff": undelivered,
         "seq_gaps": gaps,
         "seq_duplicates": dups,
@@ -132,11 +150,12 @@ async def bench_setup(kind: str, args: argparse.Namespace) -> list[dict[str, Any
     with Setup(kind, "saturation", **whatif_options(args.whatif)) as setup:
         (code,) = setup.new_rooms(1)
         n_rollers = max(1, math.ceil(max(args.rates) / PER_SEAT))
-        tokens = await setup.join(code, args.listeners + n_rollers)
+        tokens = await setup.join(code, args.listeners + n_rollers + 1)
         ports = setup.ports
         socks = [Sock(setup.url(code, tok, ports[i % len(ports)])) for i, tok in enumerate(tokens)]
         await open_all(socks)
-        listeners, rollers = socks[: args.listeners], socks[args.listeners :]
+        listeners, bystander = socks[: args.listeners], socks[args.listeners]
+        rollers = socks[args.listeners + 1 :]
         try:
             # warm-up
             for i in range(10):
@@ -147,13 +166,15 @@ async def bench_setup(kind: str, args: argparse.Namespace) -> list[dict[str, Any
                 runs = []
                 for run in range(args.runs):
                     result = await one_step(
-                        setup, code, listeners, rollers, rate, f"r{rate:g}-{run}", args
+                        setup, code, listeners, rollers, bystander, rate, f"r{rate:g}-{run}", args
                     )
                     say(
                         f"saturation {label} offered {rate:g}/s run {run + 1}: "
                         f"delivered {result['delivered']:.1f}/s "
                         f"(in window {result['delivered_in_window']:.1f}/s), "
                         f"p50 {result['p50']} p99 {result['p99']} ms, "
+                        f"bystander p50 {result['bystander_p50']} "
+                        f"p99 {result['bystander_p99']} ms, "
                         f"undelivered {result['undelivered_at_cutoff']}, "
                         f"gaps {result['seq_gaps']}, dups {result['seq_duplicates']}, "
                         f"errors {result['errors']} {result['error_codes']}, "
@@ -174,6 +195,8 @@ async def bench_setup(kind: str, args: argparse.Namespace) -> list[dict[str, Any
                                 "p50",
                                 "p99",
                                 "max",
+                                "bystander_p50",
+                                "bystander_p99",
                                 "server_cpu",
                                 "client_cpu",
                                 "machine_busy",
@@ -206,6 +229,8 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
                 f"{100 * m['delivered'] / r['offered']:.0f}%",
                 m["p50"],
                 m["p99"],
+                m["bystander_p50"],
+                m["bystander_p99"],
                 m["undelivered_at_cutoff"],
                 r["errors_total"],
                 m["server_cpu"],
@@ -215,7 +240,7 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
     lines = [
         f"Saturation: one room, {args.listeners} listeners, rolls of 3d6 offered for "
         f"{args.seconds:g} s per step over ceil(rate/10) roller seats; medians of {args.runs} "
-        f"runs (latency ms at the listeners)",
+        f"runs (latency ms at the listeners; the bystander rolls once a second throughout)",
         "",
         table(
             [
@@ -226,6 +251,8 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
                 "delivered %",
                 "p50",
                 "p99",
+                "bystander p50",
+                "bystander p99",
                 "undelivered at cut-off",
                 "errors",
                 "server CPU %",

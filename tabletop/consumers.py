@@ -83,7 +83,9 @@ def _connect_snapshot(
         "role": access.seat.role,
         "last_seq": last_seq,
         "state": room_state(
-            session=session, viewer=Viewer(seat_id=access.seat.pk, is_gm=access.seat.is_gm)
+            session=session,
+            viewer=Viewer(seat_id=access.seat.pk, is_gm=access.seat.is_gm),
+            last_seq=last_seq,
         ),
     }
     replay = [] if after is None else events_after(session_id=session.pk, after=after, limit=None)

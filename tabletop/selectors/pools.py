@@ -54,8 +54,9 @@ def extended_summary(action: ExtendedAction) -> dict[str, Any]:
     }
 
 
-def pools_state(*, session: GameSession, viewer: Viewer) -> dict[str, Any]:
-    """The part of ``hello.state`` that pool events update."""
+def pools_state(*, session: GameSession) -> dict[str, Any]:
+    """The part of ``hello.state`` that pool events update, as the whole table has it: open
+    rolls come with who may see them (``visible_open_rolls`` picks a viewer's)."""
     return {
         "pools": [pool_snapshot(p) for p in Pool.objects.filter(session=session).order_by("pk")],
         "resources": [
@@ -65,11 +66,10 @@ def pools_state(*, session: GameSession, viewer: Viewer) -> dict[str, Any]:
             ).order_by("pk")
         ],
         "open_rolls": [
-            open_roll_summary(r)
+            (r.visibility, open_roll_summary(r))
             for r in OpenRoll.objects.filter(session=session, is_open=True).select_related(
                 "character"
             )
-            if can_see(visibility=r.visibility, actor_seat_id=r.seat_id, viewer=viewer)
         ],
         "extended": [
             extended_summary(a)
@@ -81,3 +81,13 @@ def pools_state(*, session: GameSession, viewer: Viewer) -> dict[str, Any]:
             )
         ),
     }
+
+
+def visible_open_rolls(
+    open_rolls: list[tuple[str, dict[str, Any]]], viewer: Viewer
+) -> list[dict[str, Any]]:
+    return [
+        summary
+        for visibility, summary in open_rolls
+        if can_see(visibility=visibility, actor_seat_id=summary["seat"], viewer=viewer)
+    ]

@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import threading
+import time
+from collections import OrderedDict
 from typing import Any
 
 from ..models import Character, GameSession, Seat
 from .events import Viewer
-from .pools import pools_state
+from .pools import pools_state, visible_open_rolls
+
+# A room's state as the whole table has it, per session: (last_seq, built at, state). Sockets
+# connecting at the same moment (a class logging in, a reconnect after a network blip) would
+# otherwise each read every seat of the room: O(N) a socket, O(N^2) a burst.
+_shared: OrderedDict[int, tuple[int, float, dict[str, Any]]] = OrderedDict()
+_shared_lock = threading.Lock()
+SHARED_ROOMS = 256  # rooms remembered per process
+SHARED_SECONDS = 1.0  # reused this long at most: a few changes (an admin's edit) take no seq
 
 
 def seat_summary(seat: Seat) -> dict[str, Any]:
@@ -35,8 +46,23 @@ def fairness(session: GameSession) -> dict[str, Any]:
     return {"commitment": session.commitment or None, "server_seed": session.revealed_seed}
 
 
-def room_state(*, session: GameSession, viewer: Viewer) -> dict[str, Any]:
-    """Everything a screen needs to draw the room now; events after ``last_seq`` update it."""
+def room_state(
+    *, session: GameSession, viewer: Viewer, last_seq: int | None = None
+) -> dict[str, Any]:
+    """Everything a screen needs to draw the room now; events after ``last_seq`` update it.
+
+    With ``last_seq`` (read before anything else), a state this process built for the same
+    ``last_seq`` within the last second is reused: it was read after that seq was, so it is
+    never older than ``last_seq``, which is all a screen needs to apply the events after it."""
+    shared = None if last_seq is None else _recent(session.pk, last_seq)
+    if shared is None:
+        shared = _table_state(session)
+        if last_seq is not None:
+            _remember(session.pk, last_seq, shared)
+    return {**shared, "open_rolls": visible_open_rolls(shared["open_rolls"], viewer)}
+
+
+def _table_state(session: GameSession) -> dict[str, Any]:
     seats = (
         Seat.objects.filter(session=session).prefetch_related("characters").order_by("created_at")
     )
@@ -46,6 +72,22 @@ def room_state(*, session: GameSession, viewer: Viewer) -> dict[str, Any]:
         "seats": [seat_summary(s) for s in seats],
         "characters": [{"id": c.pk, "name": c.name, "sheet": c.sheet} for c in characters],
         "table": session.table_state,
-        **pools_state(session=session, viewer=viewer),
+        **pools_state(session=session),
         "fairness": fairness(session),
     }
+
+
+def _recent(session_id: int, last_seq: int) -> dict[str, Any] | None:
+    with _shared_lock:
+        entry = _shared.get(session_id)
+    if entry is None or entry[0] != last_seq or time.monotonic() - entry[1] > SHARED_SECONDS:
+        return None
+    return entry[2]
+
+
+def _remember(session_id: int, last_seq: int, state: dict[str, Any]) -> None:
+    with _shared_lock:
+        _shared[session_id] = (last_seq, time.monotonic(), state)
+        _shared.move_to_end(session_id)
+        while len(_shared) > SHARED_ROOMS:
+            _shared.popitem(last=False)

@@ -216,6 +216,11 @@ async def test_hidden_zoria_rolls_stay_hidden_through_pool_events_and_state():
     assert (await next_event(bo))["data"] == {"hidden": True}
     bo_again, bo_hello = await connect(t["code"], token=t["tokens"][1])
     assert [r["seq"] for r in bo_hello["state"]["open_rolls"]] == []
+    # Ana, connecting at the same last_seq, shares Bo's read of the room but sees her own roll
+    ana_again, ana_hello = await connect(t["code"], token=t["tokens"][0])
+    assert ana_hello["last_seq"] == bo_hello["last_seq"]
+    assert [r["seq"] for r in ana_hello["state"]["open_rolls"]] == [seq]
+    await ana_again.disconnect()
     spend = await ask(
         bo, {"type": "pool.spend", "ref": "b", "effect": "activate-botch", "roll": seq}
     )

@@ -34,6 +34,9 @@ def give_dice(*, pool_id: int, count: int = 1) -> None:
     Pool.objects.filter(pk=pool_id).update(remaining=F("remaining") + count)
 
 
+COUNTED = {"pools": "pool dice", "resources": "resources spent"}
+
+
 def record_pool_event(
     *,
     session_id: int,
@@ -47,8 +50,8 @@ def record_pool_event(
     applies it twice still shows the truth.
 
     A change about a hidden roll takes that roll's ``visibility`` and ``owner`` (its roller),
-    and a public companion event carries only the new pool counts, so every screen still sees
-    every pool change without learning anything of the roll."""
+    and a public companion event carries only the new counts (pools, resources), so every screen
+    still sees every count change without learning anything of the roll."""
     if visibility == Visibility.PUBLIC:
         return record_event(session_id=session_id, kind="pool", actor=actor, data=data, seq=seq)
     event = record_event(
@@ -60,7 +63,8 @@ def record_pool_event(
         visibility=visibility,
         owner=owner,
     )
-    if data.get("pools"):
+    counts = {key: data[key] for key in ("pools", "resources") if data.get(key)}
+    if counts:
         who = actor.name if actor else "The table"
         record_event(
             session_id=session_id,
@@ -69,8 +73,8 @@ def record_pool_event(
             data={
                 "action": "counts",
                 "of": event.seq,
-                "pools": data["pools"],
-                "text": f"{who}: pool dice on a hidden roll",
+                **counts,
+                "text": f"{who}: {' and '.join(COUNTED[key] for key in counts)} on a hidden roll",
             },
         )
     return event

@@ -38,12 +38,21 @@ def _need_character(ctx: RollContext, what: str) -> Character:
     return ctx.character
 
 
+def _as_hidden_as_the_roll(ctx: RollContext) -> dict[str, Any]:
+    """What a roll spends tells of its request (a luck die, protected dice): a spend for a
+    hidden roll is as hidden as the roll; the room still sees the new counts."""
+    if ctx.visibility == "public":
+        return {}
+    return {"visibility": ctx.visibility, "owner": ctx.seat}
+
+
 def _spend_event(ctx: RollContext, *, name: str, amount: int, use: str, text: str) -> None:
     character = _need_character(ctx, f"spends {name.replace('_', ' ')}")
     row = spend_resource(character=character, name=name, amount=amount)
     record_pool_event(
         session_id=ctx.session.pk,
         actor=ctx.seat,
+        **_as_hidden_as_the_roll(ctx),
         data={
             "action": "spend",
             "use": use,
@@ -124,6 +133,7 @@ def _commit_action_dice(ctx: RollContext, request: dict[str, Any]) -> None:
     record_pool_event(
         session_id=ctx.session.pk,
         actor=ctx.seat,
+        **_as_hidden_as_the_roll(ctx),
         data={
             "action": "commit",
             "character": {"id": ctx.character.pk, "name": ctx.character.name},

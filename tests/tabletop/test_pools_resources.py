@@ -355,3 +355,42 @@ def test_a_spend_on_a_hidden_roll_is_as_hidden_as_the_roll(disco, gm):
     with pytest.raises(ServiceError) as err:
         use_resource(seat=ana, character_id=eris.pk, use=["extra-success"], roll_seq=mine.seq)
     assert err.value.field == "use"
+
+
+@pytest.mark.parametrize("visibility", ["gm", "blind", "self"])
+def test_what_a_hidden_roll_spends_is_as_hidden_as_the_roll_and_the_room_gets_the_counts(
+    disco, visibility
+):
+    session, (eris,), (ana,), _ = disco
+    roll = make_roll(
+        seat=ana,
+        request={"pool": ["d6"], "tn": 5, "protect": 1},
+        character=eris.pk,
+        options={"add_luck_die": True},
+        visibility=visibility,
+    )
+    before = Event.objects.filter(session=session, seq__lt=roll.seq, kind="pool").order_by("seq")
+    spends = [e for e in before if e.data.get("action") == "spend"]
+    counts = [e for e in before if e.data.get("action") == "counts"]
+    assert [e.data["use"] for e in spends] == ["add-luck-die", "protect"]
+    assert {e.visibility for e in spends} == {visibility}
+    # The public companions carry only the new amounts: nothing of the luck die or protection.
+    assert [e.visibility for e in counts] == ["public", "public"]
+    assert [e.data["of"] for e in counts] == [e.seq for e in spends]
+    assert counts[-1].data["resources"] == [
+        {"character": eris.pk, "name": "instant_karma", "amount": 0}
+    ]
+    assert set(counts[-1].data) == {"action", "of", "resources", "text"}
+
+
+def test_a_hidden_roll_spending_a_character_point_shows_only_the_count(d6):
+    session, (sera, _), (ana, _), _ = d6
+    roll = make_roll(
+        seat=ana, request={"dice": 3, "character_point": True}, character=sera.pk, visibility="self"
+    )
+    spend, counts = Event.objects.filter(session=session, seq__lt=roll.seq).order_by("-seq")[:2][
+        ::-1
+    ]
+    assert spend.visibility == "self" and spend.data["use"] == "double-base"
+    assert counts.visibility == "public" and counts.data["of"] == spend.seq
+    assert counts.data["resources"][0]["amount"] == 1

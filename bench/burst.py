@@ -7,7 +7,7 @@ PostgreSQL (the deployed setup; alternate sockets on each port), and to the bare
 for reference. Each burst runs ``--runs`` times on the same seats; the table shows medians.
 
 Then everyone rolls at once ("roll initiative"): every connected socket sends one ``1d20`` at the
-same moment. Counted: rolls refused (``busy`` once a roll waited 2 s for the server), latency from
+same moment. Counted: rolls refused (``busy`` once a roll waited 5 s for the server), latency from
 send to arrival at every socket, and how long until the last roll reached the last socket.
 
     .venv/bin/python bench/burst.py

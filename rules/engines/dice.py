@@ -14,6 +14,7 @@ keys of their own (``"exploded": true`` on a die drawn because the one before it
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any, TypedDict
 
 from .fair import DiceSource
@@ -42,6 +43,7 @@ class DieRecord(TypedDict, total=False):
     role: str
 
 
+@lru_cache(maxsize=512)
 def die_name(sides: int) -> str:
     return f"d{sides}"
 
@@ -57,7 +59,8 @@ def draw(
         "value": value,
         "role": role,
     }
-    record.update(extra)  # type: ignore[typeddict-item]
+    if extra:
+        record.update(extra)  # type: ignore[typeddict-item]
     return record
 
 

@@ -59,13 +59,17 @@ class FairStream:
         self._pos = 0
         self.draws: list[tuple[int, int]] = []
 
-    def _next_bytes(self, count: int) -> bytes:
+    def _refill(self, count: int) -> None:
+        """Make sure at least ``count`` unread bytes are buffered."""
         while len(self._buffer) - self._pos < count:
             mac = self._mac.copy()
             mac.update(f"{self._prefix}{self._block}".encode())
             self._buffer = self._buffer[self._pos :] + mac.digest()
             self._pos = 0
             self._block += 1
+
+    def _next_bytes(self, count: int) -> bytes:
+        self._refill(count)
         chunk = self._buffer[self._pos : self._pos + count]
         self._pos += count
         return chunk
@@ -74,9 +78,13 @@ class FairStream:
         if sides < 1:
             raise ValueError(f"a die needs at least one side, not {sides}")
         if sides <= 256:
-            limit = 256 - 256 % sides
+            # One byte a draw, read in place: this is every common die, so it is kept tight.
+            limit = _BYTE_LIMITS[sides]
             while True:
-                b = self._next_bytes(1)[0]
+                if self._pos >= len(self._buffer):
+                    self._refill(1)
+                b = self._buffer[self._pos]
+                self._pos += 1
                 if b < limit:
                     break
         else:
@@ -88,6 +96,11 @@ class FairStream:
         value = b % sides + 1
         self.draws.append((sides, value))
         return value
+
+
+# The largest multiple of ``sides`` that fits a byte, per die size: bytes at or above it are
+# rejected so every face is equally likely.
+_BYTE_LIMITS = tuple(256 - 256 % sides if sides else 0 for sides in range(257))
 
 
 class ScriptedSource:

@@ -341,18 +341,20 @@ export class Panel {
     this.onChange(this.current());
   }
 
-  /** {system, request, missing} as the form stands; ``missing``: required fields left empty. */
+  /** {system, request, missing, character} as the form stands; ``missing``: required fields left
+   * empty; ``character``: the id of who rolls, or null. */
   current() {
     const request = this.mode.set.get();
     const missing = this.mode.fields.filter((f) => f.required && [undefined, null, ""].includes(request[f.name])
       || (f.required && Array.isArray(request[f.name]) && !request[f.name].length)).map(labelOf);
-    return {system: this.active, request, missing};
+    const character = this.character && this.character.value ? Number(this.character.value) : null;
+    return {system: this.active, request, missing, character};
   }
 
   message() {
-    const {system, request} = this.current();
+    const {system, request, character} = this.current();
     const out = {type: "roll", system, request, visibility: this.visibility.value};
-    if (this.character && this.character.value) out.character = Number(this.character.value);
+    if (character != null) out.character = character;
     for (const hook of this.hooks) hook(out);
     return out;
   }

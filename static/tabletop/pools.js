@@ -106,7 +106,7 @@ export class Pools {
         if (this.dd) this.dd.closest(".field").hidden = true; // the table's Discord Die applies by itself
         this.ctx.bar.append((this.face = h("span", {class: "dd", "aria-hidden": "true"})), (this.ddText = h("span", {"aria-live": "polite"})));
         this.ctx.bar.hidden = false;
-        this.check("add_luck_die", "Add luck die (1 Instant Karma)");
+        this.luckBox = this.check("add_luck_die", "Add luck die (1 Instant Karma)");
       }
     } else if (sys === "roll-and-keep") {
       parts.push((this.extList = h("ul", {class: "resrows", "aria-live": "polite"})));
@@ -139,6 +139,14 @@ export class Pools {
     this.mode.node.append(h("div", {class: "field check wide"}, h("label", {for: input.id}, input, " ", label)));
     this.opts.push([key, () => input.checked || undefined]);
     this.resets.push(() => { input.checked = false; });
+    return input;
+  }
+
+  /** The request whose odds the panel shows: with the luck die the server will add, if checked. */
+  oddsRequest(system, request, characterId) {
+    if (system !== "discordian" || !this.luckBox?.checked || characterId == null) return request;
+    const sheet = this.chars?.get(characterId)?.sheet || {};
+    return {...request, pool: [...(request.pool || []), sheet.luck_die || "d6"]};
   }
 
   // --- state --------------------------------------------------------------------------------

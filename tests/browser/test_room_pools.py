@@ -9,6 +9,9 @@ pays for a luck die and protection; extended actions and rounds show their progr
 
 from __future__ import annotations
 
+import json
+from urllib.parse import parse_qs, urlparse
+
 import pytest
 
 from tabletop.models import Event
@@ -176,7 +179,14 @@ class RoomPoolsTests(BrowserTestCase):
         ana.fill("#f-discordian-protect", "1")
         protect = ana.inner_text(".field:has(#f-discordian-protect) .cost")
         self.assertEqual(protect, "costs 1 Instant Karma; Eris has 2 left")
-        ana.check("#roll-add_luck_die")
+        # The odds follow the luck die the table will add (Eris's d8).
+        def odds_pool(request) -> list[str] | None:
+            if "/odds?" not in request.url:
+                return None
+            return json.loads(parse_qs(urlparse(request.url).query)["request"][0])["pool"]
+
+        with ana.expect_request(lambda r: odds_pool(r) == ["d6", "d8", "d8"]):
+            ana.check("#roll-add_luck_die")
         ana.click(".roll-button")
         ana.wait_for_selector("#last-roll .die")
         self.wait_text(ana, "#table-card .amt", "Instant Karma 0")

@@ -179,6 +179,7 @@ class RoomPoolsTests(BrowserTestCase):
         ana.fill("#f-discordian-protect", "1")
         protect = ana.inner_text(".field:has(#f-discordian-protect) .cost")
         self.assertEqual(protect, "costs 1 Instant Karma; Eris has 2 left")
+
         # The odds follow the luck die the table will add (Eris's d8).
         def odds_pool(request) -> list[str] | None:
             if "/odds?" not in request.url:

@@ -87,7 +87,10 @@ class RoomHub:
     async def publish(self, layer: Any, group: str, message: dict[str, Any]) -> None:
         """Send a committed event to the room: to the other processes through the layer first
         (so they start at once), then to this process's sockets without the round trip."""
-        await layer.group_send(group, message)
+        try:
+            await layer.group_send(group, message)
+        except Exception:  # the event is stored: the others fill the gap from the store
+            log.exception("publishing an event to the room's other processes failed")
         room = self._rooms.get(self._key(layer, group))
         if room is not None:
             await room.dispatch(message)

@@ -61,3 +61,16 @@ async def test_publishing_to_a_room_with_no_sockets_here_only_sends_it_on():
     await layer.group_add("room.1", channel)
     await hub.publish(layer, "room.1", event(1))
     assert (await layer.receive(channel))["event"]["seq"] == 1
+
+
+async def test_a_failed_publish_still_reaches_this_process_and_raises_nothing():
+    layer, hub, member = InMemoryChannelLayer(), RoomHub(), Member()
+    await hub.join(layer, "room.1", member)
+
+    async def broken(group: str, message: dict[str, Any]) -> None:
+        raise ConnectionError("the channel layer is down")
+
+    layer.group_send = broken
+    await hub.publish(layer, "room.1", event(1))
+    assert member.seqs == [1]
+    await hub.leave(layer, "room.1", member)

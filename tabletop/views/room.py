@@ -26,6 +26,9 @@ COOKIE_AGE = 60 * 60 * 24 * 60
 STATUS_FOR = {"invalid": 400, "forbidden": 403, "not-found": 404, "conflict": 409}
 
 
+SEATS_ON_PAGE = 40  # names drawn with the room page; hello brings them all
+
+
 def _access(request: HttpRequest, code: str) -> Access | None:
     return resolve_access(
         code=code,
@@ -86,8 +89,20 @@ def room_context(access: Access) -> dict[str, Any]:
         "fairness": fairness(session),
         "odds_url": f"/play/{session.invite_code}/odds",
     }
+    # The first names are drawn with the page; the socket's hello brings the whole table, so the
+    # page weighs the same at a table of 5 or of 500.
     seats = Seat.objects.filter(session=session).order_by("created_at")
-    return {"session": session, "seat": seat, "page": page, "system": system, "seats": seats}
+    shown = list(seats[:SEATS_ON_PAGE])
+    count = len(shown) if len(shown) < SEATS_ON_PAGE else seats.count()
+    return {
+        "session": session,
+        "seat": seat,
+        "page": page,
+        "system": system,
+        "seats": shown,
+        "seat_count": count,
+        "seats_more": count - len(shown),
+    }
 
 
 def _request_schema(system: GameSystem) -> dict[str, Any]:

@@ -10,6 +10,7 @@ import pytest
 from django.contrib.staticfiles import finders
 
 from tabletop.models import Character
+from tabletop.services.seats import join_session
 from tabletop.services.sessions import end_session
 
 pytestmark = pytest.mark.django_db
@@ -153,3 +154,19 @@ def test_page_weight_stays_under_budget(client, live_session):
     assert len(seen) > 3, "room.js pulls in its modules"
     total = len(html.encode()) + sum(seen.values())
     assert total < PAGE_BUDGET, f"the room page weighs {total} bytes: {seen}"
+
+
+def test_the_page_draws_the_first_names_and_the_socket_brings_the_rest(client, live_session):
+    for i in range(45):
+        join_session(session=live_session, name=f"Player {i:02}")
+    sit_down(client, live_session)  # with the GM's seat, 47 at the table
+    html = client.get(room_url(live_session)).content.decode()
+    listed = re.search(r'<ul id="seats" class="seats">(.*?)</ul>', html, re.S)[1]
+    names = re.findall(r"<li(?: class=\"me\")?>([^<]+)", listed)
+    assert len(names) == 40 and names[1:3] == ["Player 00", "Player 01"]
+    assert '<li class="more">+7 more</li>' in listed
+    assert '<span id="seat-count">47</span>' in html
+    # A full table weighs no more than a small one: the list stops at 40 names.
+    for i in range(45, 200):
+        join_session(session=live_session, name=f"Player {i:03}")
+    assert len(client.get(room_url(live_session)).content) - len(html.encode()) < 20

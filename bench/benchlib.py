@@ -468,7 +468,6 @@ class Setup:
 WHATIF: dict[str, dict[str, Any]] = {
     # what-if experiments: one change each, to measure what a fix would give
     # (see whatif_asgi.py and bench_settings.py)
-    "no-aclose": {"patch": "no-aclose"},
     "orm-pool": {"patch": "orm-pool"},
     "conn-max-age": {"env": {"BENCH_CONN_MAX_AGE": "600"}},
     "layer-capacity": {"env": {"BENCH_LAYER_CAPACITY": "10000"}},

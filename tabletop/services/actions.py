@@ -21,7 +21,7 @@ def _seat(seat_id: int) -> Seat:
 
 def roll(*, seat_id: int, message: dict[str, Any]) -> int:
     return make_roll(
-        seat=_seat(seat_id),
+        seat_id=seat_id,
         request=message.get("request"),
         system=message.get("system"),
         visibility=message.get("visibility", "public"),

@@ -34,7 +34,7 @@ ROLL_OPTIONS = ("add_luck_die", "extended", "defense", "group_extra", "stat_roll
 
 def make_roll(
     *,
-    seat: Seat,
+    seat_id: int,
     request: Any,
     system: Any = None,
     visibility: Any = Visibility.PUBLIC,
@@ -45,21 +45,27 @@ def make_roll(
 ) -> Event:
     """Validate, pay what the table rules ask, take the next seq, draw the dice for that seq,
     store the event, then settle what follows it: all in one transaction."""
-    session = seat.session
     if visibility not in Visibility.values:
         raise invalid(f"must be one of {Visibility.values}", field="visibility")
     if client_seed is None:
         client_seed = ""
     if not isinstance(client_seed, str) or len(client_seed) > MAX_CLIENT_SEED:
         raise invalid(f"text of at most {MAX_CLIENT_SEED} characters", field="client_seed")
-    engine = _system_for(session, system)
-    who = None if character in (None, "") else character_for(seat=seat, character_id=character)
-    try:
-        normalised = engine.normalise(request)
-    except RuleError as exc:
-        raise ServiceError.from_rule(exc) from None
     with transaction.atomic():
-        locked = GameSession.objects.select_for_update().get(pk=session.pk)
+        # The seat, its session locked, and the campaign: one statement (this is every roll's
+        # path, and each statement is a round trip to the database).
+        seat = (
+            Seat.objects.select_related("session__campaign")
+            .select_for_update(of=("session",))
+            .get(pk=seat_id)
+        )
+        locked = seat.session
+        engine = _system_for(locked, system)
+        who = None if character in (None, "") else character_for(seat=seat, character_id=character)
+        try:
+            normalised = engine.normalise(request)
+        except RuleError as exc:
+            raise ServiceError.from_rule(exc) from None
         if locked.status != SessionStatus.LIVE:
             raise conflict(f"the session is {locked.status}; rolls are made only while it is live")
         ctx = RollContext(
@@ -76,7 +82,7 @@ def make_roll(
                 prepared is not normalised
             ):  # the table changed it (e.g. the Discord Die): check again
                 normalised = engine.normalise(prepared)
-            seq = next_seq(session_id=session.pk)
+            seq = next_seq(session_id=locked.pk)
             result = engine.roll(
                 normalised, FairStream(bytes(locked.server_seed), client_seed, seq)
             )
@@ -89,7 +95,7 @@ def make_roll(
         if ctx.options.get("stat_roll"):
             result["stat_roll"] = True
         event = record_event(
-            session_id=session.pk,
+            session_id=locked.pk,
             kind="roll",
             actor=seat,
             visibility=visibility,

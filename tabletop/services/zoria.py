@@ -357,7 +357,7 @@ def _reroll(*, seat: Seat, roll: OpenRoll) -> Event:
 
     original = Event.objects.get(session_id=seat.session_id, seq=roll.seq)
     return make_roll(
-        seat=seat,
+        seat_id=seat.pk,
         request=original.data["request"],
         system="zoria",
         visibility=original.visibility,

@@ -148,7 +148,7 @@ def test_rolls_for_the_roller_alone_stay_hidden_in_the_event_log(admin_client_gm
     from tabletop.services.seats import join_session
 
     ana = join_session(session=live_session, name="Ana").seat
-    secret = make_roll(seat=ana, request={"notation": "3d6+100"}, visibility="self")
+    secret = make_roll(seat_id=ana.pk, request={"notation": "3d6+100"}, visibility="self")
     listing = admin_client_gm.get("/admin/tabletop/event/").content.decode()
     pk = Event.objects.get(seq=secret.seq, session=live_session).pk
     detail = admin_client_gm.get(f"/admin/tabletop/event/{pk}/change/")

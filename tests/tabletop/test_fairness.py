@@ -24,11 +24,11 @@ def play_a_session(session, gm) -> list[Event]:
     ana = join_session(session=session, name="Ana").seat
     gm_at_table = gm_seat(session=session, user=gm)
     rolls = [
-        make_roll(seat=ana, request={"notation": "4d6kh3+2"}, client_seed="ana-1"),
-        make_roll(seat=ana, request={"notation": "4dF"}, client_seed="fudge"),
-        make_roll(seat=ana, request={"notation": "2d1000+d300"}),  # > 256 sides: 4-byte draws
-        make_roll(seat=ana, request={"notation": "10d10!>9"}, visibility="self"),
-        make_roll(seat=gm_at_table, request={"notation": "d20"}, visibility="blind"),
+        make_roll(seat_id=ana.pk, request={"notation": "4d6kh3+2"}, client_seed="ana-1"),
+        make_roll(seat_id=ana.pk, request={"notation": "4dF"}, client_seed="fudge"),
+        make_roll(seat_id=ana.pk, request={"notation": "2d1000+d300"}),  # > 256 sides: 4-byte draws
+        make_roll(seat_id=ana.pk, request={"notation": "10d10!>9"}, visibility="self"),
+        make_roll(seat_id=gm_at_table.pk, request={"notation": "d20"}, visibility="blind"),
     ]
     reveal_roll(seat=gm_at_table, seq=rolls[-1].seq)
     return rolls

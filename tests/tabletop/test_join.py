@@ -138,7 +138,7 @@ def test_nul_characters_are_refused_plainly(client, live_session):
     assert response.status_code == 400 and response.json()["error"]["field"] == "name"
     seat = join_session(session=live_session, name="Ana").seat
     with pytest.raises(ServiceError) as err:
-        make_roll(seat=seat, request={"notation": "d6"}, client_seed="a\u0000b")
+        make_roll(seat_id=seat.pk, request={"notation": "d6"}, client_seed="a\u0000b")
     assert err.value.code == "invalid"
 
 

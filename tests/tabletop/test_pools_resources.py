@@ -63,7 +63,9 @@ def test_resources_start_from_the_sheet(d6):
 
 def test_a_character_point_doubles_the_base_dice_and_is_spent_with_the_roll(d6):
     session, (sera, _), (ana, _), _ = d6
-    roll = make_roll(seat=ana, request={"dice": 3, "character_point": True}, character=sera.pk)
+    roll = make_roll(
+        seat_id=ana.pk, request={"dice": 3, "character_point": True}, character=sera.pk
+    )
     assert len([d for d in roll.data["dice"] if not d.get("exploded")]) == 6
     spend = Event.objects.get(session=session, seq=roll.seq - 1)
     assert spend.kind == "pool" and spend.data["use"] == "double-base"
@@ -76,7 +78,7 @@ def test_no_point_left_refuses_the_roll_and_records_nothing(d6):
     assert (
         code(
             lambda: make_roll(
-                seat=bo, request={"dice": 3, "character_point": True}, character=dorrik.pk
+                seat_id=bo.pk, request={"dice": 3, "character_point": True}, character=dorrik.pk
             )
         )
         == "conflict"
@@ -87,7 +89,7 @@ def test_no_point_left_refuses_the_roll_and_records_nothing(d6):
 def test_a_character_point_needs_a_character(d6):
     _, _, (ana, _), _ = d6
     with pytest.raises(ServiceError) as error:
-        make_roll(seat=ana, request={"dice": 3, "character_point": True})
+        make_roll(seat_id=ana.pk, request={"dice": 3, "character_point": True})
     assert error.value.field == "character"
 
 
@@ -128,7 +130,7 @@ def test_the_gm_rolls_the_discord_die_from_the_stream_and_it_applies_to_every_ro
     assert event.data["dice"][0]["value"] == stream.roll(20)
     value = event.data["discord"]["value"]
     roll = make_roll(
-        seat=ana, request={"pool": ["d6", "d8"], "tn": 5, "discord": None}, character=eris.pk
+        seat_id=ana.pk, request={"pool": ["d6", "d8"], "tn": 5, "discord": None}, character=eris.pk
     )
     assert roll.data["request"]["discord"] == value
     assert GameSession.objects.get(pk=session.pk).table_state["discord"]["value"] == value
@@ -136,12 +138,14 @@ def test_the_gm_rolls_the_discord_die_from_the_stream_and_it_applies_to_every_ro
 
 def test_protecting_dice_costs_instant_karma(disco):
     _, (eris,), (ana,), _ = disco
-    make_roll(seat=ana, request={"pool": ["d6", "d8"], "tn": 5, "protect": 2}, character=eris.pk)
+    make_roll(
+        seat_id=ana.pk, request={"pool": ["d6", "d8"], "tn": 5, "protect": 2}, character=eris.pk
+    )
     assert amount(eris, "instant_karma") == 0
     assert (
         code(
             lambda: make_roll(
-                seat=ana, request={"pool": ["d6"], "tn": 5, "protect": 1}, character=eris.pk
+                seat_id=ana.pk, request={"pool": ["d6"], "tn": 5, "protect": 1}, character=eris.pk
             )
         )
         == "conflict"
@@ -151,7 +155,7 @@ def test_protecting_dice_costs_instant_karma(disco):
 def test_adding_the_luck_die_costs_one_instant_karma(disco):
     _, (eris,), (ana,), _ = disco
     roll = make_roll(
-        seat=ana,
+        seat_id=ana.pk,
         request={"pool": ["d6"], "tn": 5},
         character=eris.pk,
         options={"add_luck_die": True},
@@ -164,7 +168,7 @@ def test_extra_success_only_on_a_successful_roll_of_ones_own(disco):
     _, (eris,), (ana,), _ = disco
     for i in range(200):
         roll = make_roll(
-            seat=ana, request={"pool": ["d6"], "tn": 4}, character=eris.pk, client_seed=str(i)
+            seat_id=ana.pk, request={"pool": ["d6"], "tn": 4}, character=eris.pk, client_seed=str(i)
         )
         if roll.data["outcome"] == "failure":
             break
@@ -178,7 +182,10 @@ def test_extra_success_only_on_a_successful_roll_of_ones_own(disco):
     )
     for i in range(200):
         roll = make_roll(
-            seat=ana, request={"pool": ["d6"], "tn": 4}, character=eris.pk, client_seed=f"s{i}"
+            seat_id=ana.pk,
+            request={"pool": ["d6"], "tn": 4},
+            character=eris.pk,
+            client_seed=f"s{i}",
         )
         if roll.data["outcome"] == "success":
             break
@@ -192,7 +199,7 @@ def test_avoiding_a_costly_success_costs_the_1s_once(gm):
     )
     for i in range(500):
         roll = make_roll(
-            seat=ana,
+            seat_id=ana.pk,
             request={"pool": ["d6"] * 4, "tn": 4, "challenge": 2},
             character=eris.pk,
             client_seed=f"c{i}",
@@ -226,7 +233,7 @@ def test_extended_actions_accumulate_to_completion(gm):
     total = 0
     for i in range(30):
         roll = make_roll(
-            seat=ana,
+            seat_id=ana.pk,
             request={"roll": 6, "keep": 3, "difficulty": 5},
             character=mirela.pk,
             client_seed=str(i),
@@ -240,7 +247,7 @@ def test_extended_actions_accumulate_to_completion(gm):
     assert (
         code(
             lambda: make_roll(
-                seat=ana,
+                seat_id=ana.pk,
                 request={"roll": 6, "keep": 3, "difficulty": 5},
                 options={"extended": action.pk},
             )
@@ -265,13 +272,13 @@ def test_rounds_reset_action_dice_which_rolls_spend(gm):
     gm_tools.new_round(seat=gm_at)
     stack = Pool.objects.get(character=nadia, kind=PoolKind.ROUND_DICE)
     assert stack.remaining == 3
-    make_roll(seat=ana, request={"action_dice": 2, "skill_dice": 3}, character=nadia.pk)
+    make_roll(seat_id=ana.pk, request={"action_dice": 2, "skill_dice": 3}, character=nadia.pk)
     stack.refresh_from_db()
     assert stack.remaining == 1
     assert (
         code(
             lambda: make_roll(
-                seat=ana, request={"action_dice": 2, "skill_dice": 1}, character=nadia.pk
+                seat_id=ana.pk, request={"action_dice": 2, "skill_dice": 1}, character=nadia.pk
             )
         )
         == "conflict"
@@ -286,7 +293,7 @@ def test_defense_for_the_round_the_better_one_counts(gm):
     session, (nadia,), (ana,), gm_at = setup_table(gm, "action-dice", {"Nadia": {"action_dice": 4}})
     gm_tools.new_round(seat=gm_at)
     general = make_roll(
-        seat=ana,
+        seat_id=ana.pk,
         request={"action_dice": 1, "skill_dice": 2},
         character=nadia.pk,
         options={"defense": "general"},
@@ -294,7 +301,7 @@ def test_defense_for_the_round_the_better_one_counts(gm):
     state = GameSession.objects.get(pk=session.pk).table_state["defense"][str(nadia.pk)]
     assert state["against_everyone_else"] == general.data["total"] // 2
     action = make_roll(
-        seat=ana,
+        seat_id=ana.pk,
         request={"action_dice": 1, "skill_dice": 2},
         character=nadia.pk,
         options={"defense": "action"},
@@ -314,7 +321,7 @@ def test_a_player_sitting_down_mid_round_gets_this_rounds_dice(gm):
     stack = Pool.objects.get(seat=seat, character=late, kind=PoolKind.ROUND_DICE)
     assert stack.remaining == 2
     seat = Seat.objects.select_related("session__campaign").get(pk=seat.pk)
-    make_roll(seat=seat, request={"action_dice": 2, "skill_dice": 1}, character=late.pk)
+    make_roll(seat_id=seat.pk, request={"action_dice": 2, "skill_dice": 1}, character=late.pk)
 
 
 @pytest.mark.parametrize(
@@ -329,7 +336,7 @@ def test_hidden_rolls_cannot_move_public_table_state(gm, system, sheets, request
     _, (hero,), (ana,), _ = setup_table(gm, system, sheets)
     with pytest.raises(ServiceError) as err:
         make_roll(
-            seat=ana, request=request_, character=hero.pk, visibility="blind", options=options
+            seat_id=ana.pk, request=request_, character=hero.pk, visibility="blind", options=options
         )
     assert err.value.field == next(iter(options))
 
@@ -337,13 +344,13 @@ def test_hidden_rolls_cannot_move_public_table_state(gm, system, sheets, request
 def test_a_spend_on_a_hidden_roll_is_as_hidden_as_the_roll(disco, gm):
     _, (eris,), (ana,), _ = disco
     roll = make_roll(
-        seat=ana, request={"pool": ["d6"], "tn": 4}, character=eris.pk, visibility="blind"
+        seat_id=ana.pk, request={"pool": ["d6"], "tn": 4}, character=eris.pk, visibility="blind"
     )  # even the roller does not see it
     with pytest.raises(ServiceError) as err:
         use_resource(seat=ana, character_id=eris.pk, use="extra-success", roll_seq=roll.seq)
     assert err.value.code == "not-found"
     mine = make_roll(
-        seat=ana,
+        seat_id=ana.pk,
         request={"pool": ["d6"], "tn": 4},
         character=eris.pk,
         visibility="gm",
@@ -363,7 +370,7 @@ def test_what_a_hidden_roll_spends_is_as_hidden_as_the_roll_and_the_room_gets_th
 ):
     session, (eris,), (ana,), _ = disco
     roll = make_roll(
-        seat=ana,
+        seat_id=ana.pk,
         request={"pool": ["d6"], "tn": 5, "protect": 1},
         character=eris.pk,
         options={"add_luck_die": True},
@@ -386,7 +393,10 @@ def test_what_a_hidden_roll_spends_is_as_hidden_as_the_roll_and_the_room_gets_th
 def test_a_hidden_roll_spending_a_character_point_shows_only_the_count(d6):
     session, (sera, _), (ana, _), _ = d6
     roll = make_roll(
-        seat=ana, request={"dice": 3, "character_point": True}, character=sera.pk, visibility="self"
+        seat_id=ana.pk,
+        request={"dice": 3, "character_point": True},
+        character=sera.pk,
+        visibility="self",
     )
     spend, counts = Event.objects.filter(session=session, seq__lt=roll.seq).order_by("-seq")[:2][
         ::-1

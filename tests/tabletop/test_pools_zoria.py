@@ -60,7 +60,9 @@ def code(call):
 
 
 def check(seat, character, **request):
-    return make_roll(seat=seat, request={"check": "1d20+3", **request}, character=character.pk)
+    return make_roll(
+        seat_id=seat.pk, request={"check": "1d20+3", **request}, character=character.pk
+    )
 
 
 def test_pool_by_level_and_gm_pool_from_players_and_largest_pool(table):
@@ -143,7 +145,7 @@ def test_using_another_players_pool_is_refused(table):
 def test_stat_rolls_are_never_augmented(table):
     ana = sit(table, "Ana", "Kael")
     roll = make_roll(
-        seat=ana,
+        seat_id=ana.pk,
         request={"check": "3d6"},
         character=table["c"]["Kael"].pk,
         options={"stat_roll": True},
@@ -214,7 +216,7 @@ def forced_roll(seat, character, natural):
         seq = GameSession.objects.get(pk=seat.session_id).last_seq + 1
         if FairStream(bytes(seat.session.server_seed), stream_seed, seq).roll(20) == natural:
             return make_roll(
-                seat=seat,
+                seat_id=seat.pk,
                 request={"check": "1d20+3", "dc": 15},
                 character=character.pk,
                 client_seed=stream_seed,

@@ -7,6 +7,8 @@ What-if experiments (``fanout.py --whatif ...``), never set by the measured setu
 - ``BENCH_CONN_MAX_AGE``: keep database connections this many seconds (the SQLite default
   opens and closes one for every ORM call);
 - ``BENCH_LAYER_CAPACITY``: the in-memory channel layer's per-channel capacity (default 100);
+- ``BENCH_NO_HEALTH_CHECKS``: no ``SELECT 1`` before the first statement of each ORM call
+  (Django's ``CONN_HEALTH_CHECKS``);
 - ``BENCH_SERVER_SIDE_BINDING``: psycopg binds parameters on the server (Django's
   ``server_side_binding``), so statements run often are prepared once per connection.
 """
@@ -29,3 +31,6 @@ if os.environ.get("BENCH_LAYER_CAPACITY") and not REDIS_URL:
 
 if os.environ.get("BENCH_SERVER_SIDE_BINDING") and "postgresql" in DATABASES["default"]["ENGINE"]:
     DATABASES["default"].setdefault("OPTIONS", {})["server_side_binding"] = True
+
+if os.environ.get("BENCH_NO_HEALTH_CHECKS"):
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = False

@@ -472,6 +472,7 @@ WHATIF: dict[str, dict[str, Any]] = {
     "conn-max-age": {"env": {"BENCH_CONN_MAX_AGE": "600"}},
     "layer-capacity": {"env": {"BENCH_LAYER_CAPACITY": "10000"}},
     "server-binding": {"env": {"BENCH_SERVER_SIDE_BINDING": "1"}},
+    "no-health-checks": {"env": {"BENCH_NO_HEALTH_CHECKS": "1"}},
 }
 
 

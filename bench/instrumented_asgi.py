@@ -128,12 +128,14 @@ def _timed_dsta(func: Any) -> Any:
     name = getattr(func, "__name__", type(func).__name__)
 
     def inner(*args: Any, _called: float, **kwargs: Any) -> Any:
+        # A socket action runs as _in_time(handler, ...): name it by its handler ("roll").
+        label = getattr(args[0], "__name__", name) if name == "_in_time" and args else name
         started = time.perf_counter()
-        record(f"orm.wait.{name}", (started - _called) * 1e3)
+        record(f"orm.wait.{label}", (started - _called) * 1e3)
         try:
             return func(*args, **kwargs)
         finally:
-            record(f"orm.run.{name}", (time.perf_counter() - started) * 1e3)
+            record(f"orm.run.{label}", (time.perf_counter() - started) * 1e3)
 
     wrapped = _original_dsta(inner)
 

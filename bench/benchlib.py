@@ -14,6 +14,7 @@ Every server this module starts is stopped by its own pid. All traffic is to 127
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import datetime as dt
@@ -28,7 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from pathlib import Path
 from typing import Any
@@ -487,6 +488,43 @@ def whatif_options(names: Sequence[str]) -> dict[str, Any]:
         "app": "bench.whatif_asgi:application",
         "env": {**env, "BENCH_WHATIF": ",".join(patches)},
     }
+
+
+def add_whatif_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--whatif", default="", help=f"what-if changes, comma-separated: {', '.join(WHATIF)}"
+    )
+
+
+def parse_whatif(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """``--whatif a,b`` -> ``args.whatif == ["a", "b"]``, each a known what-if."""
+    args.whatif = [w for w in args.whatif.split(",") if w]
+    for w in args.whatif:
+        if w not in WHATIF:
+            parser.error(f"unknown --whatif {w!r}")
+
+
+def result_name(bench: str, whatif: Sequence[str]) -> str:
+    """Where a run's results go: what-if runs never overwrite the measured ones."""
+    return "-".join([bench, "whatif", *whatif]) if whatif else bench
+
+
+async def run_setups(
+    name: str,
+    args: argparse.Namespace,
+    bench_setup: Callable[[str, argparse.Namespace], Awaitable[list[dict[str, Any]]]],
+    report: Callable[[list[dict[str, Any]], argparse.Namespace], str],
+) -> None:
+    """Run ``bench_setup`` for every ``--setups`` kind, print the report, save both."""
+    stop_on_sigterm()
+    info = machine()
+    results: list[dict[str, Any]] = []
+    for kind in args.setups.split(","):
+        results.extend(await bench_setup(kind, args))
+    text = report(results, args)
+    print(text)
+    save(name, {"machine": info, "args": vars(args), "results": results})
+    save_text(name, text)
 
 
 # --- clients --------------------------------------------------------------------------------

@@ -26,20 +26,19 @@ from typing import Any
 
 from benchlib import (
     RESULTS,
-    WHATIF,
     CpuMeter,
     LoopLag,
     MachineLoad,
     Setup,
     Sock,
+    add_whatif_argument,
     close_all,
-    machine,
     median_of,
     open_all,
-    save,
-    save_text,
+    parse_whatif,
+    result_name,
+    run_setups,
     say,
-    stop_on_sigterm,
     summarize,
     table,
     whatif_options,
@@ -257,9 +256,7 @@ async def main() -> None:
         default=1,
         help="roller seats sharing --rate (deployed: on alternate processes); default 1",
     )
-    parser.add_argument(
-        "--whatif", default="", help=f"what-if changes, comma-separated: {', '.join(WHATIF)}"
-    )
+    add_whatif_argument(parser)
     parser.add_argument(
         "--drain",
         type=float,
@@ -268,22 +265,11 @@ async def main() -> None:
     )
     args = parser.parse_args()
     args.players = [int(n) for n in args.players.split(",")]
-    args.whatif = [w for w in args.whatif.split(",") if w]
-    for w in args.whatif:
-        if w not in WHATIF:
-            parser.error(f"unknown --whatif {w!r}")
-    stop_on_sigterm()
-    info = machine()
-    results = []
-    for kind in args.setups.split(","):
-        results.extend(await bench_setup(kind, args))
-    text = report(results, args)
-    print(text)
-    name = "-".join(["fanout", "whatif", *args.whatif]) if args.whatif else "fanout"
+    parse_whatif(parser, args)
+    name = result_name("fanout", args.whatif)
     if args.rollers > 1:
         name += f"-{args.rollers}rollers"
-    save(name, {"machine": info, "args": vars(args), "results": results})
-    save_text(name, text)
+    await run_setups(name, args, bench_setup, report)
 
 
 if __name__ == "__main__":

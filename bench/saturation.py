@@ -30,20 +30,19 @@ import time
 from typing import Any
 
 from benchlib import (
-    WHATIF,
     CpuMeter,
     MachineLoad,
     Setup,
     Sock,
+    add_whatif_argument,
     close_all,
-    machine,
     median_of,
     now_ns,
     open_all,
-    save,
-    save_text,
+    parse_whatif,
+    result_name,
+    run_setups,
     say,
-    stop_on_sigterm,
     summarize,
     table,
     whatif_options,
@@ -283,25 +282,11 @@ async def main() -> None:
     parser.add_argument(
         "--drain", type=float, default=90.0, help="at most this long to wait for a backlog"
     )
-    parser.add_argument(
-        "--whatif", default="", help=f"what-if changes, comma-separated: {', '.join(WHATIF)}"
-    )
+    add_whatif_argument(parser)
     args = parser.parse_args()
     args.rates = [float(r) for r in args.rates.split(",")]
-    args.whatif = [w for w in args.whatif.split(",") if w]
-    for w in args.whatif:
-        if w not in WHATIF:
-            parser.error(f"unknown --whatif {w!r}")
-    stop_on_sigterm()
-    info = machine()
-    results = []
-    for kind in args.setups.split(","):
-        results.extend(await bench_setup(kind, args))
-    text = report(results, args)
-    print(text)
-    name = "-".join(["saturation", "whatif", *args.whatif]) if args.whatif else "saturation"
-    save(name, {"machine": info, "args": vars(args), "results": results})
-    save_text(name, text)
+    parse_whatif(parser, args)
+    await run_setups(result_name("saturation", args.whatif), args, bench_setup, report)
 
 
 if __name__ == "__main__":

@@ -286,7 +286,8 @@ async def main() -> None:
     parser.add_argument("--scenarios", default="fanout,saturation")
     parser.add_argument("--players", type=int, default=200, help="room size of the fanout scenario")
     args = parser.parse_args()
-    SCENARIOS["fanout"]["listeners"] = args.players - SCENARIOS["fanout"]["rollers"]
+    fanout = SCENARIOS["fanout"]
+    specs = {**SCENARIOS, "fanout": {**fanout, "listeners": args.players - fanout["rollers"]}}
     stop_on_sigterm()
     info = machine()
     results = []
@@ -295,7 +296,7 @@ async def main() -> None:
         OUT.mkdir(parents=True, exist_ok=True)
         with Setup(kind, "profile", app="bench.instrumented_asgi:application", env=env) as setup:
             for name in args.scenarios.split(","):
-                result = await scenario(setup, name, SCENARIOS[name])
+                result = await scenario(setup, name, specs[name])
                 say(
                     f"profile {kind} {name}: p50 {result['latency']['p50']} "
                     f"p99 {result['latency']['p99']} ms, undelivered {result['undelivered']}"

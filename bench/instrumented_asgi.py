@@ -164,22 +164,25 @@ channels.db.close_old_connections = _timed_close_old
 _db_class = type(connections["default"])
 
 
-def _wrap_method(cls: type, attr: str, name: str) -> None:
-    original = getattr(cls, attr)
+def _timed(owner: Any, attr: str, name: str) -> None:
+    """Replace ``owner.attr`` (a module's function or a class's method) with a timed call."""
+    original = getattr(owner, attr, None)
+    if original is None:
+        return
 
-    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
         t = time.perf_counter()
         try:
-            return original(self, *args, **kwargs)
+            return original(*args, **kwargs)
         finally:
             record(name, (time.perf_counter() - t) * 1e3)
 
-    setattr(cls, attr, wrapper)
+    setattr(owner, attr, wrapper)
 
 
-_wrap_method(_db_class, "connect", "db.connect")
-_wrap_method(_db_class, "commit", "db.commit")
-_wrap_method(_db_class, "close", "db.close")
+_timed(_db_class, "connect", "db.connect")
+_timed(_db_class, "commit", "db.commit")
+_timed(_db_class, "close", "db.close")
 _original_execute = db_utils.CursorWrapper.execute
 
 
@@ -302,26 +305,11 @@ async def _send(self: Any, *args: Any, **kwargs: Any) -> None:
         count("socket.frames")
 
 
-def _timed_module_function(module: Any, attr: str, name: str) -> None:
-    original = getattr(module, attr, None)
-    if original is None:
-        return
-
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        t = time.perf_counter()
-        try:
-            return original(*args, **kwargs)
-        finally:
-            record(name, (time.perf_counter() - t) * 1e3)
-
-    setattr(module, attr, wrapper)
-
-
 # serialisation left per socket (hello, replays, the sender's copy with its ref, errors)
-_timed_module_function(consumers, "dumps", "socket.dumps")
-_timed_module_function(consumers, "for_viewer", "socket.redact")
+_timed(consumers, "dumps", "socket.dumps")
+_timed(consumers, "for_viewer", "socket.redact")
 # the event's payload for the room (serialised once per event, where the event is committed)
-_timed_module_function(events_service, "room_payload", "event.room_payload")
+_timed(events_service, "room_payload", "event.room_payload")
 
 
 async def _loop_lag() -> None:

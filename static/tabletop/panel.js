@@ -271,6 +271,7 @@ export class Panel {
     this.registry = new Map();
     this.modes = [];
     this.hooks = []; // (message) => void: options other modules add to a roll
+    this.oddsHooks = []; // (system, request, character) => request: what the table adds before rolling
     const system = page.system;
     this.modes.push({id: system.id, title: system.id === "generic" ? "Dice notation" : system.title, fields: system.request});
     if (system.id !== "generic" && page.generic) {
@@ -331,14 +332,22 @@ export class Panel {
     const radio = this.form.querySelector(`input[name=mode][value="${id}"]`);
     if (radio) radio.checked = true;
     this.clearErrors();
-    this.onChange(this.current());
+    this.changedRequest();
   }
 
   changed(event) {
     if (event.target && event.target.name === "mode") return;
     if (event.target === this.visibility) return;
     this.clearErrors();
-    this.onChange(this.current());
+    this.changedRequest();
+  }
+
+  /** Tell the odds what would be rolled now, with what the table's rules add to the request. */
+  changedRequest() {
+    const now = this.current();
+    let request = now.request;
+    for (const hook of this.oddsHooks) request = hook(now.system, request, now.character);
+    this.onChange({...now, request});
   }
 
   /** {system, request, missing, character} as the form stands; ``missing``: required fields left
@@ -366,7 +375,7 @@ export class Panel {
     this.mode.set.set(request || {});
     if (this.character && characterId != null) this.character.value = String(characterId);
     this.clearErrors();
-    this.onChange(this.current());
+    this.changedRequest();
   }
 
   clearErrors() {

@@ -32,6 +32,7 @@ export class Pools {
     panel.hooks.push((out) => {
       if (out.system === this.sys) for (const [key, get] of this.opts) out[key] = get();
     });
+    panel.oddsHooks.push((system, request, character) => this.oddsRequest(system, request, character));
     panel.character?.addEventListener("change", () => this.drawPanel());
   }
 

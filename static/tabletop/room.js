@@ -106,13 +106,9 @@ function setStatus(status) {
 
 // --- the pieces ---------------------------------------------------------------------------
 const odds = new Odds($("odds"), page.odds_url, (field, message) => panel.showError(field, message, {panel: false}));
-// The table's rules may add to a request (the luck die): the odds show the roll as it will be made.
-let oddsRequest = (system, request) => request;
-const panel = new Panel($("roll-form"), page, ({system, request, missing, character}) =>
-  odds.update(system, oddsRequest(system, request, character), missing));
+const panel = new Panel($("roll-form"), page, ({system, request, missing}) => odds.update(system, request, missing));
 const log = new Log($("log"), $("announce"), {seatId, role: page.role, reveal});
 const pools = new Pools({page, panel, card: $("table-card"), bar: $("table-bar"), clientSeed, request});
-oddsRequest = (system, request, character) => pools.oddsRequest(system, request, character);
 
 /** Send a message; ``done(error or null)`` once the table answers it (or does not, in time). */
 function request(message, done) {

@@ -39,8 +39,9 @@ from websockets.asyncio.client import ClientConnection, connect
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
-RESULTS = BENCH / "results"
-PY = str(ROOT / ".venv" / "bin" / "python")
+RESULTS = Path(os.environ.get("BENCH_RESULTS") or BENCH / "results")
+# The interpreter of every process a benchmark starts: this one (the project's venv, as run).
+PY = sys.executable
 # The code the servers run: the working tree, or (run_all.py --code snapshot, or BENCH_CODE=dir)
 # a snapshot of one commit, so that every figure of a run belongs to the same code.
 CODE = Path(os.environ.get("BENCH_CODE") or ROOT)

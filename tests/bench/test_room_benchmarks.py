@@ -1,0 +1,54 @@
+"""The room benchmarks run end to end (tiny sizes, no timing asserted: speed is measured by
+running them, not by tests) and count what they promise to count."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_bench(tmp_path: Path, script: str, *args: str) -> dict:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE"}
+    }
+    env["BENCH_RESULTS"] = str(tmp_path)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / script), *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    name = script.removesuffix(".py")
+    assert (tmp_path / f"{name}-latest.md").read_text().strip()
+    return json.loads((tmp_path / f"{name}-latest.json").read_text())
+
+
+def test_fanout_against_the_bare_floor_and_the_table_loses_nothing(tmp_path):
+    out = run_bench(
+        tmp_path,
+        "fanout.py",
+        *("--setups", "bare,default", "--players", "3", "--runs", "1", "--seconds", "1"),
+    )
+    rows = {r["setup"]: r for r in out["results"]}
+    assert set(rows) == {"bare", "default"}
+    for row in rows.values():
+        assert row["lost_total"] == row["seq_gaps_total"] == row["seq_duplicates_total"] == 0
+        assert row["median"]["p50"] > 0
+
+
+def test_a_connect_burst_then_everyone_rolls(tmp_path):
+    out = run_bench(tmp_path, "burst.py", "--setups", "default", "--sockets", "5", "--runs", "1")
+    (row,) = out["results"]
+    (run,) = row["runs"]
+    assert run["hello"] == 5 and run["failed"] == 0
+    assert run["rolls_refused"] == 0 and run["roll_deliveries_missing"] == 0

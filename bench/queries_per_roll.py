@@ -8,9 +8,9 @@ child process with that configuration:
 - the queries of one ``roll`` (the socket's handler, ``tabletop.services.actions.roll``), captured
   with ``django.test.utils.CaptureQueriesContext``;
 - the handler's time with a kept connection, and as the socket runs it: Django's
-  ``close_old_connections()`` before and after (``database_sync_to_async`` does that, and the
-  consumer's ``aclose_old_connections()`` once more), which with the SQLite default
-  ``CONN_MAX_AGE = 0`` opens and closes a connection for every call;
+  ``close_old_connections()`` before and after (``database_sync_to_async`` does that), and
+  once more as Channels' own dispatch did before the room socket stopped hopping onto the ORM
+  thread for it; with ``CONN_MAX_AGE = 0`` that would open and close a connection every call;
 - per socket and event: redaction + ``json.dumps`` (every socket serialises every event itself),
   the in-memory layer's ``deepcopy`` per channel, and the Redis pub/sub layer's msgpack decode per
   socket, against serialising once per event.

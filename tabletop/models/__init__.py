@@ -1,15 +1,21 @@
 from .campaigns import Campaign, Character, CharacterResource
 from .events import Event, Visibility
 from .sessions import GameSession, Seat, SeatRole, SessionStatus
+from .watch import WatchLink
+from .webhooks import DeliveryStatus, Webhook, WebhookDelivery
 
 __all__ = [
     "Campaign",
     "Character",
     "CharacterResource",
+    "DeliveryStatus",
     "Event",
     "GameSession",
     "Seat",
     "SeatRole",
     "SessionStatus",
     "Visibility",
+    "WatchLink",
+    "Webhook",
+    "WebhookDelivery",
 ]

@@ -1,7 +1,8 @@
-"""The room socket (TABLE.md): a thin JSON consumer over the service layer.
+"""The room socket (TABLE.md): the transport half, a thin JSON consumer over the service layer.
 
-Every event reaches every seat exactly once and in seq order: live events come through the
-channel layer (at-most-once), and any gap is filled from the event store, which is the record.
+Here: who is connecting (seat, origin), decoding, message sizes and rates, and running actions.
+Putting this socket's events in order (every seq exactly once, gaps filled from the store, the
+send buffer bounded) is ``tabletop/delivery.py``'s part.
 """
 
 from __future__ import annotations
@@ -19,17 +20,22 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.layers import get_channel_layer
 from django.conf import settings
 
+from .delivery import Delivery, TooFarBehind
 from .hub import hub
 from .origin import origin_allowed
-from .selectors.events import Viewer, can_see, dumps, events_after, for_viewer, owner_of
+from .selectors.events import Viewer, dumps, events_after
 from .selectors.room import room_state, seat_summary
 from .services import actions
 from .services.access import Access, resolve_access, seat_cookie_name
 from .services.errors import ServiceError, busy
 from .services.events import OUTBOX, room_group
+from .transport import close_with_reason, unsent_bytes
 
 log = logging.getLogger(__name__)
-BACKLOG_LIMIT = 1000  # events a socket may be behind before it catches up from the store
+# Close codes (4000-4999 are the application's): the reason travels with the close frame.
+CLOSE_TOO_FAR_BEHIND = 4408
+CLOSE_BAD_REQUEST = 4400
+CLOSE_FORBIDDEN = 4403
 
 
 class TokenBucket:
@@ -94,11 +100,13 @@ def _connect_snapshot(
 
 class RoomConsumer(AsyncWebsocketConsumer):
     # No channel of its own: the room's one subscription per process (tabletop/hub.py) hands
-    # events over, and what must be put in order waits in a local queue. A socket costs the
-    # channel layer nothing, however many come and go.
+    # events over, and what must be put in order waits in this socket's Delivery. A socket
+    # costs the channel layer nothing, however many come and go.
     channel_layer_alias = None
     access: Access | None = None
+    delivery: Delivery | None = None
     backlog_task: asyncio.Task[None] | None = None
+    joined = False
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         # Channels runs close_old_connections() on the ORM thread before every handler: a hop
@@ -110,6 +118,11 @@ class RoomConsumer(AsyncWebsocketConsumer):
             raise ValueError(f"no handler for message type {message['type']}")
         await handler(message)
 
+    @property
+    def delivered(self) -> int:
+        """The last seq this socket was sent (the hub asks, to fill what a room missed)."""
+        return self.delivery.delivered if self.delivery is not None and self.delivery.ready else 0
+
     async def connect(self) -> None:
         code = self.scope["url_route"]["kwargs"]["code"]
         params = parse_qs(self.scope.get("query_string", b"").decode(errors="replace"))
@@ -120,7 +133,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
             try:
                 after = max(0, int(after_text))
             except ValueError:
-                await self.close(code=4400)
+                await self.close(code=CLOSE_BAD_REQUEST)
                 return
         cookies = self.scope.get("cookies", {})
         access = await database_sync_to_async(resolve_access)(
@@ -130,43 +143,67 @@ class RoomConsumer(AsyncWebsocketConsumer):
             user=self.scope.get("user"),
         )
         if access is None:
-            await self.close(code=4403)
+            await self.close(code=CLOSE_FORBIDDEN)
             return
         # Cookie and login sockets ride on ambient browser credentials: check where they come from.
         if access.via != "token" and not origin_allowed(self.scope):
-            await self.close(code=4403)
+            await self.close(code=CLOSE_FORBIDDEN)
             return
         self.access = access
         self.viewer = Viewer(seat_id=access.seat.pk, is_gm=access.seat.is_gm)
         self.group = room_group(access.session.pk)
-        self.delivered = 0
-        self.refs: dict[int, Any] = {}
+        session_id = access.session.pk
+
+        async def fetch_after(after: int, limit: int) -> list[dict[str, Any]]:
+            return await database_sync_to_async(events_after)(
+                session_id=session_id, after=after, limit=limit
+            )
+
+        self.delivery = Delivery(
+            viewer=self.viewer,
+            send_text=self._send_text,
+            fetch_after=fetch_after,
+            unsent=unsent_bytes(self.scope),
+            max_unsent=settings.TABLETOP["SEND_BUFFER_BYTES"],
+        )
         self.layer = get_channel_layer()
-        # Events the room hands over while this socket is not ready for them in order wait
-        # here for room_event, which orders them from the store.
-        self.ready = False
-        self.backlog: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         # Join the room before reading last_seq: anything committed later arrives live.
-        await hub.join(self.layer, self.group, self)
+        await hub.join(self.layer, self.group, self, session_id=session_id)
         self.joined = True
         await self.accept()
         hello, replay = await database_sync_to_async(_connect_snapshot)(access, after)
-        await self._send(hello)
-        for message in replay:
-            await self._send(for_viewer(message, self.viewer))
-        self.delivered = hello["last_seq"]
-        self.ready = True
-        self.backlog_task = asyncio.create_task(self._drain_backlog())
+        await self._guarded(self._start(hello, replay))
+
+    async def _start(self, hello: dict[str, Any], replay: list[dict[str, Any]]) -> None:
+        await self.delivery.send(hello)
+        await self.delivery.replay(replay, upto=hello["last_seq"])
+        self.backlog_task = asyncio.create_task(self._guarded(self.delivery.drain()))
+
+    async def _guarded(self, work: Any) -> None:
+        """Run this socket's sending; a client too far behind is let go with a reason."""
+        try:
+            await work
+        except TooFarBehind as exc:
+            log.warning("closing a socket that stopped reading (%s bytes unsent)", exc.unsent)
+            await close_with_reason(
+                self,
+                code=CLOSE_TOO_FAR_BEHIND,
+                reason="too far behind: reconnect with after=<last seq> to catch up",
+            )
 
     async def disconnect(self, code: int) -> None:
         if self.backlog_task is not None:
             self.backlog_task.cancel()
-        if getattr(self, "joined", False):
+        if self.joined:
+            self.joined = False
             await hub.leave(self.layer, self.group, self)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         if self.access is None:
             return
+        await self._guarded(self._receive(text_data, bytes_data))
+
+    async def _receive(self, text_data: str | None, bytes_data: bytes | None) -> None:
         # Every message counts against the seat's budget; the refusal waits until the message
         # is decoded, so it can carry the message's ref.
         allowed = _bucket(self.access.seat.pk).take()
@@ -202,12 +239,24 @@ class RoomConsumer(AsyncWebsocketConsumer):
             return
         kind = message.get("type")
         if kind == "ping":
-            await self._send({"type": "pong", "ref": ref, "last_seq": self.delivered})
+            await self._pong(ref)
             return
         handler = actions.HANDLERS.get(kind) if isinstance(kind, str) else None
         if handler is None:
             await self._error(ref, "unknown-type", f"unknown message type {kind!r}")
             return
+        await self._act(kind, handler, ref, message)
+
+    async def _pong(self, ref: Any) -> None:
+        """pong carries the store's last seq as this process last read it (at most a second or
+        two old; no database hop for a ping), so a client can tell it is up to date. Anything
+        the socket missed is on its way from the store by then (tabletop/hub.py)."""
+        stored = hub.last_stored(self.layer, self.group)
+        await self._send(
+            {"type": "pong", "ref": ref, "last_seq": max(stored, self.delivery.delivered)}
+        )
+
+    async def _act(self, kind: str, handler: Any, ref: Any, message: dict[str, Any]) -> None:
         # database_sync_to_async closes stale connections around the call, on the ORM thread.
         outbox: list[tuple[str, dict[str, Any]]] = []
         token = OUTBOX.set(outbox)
@@ -229,73 +278,26 @@ class RoomConsumer(AsyncWebsocketConsumer):
         finally:
             OUTBOX.reset(token)
         # The sender's copy carries its ref: note it before the event can come back.
-        if ref is not None and seq is not None and seq > self.delivered:
-            self.refs[seq] = ref
+        if seq is not None:
+            self.delivery.expect(seq, ref)
         # Committed events are published from here, not from the ORM thread.
         for group, payload in outbox:
             await hub.publish(self.layer, group, payload)
 
     async def hub_deliver(self, message: dict[str, Any]) -> None:
         """The room's fast path: the next event in order goes straight out, serialised once for
-        the whole room; anything else takes the ordered path through this socket's channel."""
-        seq = message["event"]["seq"]
-        if self.ready and self.backlog.empty() and seq == self.delivered + 1:
-            await self._send_event(message)
-        elif (not self.ready or seq > self.delivered) and self.backlog.qsize() < BACKLOG_LIMIT:
-            # (past the limit it is dropped here; the next event's gap fill brings it back)
-            self.backlog.put_nowait(message)
+        the whole room; anything else waits in this socket's backlog to be put in order."""
+        if self.delivery is not None:
+            await self._guarded(self.delivery.offer(message))
 
-    async def _drain_backlog(self) -> None:
-        while True:
-            message = await self.backlog.get()
-            try:
-                await self.room_event(message)
-            except Exception:
-                log.exception("ordering an event for a socket failed")
-
-    async def room_event(self, message: dict[str, Any]) -> None:
-        event = message["event"]
-        seq = event["seq"]
-        if seq <= self.delivered:
-            return  # already sent (replay, or a gap fill overtook it)
-        if seq > self.delivered + 1:
-            # The layer dropped or reordered something: the store has it.
-            missing = await database_sync_to_async(events_after)(
-                session_id=self.access.session.pk,
-                after=self.delivered,
-                limit=seq - self.delivered - 1,
-            )
-            for earlier in missing:
-                if earlier["seq"] < seq:
-                    await self._deliver(earlier)
-        await self._send_event(message)
-
-    async def _send_event(self, message: dict[str, Any]) -> None:
-        event = message["event"]
-        ref = self.refs.pop(event["seq"], None)
-        if ref is not None:
-            await self._deliver(event, ref=ref)
-            return
-        visible = can_see(
-            visibility=event["visibility"], actor_seat_id=owner_of(event), viewer=self.viewer
-        )
-        self.delivered = event["seq"]
-        # The event's JSON was made once for the whole room; send it as it is.
-        await self.send(text_data=message["text"] if visible else message["hidden_text"])
-
-    async def _deliver(self, event: dict[str, Any], *, ref: Any = None) -> None:
-        if event["seq"] <= self.delivered:
-            return
-        out = for_viewer(event, self.viewer)
-        if ref is None:
-            ref = self.refs.pop(event["seq"], None)
-        if ref is not None:
-            out = {**out, "ref": ref}
-        self.delivered = event["seq"]
-        await self._send(out)
+    async def _send_text(self, text: str) -> None:
+        await self.send(text_data=text)
 
     async def _send(self, message: dict[str, Any]) -> None:
-        await self.send(text_data=dumps(message))
+        if self.delivery is not None:
+            await self.delivery.send(message)
+        else:
+            await self._send_text(dumps(message))
 
     async def _error(self, ref: Any, code: str, text: str, *, field: str | None = None) -> None:
         message: dict[str, Any] = {"type": "error", "ref": ref, "code": code, "message": text}

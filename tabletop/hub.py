@@ -12,6 +12,12 @@ waiting for it to come back through the channel layer; the layer's copy, arrivin
 dropped by its seq. Every seq below a committed one is in the store (seqs are taken under the
 session row's lock, in commit order), so a socket that sees a later event first fills the gap
 from there, and an event dropped here as already passed is never lost.
+
+Faults heal here too. A room's subscription is retried until the channel layer answers (a
+room whose first socket arrives while Redis is down starts once it is back), and each process
+watches the store: a room whose last stored seq stays ahead of what its sockets were handed
+(an event published while Redis was away is lost, at-most-once) is filled from the store, so
+every socket learns of it within a second or two.
 """
 
 from __future__ import annotations
@@ -20,22 +26,49 @@ import asyncio
 import logging
 from typing import Any, Protocol
 
+from channels.db import database_sync_to_async
+from django.conf import settings
+
 log = logging.getLogger(__name__)
+
+FILL_LIMIT = 1000  # events a room fills from the store at once; sockets fill the rest
 
 
 class Member(Protocol):
+    delivered: int
+
     async def hub_deliver(self, message: dict[str, Any]) -> None: ...
 
 
+def _last_seqs(session_ids: list[int]) -> dict[int, int]:
+    from .models import GameSession
+
+    return dict(GameSession.objects.filter(pk__in=session_ids).values_list("pk", "last_seq"))
+
+
+def _stored_payloads(session_id: int, after: int, upto: int) -> list[dict[str, Any]]:
+    from .selectors.events import events_after
+    from .services.events import message_payload
+
+    limit = min(upto - after, FILL_LIMIT)
+    events = events_after(session_id=session_id, after=after, limit=limit)
+    return [message_payload(m) for m in events]
+
+
 class _Room:
-    def __init__(self, layer: Any, group: str) -> None:
+    def __init__(self, layer: Any, group: str, session_id: int | None) -> None:
         self.layer = layer
         self.group = group
+        self.session_id = session_id
         self.members: set[Member] = set()
         self.channel = ""
         self.started = asyncio.Event()
+        self.stopped = False
+        self.start_task: asyncio.Task[None] | None = None
         self.pump_task: asyncio.Task[None] | None = None
         self.passed = 0  # the highest seq handed to the members
+        self.lagging = 0  # a stored seq the room had not been handed at the last watch
+        self.stored = 0  # the last stored seq, as the last watch read it
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         seq = message["event"]["seq"]
@@ -49,40 +82,96 @@ class _Room:
                 log.exception("delivering to a socket failed")
 
     async def start(self) -> None:
-        self.channel = await self.layer.new_channel("room-hub.")
-        await self.layer.group_add(self.group, self.channel)
-        self.pump_task = asyncio.create_task(self._pump())
-        self.started.set()
+        """Subscribe to the room's group, retrying while the channel layer is away."""
+        delay = 0.1
+        while not self.stopped:
+            try:
+                if not self.channel:
+                    self.channel = await self.layer.new_channel("room-hub.")
+                await self.layer.group_add(self.group, self.channel)
+            except Exception as exc:
+                log.warning("room %s cannot subscribe yet (%s); retrying", self.group, exc)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
+                continue
+            self.pump_task = asyncio.create_task(self._pump())
+            self.started.set()
+            return
 
     async def stop(self) -> None:
-        await self.layer.group_discard(self.group, self.channel)
-        if self.pump_task is not None:
-            self.pump_task.cancel()
+        self.stopped = True
+        for task in (self.start_task, self.pump_task):
+            if task is not None:
+                task.cancel()
+        if self.started.is_set():
+            try:
+                await self.layer.group_discard(self.group, self.channel)
+            except Exception:  # the layer is away: its subscription goes with the process
+                log.warning("room %s could not unsubscribe", self.group)
 
     async def _pump(self) -> None:
         while True:
-            await self.dispatch(await self.layer.receive(self.channel))
+            try:
+                message = await self.layer.receive(self.channel)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # the layer is away: wait for it, the watch fills gaps
+                log.warning("room %s lost its channel layer (%s)", self.group, exc)
+                await asyncio.sleep(0.5)
+                continue
+            await self.dispatch(message)
+
+    async def catch_up(self, stored: int) -> None:
+        """The store holds ``stored``: hand over what this room was never handed."""
+        self.stored = stored
+        ready = [m.delivered for m in self.members if m.delivered]
+        base = max([self.passed, *([min(ready)] if ready else [])])
+        if stored <= base:
+            self.passed = max(self.passed, stored)
+            self.lagging = 0
+            return
+        if self.lagging != stored:
+            # Behind now: maybe only the live copy is still on its way. Look again next time.
+            self.lagging = stored
+            return
+        self.lagging = 0
+        if not ready or self.session_id is None:
+            return
+        payloads = await database_sync_to_async(_stored_payloads)(self.session_id, base, stored)
+        log.warning("room %s filled %d events from the store", self.group, len(payloads))
+        for payload in payloads:
+            await self.dispatch(payload)
 
 
 class RoomHub:
     def __init__(self) -> None:
         self._rooms: dict[tuple[int, int, str], _Room] = {}
+        self._watches: dict[int, asyncio.Task[None]] = {}
 
     @staticmethod
     def _key(layer: Any, group: str) -> tuple[int, int, str]:
         # Per event loop too: a room's pump lives on the loop that started it.
         return (id(layer), id(asyncio.get_running_loop()), group)
 
-    async def join(self, layer: Any, group: str, member: Member) -> None:
+    async def join(
+        self, layer: Any, group: str, member: Member, *, session_id: int | None = None
+    ) -> None:
+        """Add a socket to the room, subscribing the room if it is new here. Waits a moment
+        for the subscription, never longer: while the layer is away the room's watch fills
+        what the socket misses."""
         key = self._key(layer, group)
         room = self._rooms.get(key)
         if room is None:
-            room = self._rooms[key] = _Room(layer, group)
-            room.members.add(member)
-            await room.start()
-        else:
-            room.members.add(member)
-            await room.started.wait()
+            room = self._rooms[key] = _Room(layer, group, session_id)
+            room.start_task = asyncio.create_task(room.start())
+        room.members.add(member)
+        if session_id is not None:
+            self._watch()
+        if not room.started.is_set():
+            try:
+                await asyncio.wait_for(asyncio.shield(room.started.wait()), _wait_for_layer())
+            except TimeoutError:
+                log.warning("room %s: a socket joins before its subscription is up", group)
 
     async def publish(self, layer: Any, group: str, message: dict[str, Any]) -> None:
         """Send a committed event to the room: to the other processes through the layer first
@@ -95,6 +184,11 @@ class RoomHub:
         if room is not None:
             await room.dispatch(message)
 
+    def last_stored(self, layer: Any, group: str) -> int:
+        """The room's last seq: the store's, as last read here, or the last handed over."""
+        room = self._rooms.get(self._key(layer, group))
+        return max(room.stored, room.passed) if room is not None else 0
+
     async def leave(self, layer: Any, group: str, member: Member) -> None:
         key = self._key(layer, group)
         room = self._rooms.get(key)
@@ -104,6 +198,39 @@ class RoomHub:
         if not room.members:
             del self._rooms[key]
             await room.stop()
+
+    def _watch(self) -> None:
+        loop = asyncio.get_running_loop()
+        task = self._watches.get(id(loop))
+        if task is None or task.done():
+            self._watches[id(loop)] = loop.create_task(self._watch_store(loop))
+
+    async def _watch_store(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Every second, compare each room's last stored seq with what it was handed."""
+        try:
+            while True:
+                await asyncio.sleep(settings.TABLETOP["STORE_WATCH_SECONDS"])
+                rooms = [
+                    r
+                    for k, r in list(self._rooms.items())
+                    if k[1] == id(loop) and r.session_id is not None
+                ]
+                if not rooms:
+                    return
+                try:
+                    stored = await database_sync_to_async(_last_seqs)([r.session_id for r in rooms])
+                    for room in rooms:
+                        if room.session_id in stored:
+                            await room.catch_up(stored[room.session_id])
+                except Exception:  # the database is away: look again next time
+                    log.exception("watching the rooms' stored events failed")
+        finally:
+            if self._watches.get(id(loop)) is asyncio.current_task():
+                del self._watches[id(loop)]
+
+
+def _wait_for_layer() -> float:
+    return settings.TABLETOP["LAYER_WAIT_SECONDS"]
 
 
 hub = RoomHub()

@@ -191,6 +191,14 @@ TABLETOP = {
     # Under the room page's 8 s "no answer" so the page hears the refusal.
     "ACTION_DEADLINE_SECONDS": float(os.environ.get("TABLETOP_ACTION_DEADLINE_SECONDS", "5")),
     "SEAT_COOKIE": "tabletop_seat",
+    # What a socket may have sent but its client not yet read; past it the socket is closed
+    # (code 4408) and the client resumes from the store with after=<last seq>.
+    "SEND_BUFFER_BYTES": int(os.environ.get("TABLETOP_SEND_BUFFER_BYTES", str(4 * 1024 * 1024))),
+    # How often each process compares its rooms with the store (events lost by the channel
+    # layer, e.g. during a Redis outage, reach sockets within about twice this).
+    "STORE_WATCH_SECONDS": float(os.environ.get("TABLETOP_STORE_WATCH_SECONDS", "1")),
+    # How long a socket's connect waits for its room's subscription before going ahead.
+    "LAYER_WAIT_SECONDS": float(os.environ.get("TABLETOP_LAYER_WAIT_SECONDS", "1")),
 }
 
 # --- Security -------------------------------------------------------------------------------

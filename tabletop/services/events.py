@@ -4,6 +4,7 @@ commit."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from contextvars import ContextVar
 from typing import Any
 
@@ -13,7 +14,28 @@ from django.db import connection, transaction
 
 from ..models import Event, GameSession, Seat, Visibility
 from ..selectors.events import dumps, event_message, for_everyone
-from .errors import invalid
+from .errors import ServiceError, invalid
+
+log = logging.getLogger(__name__)
+
+
+# An event's data, as JSON, is at most this big: well under the 1 MiB a socket can send, with
+# room for the envelope and the redacted copies.
+MAX_EVENT_BYTES = 256 * 1024
+
+
+def too_large(size: int, *, kind: str) -> ServiceError:
+    what = "roll" if kind == "roll" else "change"
+    message = (
+        f"this {what} would make an event of {size // 1024} KiB; the table keeps events under "
+        f"{MAX_EVENT_BYTES // 1024} KiB so every screen can show them. Nothing was stored."
+    )
+    if kind == "roll":
+        message += (
+            " The dice are drawn for the next seq with your client seed, so the same request "
+            "with the same client seed is refused again: roll fewer dice."
+        )
+    return ServiceError("too-large", message)
 
 
 def room_group(session_id: int) -> str:
@@ -49,9 +71,14 @@ def record_event(
 ) -> Event:
     """Store one event (taking the next seq unless the caller already took it for the dice)
     and queue its broadcast for after the commit."""
-    if "\\u0000" in dumps(data):
+    text = dumps(data)
+    if "\\u0000" in text:
         # Text with NUL characters cannot be stored (PostgreSQL refuses it): refuse it plainly.
         raise invalid("text may not contain NUL characters", field="text")
+    if len(text) > MAX_EVENT_BYTES:
+        # Every stored event must reach every socket (a frame is at most 1 MiB): refuse it
+        # before anything is stored. Nothing is kept, not even its seq.
+        raise too_large(len(text), kind=kind)
     if seq is None:
         seq = next_seq(session_id=session_id)
     event = Event.objects.create(
@@ -80,7 +107,11 @@ def room_payload(event: Event) -> dict[str, Any]:
     """The channel-layer message for an event: the full event for redaction, and its JSON as
     every socket that may see it sends it (and, for hidden events, the redacted JSON), so a room
     of 200 serialises an event once, not 200 times."""
-    message = event_message(event)
+    return message_payload(event_message(event))
+
+
+def message_payload(message: dict[str, Any]) -> dict[str, Any]:
+    """``room_payload`` for an event already read as a message (a gap filled from the store)."""
     public = for_everyone(message)
     payload: dict[str, Any] = {"type": "room.event", "event": message, "text": dumps(public)}
     if public["visibility"] != Visibility.PUBLIC:
@@ -101,7 +132,12 @@ def broadcast(event: Event) -> None:
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
-        async_to_sync(layer.group_send)(group, payload)
+        try:
+            async_to_sync(layer.group_send)(group, payload)
+        except Exception:
+            # The change is committed; a lost publish (Redis away) is filled from the store by
+            # every process's room watch (tabletop/hub.py), so the caller still succeeds.
+            log.exception("publishing an event to the room failed")
     else:  # called from code running on an event loop's own thread: don't block it
         task = loop.create_task(layer.group_send(group, payload))
         _sending.add(task)

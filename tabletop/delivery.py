@@ -1,0 +1,173 @@
+"""One socket's view of the room's events: every seq exactly once, in order, within a budget.
+
+This is the ordering half of the room socket; ``tabletop/consumers.py`` is the transport half
+(who is connecting, decoding, sizes, rates). It knows nothing of websockets: it is given a way
+to send text, a way to read the event store and a way to ask how much the client has not read
+yet, so it can be tested without a socket.
+
+Live events come through the room's hub (at-most-once); any gap is filled from the event store,
+which is the record. An event too large to send goes out as a stand-in with the same seq, never
+skipped. A client that stops reading is let go (``TooFarBehind``) rather than buffered without
+end; it resumes from the store with ``after=`` when it reconnects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from .selectors.events import Viewer, can_see, dumps, for_viewer, owner_of
+
+log = logging.getLogger(__name__)
+
+BACKLOG_LIMIT = 1000  # events a socket may be behind before it catches up from the store
+# Daphne cannot send a message over 1 MiB; anything near it goes out as a stand-in.
+FRAME_LIMIT = 1024 * 1024
+DELIVERABLE = FRAME_LIMIT - 4096  # room for the `ref` the sender's copy carries
+
+SendText = Callable[[str], Awaitable[None]]
+FetchAfter = Callable[[int, int], Awaitable[list[dict[str, Any]]]]
+Unsent = Callable[[], int | None]
+
+
+class TooFarBehind(Exception):
+    """The client has not read what was sent to it; more would only grow the server."""
+
+    def __init__(self, unsent: int) -> None:
+        super().__init__(f"{unsent} bytes sent but not read")
+        self.unsent = unsent
+
+
+def stand_in(event: dict[str, Any], size: int) -> dict[str, Any]:
+    """What a socket gets for an event whose message is too large to send: the same seq, kind,
+    actor and visibility, and data saying so, so the seq is never skipped."""
+    return {
+        **{k: v for k, v in event.items() if k != "data"},
+        "data": {
+            "too_large": True,
+            "bytes": size,
+            "message": "this event is too large to show; it is kept in the session's record",
+        },
+    }
+
+
+class Delivery:
+    """Puts one socket's events in order. ``delivered`` is the last seq sent to it."""
+
+    def __init__(
+        self,
+        *,
+        viewer: Viewer,
+        send_text: SendText,
+        fetch_after: FetchAfter,
+        unsent: Unsent | None = None,
+        max_unsent: int = 4 * 1024 * 1024,
+    ) -> None:
+        self.viewer = viewer
+        self.send_text = send_text
+        self.fetch_after = fetch_after
+        self.unsent = unsent or (lambda: None)
+        self.max_unsent = max_unsent
+        self.delivered = 0
+        self.ready = False  # until the replay after hello is sent, live events wait
+        self.refs: dict[int, Any] = {}
+        self.backlog: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+
+    # --- the socket's own sends -----------------------------------------------------------
+    async def send(self, message: dict[str, Any]) -> None:
+        """A message to this socket alone (hello, error, pong)."""
+        await self._send_text(dumps(message))
+
+    async def _send_text(self, text: str) -> None:
+        unsent = self.unsent()
+        if unsent is not None and unsent > self.max_unsent:
+            raise TooFarBehind(unsent)
+        await self.send_text(text)
+
+    def expect(self, seq: int, ref: Any) -> None:
+        """The sender's own copy of ``seq`` carries its ref."""
+        if ref is not None and seq > self.delivered:
+            self.refs[seq] = ref
+
+    # --- events ---------------------------------------------------------------------------
+    async def replay(self, events: list[dict[str, Any]], *, upto: int) -> None:
+        """The events after the client's ``after`` (from the store), then live ones."""
+        for event in events:
+            await self.deliver(event)
+        self.delivered = max(self.delivered, upto)
+        self.ready = True
+
+    async def offer(self, message: dict[str, Any]) -> bool:
+        """A live event from the hub. The next one in order goes straight out (its JSON made
+        once for the whole room); anything else waits in the backlog to be put in order.
+        Answers whether the backlog has something to put in order."""
+        seq = message["event"]["seq"]
+        if self.ready and self.backlog.empty() and seq == self.delivered + 1:
+            await self.send_live(message)
+            return False
+        if (not self.ready or seq > self.delivered) and self.backlog.qsize() < BACKLOG_LIMIT:
+            # (past the limit it is dropped here; the next event's gap fill brings it back)
+            self.backlog.put_nowait(message)
+            return True
+        return False
+
+    async def drain(self) -> None:
+        """Put backlogged events in order, for as long as the socket lives."""
+        while True:
+            message = await self.backlog.get()
+            try:
+                await self.in_order(message)
+            except TooFarBehind:
+                raise
+            except Exception:
+                log.exception("ordering an event for a socket failed")
+
+    async def in_order(self, message: dict[str, Any]) -> None:
+        event = message["event"]
+        seq = event["seq"]
+        if seq <= self.delivered:
+            return  # already sent (replay, or a gap fill overtook it)
+        if seq > self.delivered + 1:
+            await self.fill(upto=seq - 1)
+        await self.send_live(message)
+
+    async def fill(self, *, upto: int) -> None:
+        """Send what the store holds between ``delivered`` and ``upto`` (the layer dropped or
+        reordered it, or a Redis outage lost it)."""
+        if upto <= self.delivered:
+            return
+        for earlier in await self.fetch_after(self.delivered, upto - self.delivered):
+            if earlier["seq"] <= upto:
+                await self.deliver(earlier)
+
+    async def send_live(self, message: dict[str, Any]) -> None:
+        event = message["event"]
+        ref = self.refs.pop(event["seq"], None)
+        if ref is not None:
+            await self.deliver(event, ref=ref)
+            return
+        visible = can_see(
+            visibility=event["visibility"], actor_seat_id=owner_of(event), viewer=self.viewer
+        )
+        text = message["text"] if visible else message["hidden_text"]
+        if len(text) > DELIVERABLE:
+            await self.deliver(event)
+            return
+        self.delivered = event["seq"]
+        await self._send_text(text)
+
+    async def deliver(self, event: dict[str, Any], *, ref: Any = None) -> None:
+        if event["seq"] <= self.delivered:
+            return
+        out = for_viewer(event, self.viewer)
+        if ref is None:
+            ref = self.refs.pop(event["seq"], None)
+        if ref is not None:
+            out = {**out, "ref": ref}
+        text = dumps(out)
+        if len(text) > DELIVERABLE:
+            text = dumps(stand_in(out, len(text)))
+        self.delivered = event["seq"]
+        await self._send_text(text)

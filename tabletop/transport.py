@@ -1,0 +1,77 @@
+"""What the room socket needs from the server under it that ASGI does not say.
+
+Daphne writes every message into the connection's buffer at once and never pushes back: a
+client that stops reading would keep all of it in the server's memory. ``SocketProbe`` (the
+outermost ASGI layer for websockets) finds the connection behind a socket so the socket can
+ask how many bytes its client has not read yet, and close with a reason (daphne's own close
+message carries only a code). Under other servers, and in tests without a server, the probe
+answers None and the socket does without.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+SCOPE_KEY = "tabletop.connection"
+
+
+class SocketProbe:
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "websocket":
+            connection = _daphne_connection(send)
+            if connection is not None:
+                scope = {**scope, SCOPE_KEY: connection}
+        await self.app(scope, receive, send)
+
+
+def _daphne_connection(send: Any) -> Any:
+    # Daphne hands each connection `partial(server.handle_reply, protocol)`.
+    if isinstance(send, functools.partial) and send.args:
+        protocol = send.args[0]
+        if hasattr(protocol, "sendClose") and hasattr(protocol, "transport"):
+            return protocol
+    return None
+
+
+def unsent_bytes(scope: dict[str, Any]) -> Callable[[], int | None] | None:
+    """A function answering how many bytes were written to the socket and not yet taken by
+    the network (what its client has not read, past the kernel's buffers)."""
+    protocol = scope.get(SCOPE_KEY)
+    if protocol is None:
+        return None
+
+    def unsent() -> int | None:
+        transport = getattr(protocol, "transport", None)
+        if transport is None:
+            return None
+        try:  # Twisted's FileDescriptor write buffer
+            return len(transport.dataBuffer) - transport.offset + transport._tempDataLen
+        except AttributeError:
+            return None
+
+    return unsent
+
+
+async def close_with_reason(consumer: Any, *, code: int, reason: str) -> None:
+    """Close the socket with a code and a reason the client can show."""
+    protocol = consumer.scope.get(SCOPE_KEY)
+    if protocol is not None:
+        try:
+            protocol.sendClose(code=code, reason=reason)
+            # Drop the connection now: a client that does not read would not take the close
+            # frame either, and its unread buffer is what must be freed.
+            transport = getattr(protocol, "transport", None)
+            if transport is not None:
+                transport.abortConnection()
+            return
+        except Exception:
+            log.exception("closing a socket with a reason failed")
+    await consumer.close(code=code, reason=reason)

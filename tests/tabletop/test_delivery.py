@@ -1,0 +1,100 @@
+"""One socket's ordering (tabletop/delivery.py), without a socket: every seq once, in order,
+gaps filled from the store, undeliverable events as stand-ins, the send buffer bounded."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tabletop.delivery import DELIVERABLE, Delivery, TooFarBehind
+from tabletop.selectors.events import Viewer
+from tabletop.services.events import message_payload
+
+pytestmark = pytest.mark.asyncio
+ANA, BO = Viewer(seat_id=1, is_gm=False), Viewer(seat_id=2, is_gm=False)
+
+
+def event(seq: int, *, visibility: str = "public", data: dict | None = None) -> dict[str, Any]:
+    return {
+        "type": "event",
+        "seq": seq,
+        "kind": "roll",
+        "at": "2026-11-23T19:00:00Z",
+        "actor": {"seat": 1, "name": "Ana"},
+        "visibility": visibility,
+        "data": data if data is not None else {"total": seq},
+    }
+
+
+class Store:
+    def __init__(self, events: list[dict[str, Any]]) -> None:
+        self.events = events
+        self.reads = 0
+
+    async def after(self, after: int, limit: int) -> list[dict[str, Any]]:
+        self.reads += 1
+        return [e for e in self.events if e["seq"] > after][:limit]
+
+
+def socket(viewer: Viewer, store: Store, **kwargs: Any) -> tuple[Delivery, list[dict]]:
+    sent: list[dict] = []
+
+    async def send_text(text: str) -> None:
+        assert len(text) < DELIVERABLE + 4096
+        sent.append(json.loads(text))
+
+    return Delivery(viewer=viewer, send_text=send_text, fetch_after=store.after, **kwargs), sent
+
+
+async def test_live_events_in_order_go_straight_out_and_a_gap_is_filled_from_the_store():
+    store = Store([event(1), event(2), event(3)])
+    delivery, sent = socket(ANA, store)
+    await delivery.replay([], upto=0)
+    await delivery.offer(message_payload(event(1)))
+    assert store.reads == 0
+    # 2 was lost on the way: 3 waits, the store brings 2, then 3 goes out.
+    assert await delivery.offer(message_payload(event(3)))
+    await delivery.in_order(delivery.backlog.get_nowait())
+    await delivery.offer(message_payload(event(2)))  # the late copy is not sent twice
+    assert [m["seq"] for m in sent] == [1, 2, 3]
+
+
+async def test_hidden_events_reach_others_redacted_with_their_seq():
+    store = Store([])
+    delivery, sent = socket(BO, store)
+    await delivery.replay([event(1, visibility="self")], upto=1)
+    await delivery.offer(message_payload(event(2, visibility="gm")))
+    assert [(m["seq"], m["data"]) for m in sent] == [(1, {"hidden": True}), (2, {"hidden": True})]
+
+
+async def test_an_event_too_large_to_send_goes_out_as_a_stand_in_never_skipped():
+    huge = event(2, data={"dice": ["x" * 100] * 20000})
+    store = Store([event(1), huge, event(3)])
+    delivery, sent = socket(ANA, store)
+    await delivery.replay(store.events[:2], upto=2)  # replay (the stored path)
+    await delivery.offer(message_payload(event(3)))
+    assert [m["seq"] for m in sent] == [1, 2, 3]
+    assert sent[1]["data"]["too_large"] is True and sent[1]["kind"] == "roll"
+    live, sent_live = socket(ANA, store)
+    await live.replay([], upto=1)
+    await live.offer(message_payload(huge))  # the live path (one JSON for the whole room)
+    assert sent_live[0]["seq"] == 2 and sent_live[0]["data"]["too_large"] is True
+    # A hidden one is small for those who may not see it, and a stand-in for those who may.
+    hidden = message_payload(event(4, visibility="self", data=huge["data"]))
+    other, other_sent = socket(BO, store)
+    await other.replay([], upto=3)
+    await other.offer(hidden)
+    assert other_sent[0]["data"] == {"hidden": True}
+
+
+async def test_a_client_too_far_behind_is_let_go_instead_of_buffered():
+    unsent = [0]
+    delivery, sent = socket(ANA, Store([]), unsent=lambda: unsent[0], max_unsent=1000)
+    await delivery.replay([], upto=0)
+    await delivery.offer(message_payload(event(1)))
+    unsent[0] = 5000  # the client stopped reading
+    with pytest.raises(TooFarBehind):
+        await delivery.offer(message_payload(event(2)))
+    assert [m["seq"] for m in sent] == [1]

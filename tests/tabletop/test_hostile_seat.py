@@ -1,0 +1,134 @@
+"""Nothing one seat does breaks the room, and a lost channel layer heals: over the socket."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+from unittest import mock
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
+from django.conf import settings
+
+from tabletop.hub import hub
+from tabletop.models import Event, GameSession
+from tabletop.services.events import MAX_EVENT_BYTES
+
+from .test_consumer import connect, make_table, next_event, seat_token
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+
+HEAVY = "1000d6!>2"  # ~6,000 dice listed: within every engine limit, ~400 KiB as an event
+
+
+async def test_a_roll_too_large_to_deliver_is_refused_before_storing_and_says_why():
+    table = await make_table()
+    comm, hello = await connect(table["code"], token=await seat_token(table["session"], "Ana"))
+    message = {"type": "roll", "ref": "big", "request": {"notation": HEAVY}, "client_seed": "s"}
+    await comm.send_json_to(message)
+    refusal = await comm.receive_json_from(timeout=5)
+    assert refusal["type"] == "error" and refusal["code"] == "too-large", refusal
+    assert refusal["ref"] == "big" and "same client seed" in refusal["message"]
+    session = await database_sync_to_async(GameSession.objects.get)(pk=table["session"].pk)
+    assert session.last_seq == hello["last_seq"], "no seq is used"
+    # The same request with the same seed draws the same dice for the same seq: same refusal.
+    await comm.send_json_to(message)
+    assert (await comm.receive_json_from(timeout=5))["code"] == "too-large"
+    # The room goes on.
+    await comm.send_json_to({"type": "roll", "ref": "ok", "request": {"notation": "3d6"}})
+    assert (await next_event(comm))["seq"] == hello["last_seq"] + 1
+    await comm.disconnect()
+
+
+@database_sync_to_async
+def store_undeliverable(session: GameSession) -> int:
+    """An event stored before the table refused such things: ~1.6 MB, over the frame limit."""
+    from django.db import transaction
+
+    from tabletop.services.events import next_seq
+
+    with transaction.atomic():
+        seq = next_seq(session_id=session.pk)
+        Event.objects.create(
+            session=session,
+            seq=seq,
+            kind="roll",
+            data={"dice": [{"sides": 100, "value": 50, "role": "base"}] * 40000},
+        )
+    assert len(json.dumps(Event.objects.get(session=session, seq=seq).data)) > 2 * MAX_EVENT_BYTES
+    return seq
+
+
+async def test_a_session_holding_an_undeliverable_event_still_opens_with_a_stand_in():
+    table = await make_table()
+    token = await seat_token(table["session"], "Ana")
+    seq = await store_undeliverable(table["session"])
+    comm, hello = await connect(table["code"], token=token, after=0)
+    replayed = [await next_event(comm) for _ in range(hello["last_seq"])]
+    assert [e["seq"] for e in replayed] == list(range(1, hello["last_seq"] + 1))
+    stand_in = replayed[seq - 1]
+    assert stand_in["kind"] == "roll" and stand_in["data"]["too_large"] is True
+    await comm.send_json_to({"type": "roll", "ref": "after", "request": {"notation": "d20"}})
+    assert (await next_event(comm))["seq"] == seq + 1
+    await comm.disconnect()
+
+
+async def test_events_the_channel_layer_lost_reach_sockets_from_the_store():
+    table = await make_table()
+    comm, hello = await connect(table["code"], token=await seat_token(table["session"], "Ana"))
+    with mock.patch.dict(settings.TABLETOP, {"STORE_WATCH_SECONDS": 0.1}):
+        # Another process commits an event while Redis is away: its publish is lost.
+        await database_sync_to_async(_roll_elsewhere)(table["session"])
+        event = await comm.receive_json_from(timeout=2)
+        assert event["type"] == "event" and event["seq"] == hello["last_seq"] + 1
+        await comm.send_json_to({"type": "ping", "ref": "p"})
+        pong = await comm.receive_json_from(timeout=2)
+        assert pong == {"type": "pong", "ref": "p", "last_seq": event["seq"]}
+    await comm.disconnect()
+
+
+def _roll_elsewhere(session: GameSession) -> None:
+    from tabletop.services.events import OUTBOX
+    from tabletop.services.rolls import make_roll
+    from tabletop.services.seats import join_session
+
+    seat = join_session(session=session, name="Elsewhere").seat
+    lost: list[Any] = []
+    token = OUTBOX.set(lost)  # published nowhere
+    try:
+        make_roll(seat_id=seat.pk, request={"notation": "d6"})
+    finally:
+        OUTBOX.reset(token)
+
+
+async def test_a_room_whose_layer_is_away_opens_and_starts_once_it_returns():
+    table = await make_table()
+    layer = get_channel_layer()
+    real_add, calls = layer.group_add, []
+
+    async def away_then_back(group: str, channel: str) -> None:
+        calls.append(group)
+        if len(calls) <= 3:
+            raise ConnectionError("Redis is away")
+        await real_add(group, channel)
+
+    with (
+        mock.patch.object(layer, "group_add", away_then_back),
+        mock.patch.dict(settings.TABLETOP, {"LAYER_WAIT_SECONDS": 0.2}),
+    ):
+        comm, _ = await asyncio.wait_for(
+            connect(table["code"], token=await seat_token(table["session"], "Ana")), 3
+        )
+        for _ in range(50):
+            if len(calls) > 3:
+                break
+            await asyncio.sleep(0.1)
+    assert len(calls) == 4
+    second, _ = await asyncio.wait_for(
+        connect(table["code"], token=await seat_token(table["session"], "Bo")), 3
+    )
+    await comm.disconnect()
+    await second.disconnect()
+    assert not hub._rooms, "the room is gone with its last socket"

@@ -1,4 +1,5 @@
-"""Times avrae's ``d20`` library for ``engines.py``. Runs under the throwaway d20 virtualenv.
+"""Times avrae's ``d20`` library for ``engines.py``. Runs under the throwaway d20 virtualenv
+(``-m bench.d20_worker`` from the repository root).
 
 Reads one JSON command per line on stdin and answers one JSON line on stdout:
 
@@ -18,12 +19,10 @@ import json
 import platform
 import sys
 from importlib import metadata
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import d20
-from engines_timing import rate, warm_up
+
+from bench.engines_timing import rate, warm_up
 
 
 def caller(expr: str, mode: str):

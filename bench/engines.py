@@ -1,9 +1,9 @@
 """Engine benchmarks: rolls per second (ours vs avrae's d20), per-system rolls, odds times.
 
-    .venv/bin/python bench/engines.py            # full run, about 17 minutes
-    .venv/bin/python bench/engines.py --quick    # smoke run, about a minute
-    .venv/bin/python bench/engines.py --profile  # profile every case that missed a target
-    .venv/bin/python bench/engines_report.py    # Markdown tables for docs/benchmarks.md
+    .venv/bin/python -m bench.engines            # full run, about 17 minutes
+    .venv/bin/python -m bench.engines --quick    # smoke run, about a minute
+    .venv/bin/python -m bench.engines --profile  # profile every case that missed a target
+    .venv/bin/python -m bench.engines_report    # Markdown tables for docs/benchmarks.md
 
 Writes ``bench/results/engines.json`` (``engines-quick.json`` with ``--quick``) and prints the
 tables. ``--profile`` reads that JSON and prints where the time goes for each miss (also
@@ -23,7 +23,8 @@ How it measures (see docs/benchmarks.md):
   median of repeated calls with the engines' memo caches kept ("repeat") and cleared before
   each call ("compute", the real cost of a request not asked before).
 
-The engines are pure: only the repository root goes on ``sys.path``; Django is not set up.
+Run from the repository root as ``python -m bench.engines``. The engines are pure: Django is not
+set up.
 """
 
 from __future__ import annotations
@@ -46,15 +47,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench.engines_timing import combined, median, pooled, rate, warm_up, z_score
+from rules.engines import FairStream, OddsTooLarge, get_system, system_ids
+from rules.engines.notation import evaluate, parse
+
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(BENCH))
-
-from engines_timing import combined, median, pooled, rate, warm_up, z_score  # noqa: E402
-
-from rules.engines import FairStream, OddsTooLarge, get_system, system_ids  # noqa: E402
-from rules.engines.notation import evaluate, parse  # noqa: E402
 
 D20_VERSION = "1.1.2"
 D20_VENV = BENCH / ".venv-d20"
@@ -319,11 +317,12 @@ def ensure_d20() -> Path:
 
 
 class D20:
-    """The d20 worker process (bench/d20_worker.py), one JSON line per request."""
+    """The d20 worker process (``python -m bench.d20_worker``), one JSON line per request."""
 
     def __init__(self, python: Path) -> None:
         self.proc = subprocess.Popen(
-            [str(python), str(BENCH / "d20_worker.py")],
+            [str(python), "-m", "bench.d20_worker"],
+            cwd=ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -533,7 +532,8 @@ def cold_runs(sid: str, request: dict[str, Any], n: int) -> list[float]:
     out = []
     for _ in range(n):
         proc = subprocess.run(
-            [sys.executable, str(Path(__file__).resolve()), "--cold-one", sid, json.dumps(request)],
+            [sys.executable, "-m", "bench.engines", "--cold-one", sid, json.dumps(request)],
+            cwd=ROOT,
             capture_output=True,
             text=True,
             timeout=600,

@@ -1,6 +1,6 @@
 """Markdown tables from ``bench/results/engines.json`` for docs/benchmarks.md.
 
-    .venv/bin/python bench/engines_report.py [path/to/engines.json]
+    .venv/bin/python -m bench.engines_report [path/to/engines.json]
 
 Prints the tables of medians only; the surrounding text in the docs is written by hand.
 """

@@ -12,15 +12,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def run_bench(tmp_path: Path, script: str, *args: str) -> dict:
+def run_bench(tmp_path: Path, name: str, *args: str) -> dict:
     env = {
         k: v
         for k, v in os.environ.items()
         if k not in {"DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE"}
     }
     env["BENCH_RESULTS"] = str(tmp_path)
+    env["BENCH_FREE_PORTS"] = "1"
     done = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / script), *args],
+        [sys.executable, "-m", f"bench.scenarios.{name}", *args],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -28,7 +29,6 @@ def run_bench(tmp_path: Path, script: str, *args: str) -> dict:
         timeout=240,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    name = script.removesuffix(".py")
     assert (tmp_path / f"{name}-latest.md").read_text().strip()
     return json.loads((tmp_path / f"{name}-latest.json").read_text())
 
@@ -36,7 +36,7 @@ def run_bench(tmp_path: Path, script: str, *args: str) -> dict:
 def test_fanout_against_the_bare_floor_and_the_table_loses_nothing(tmp_path):
     out = run_bench(
         tmp_path,
-        "fanout.py",
+        "fanout",
         *("--setups", "bare,default", "--players", "3", "--runs", "1", "--seconds", "1"),
     )
     rows = {r["setup"]: r for r in out["results"]}
@@ -47,8 +47,23 @@ def test_fanout_against_the_bare_floor_and_the_table_loses_nothing(tmp_path):
 
 
 def test_a_connect_burst_then_everyone_rolls(tmp_path):
-    out = run_bench(tmp_path, "burst.py", "--setups", "default", "--sockets", "5", "--runs", "1")
+    out = run_bench(tmp_path, "burst", "--setups", "default", "--sockets", "5", "--runs", "1")
     (row,) = out["results"]
     (run,) = row["runs"]
     assert run["hello"] == 5 and run["failed"] == 0
     assert run["rolls_refused"] == 0 and run["roll_deliveries_missing"] == 0
+
+
+def test_many_tables_fed_one_pattern_lose_nothing(tmp_path):
+    out = run_bench(
+        tmp_path,
+        "tables",
+        *("--setups", "default", "--tables", "3", "--players", "2", "--every", "0.5"),
+        *("--seconds", "1.5", "--runs", "1", "--drain", "10"),
+    )
+    (row,) = out["results"]
+    (run,) = row["runs"]
+    assert run["sockets"] == 6 and run["not_connected"] == 0
+    assert run["rolls"] > 0 and run["received"] == run["rolls"] * 2
+    assert row["lost_total"] == row["seq_gaps_total"] == row["refused_total"] == 0
+    assert len(row["server_rss_mb_each"]) == 1 and row["server_rss_mb_each"][0] > 0

@@ -1,16 +1,5 @@
-"""Shared pieces of the room benchmarks: servers to measure, rooms and seats, lean socket clients,
-statistics and result files.
-
-Three setups:
-
-* ``bare``: ``bench/bare_server.py``, a bare ``websockets`` broadcast server (the floor);
-* ``default``: the table with its defaults: one daphne process, SQLite in a temporary data
-  directory, the in-memory channel layer;
-* ``deployed``: two daphne processes sharing PostgreSQL (a scratch database, dropped and made
-  again for each benchmark) and Redis (the pub/sub channel layer), clients split across both.
-
-Every server this module starts is stopped by its own pid. All traffic is to 127.0.0.1.
-"""
+"""What the benchmarks measure with: statistics, lean socket clients, CPU and memory meters,
+the machine's description and result files. Servers come from ``bench.harness``."""
 
 from __future__ import annotations
 
@@ -21,44 +10,21 @@ import datetime as dt
 import json
 import os
 import platform
-import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from http.cookiejar import CookieJar, DefaultCookiePolicy
 from pathlib import Path
 from typing import Any
 
-import httpx
 from websockets.asyncio.client import ClientConnection, connect
 
-ROOT = Path(__file__).resolve().parent.parent
-BENCH = ROOT / "bench"
-RESULTS = Path(os.environ.get("BENCH_RESULTS") or BENCH / "results")
-# The interpreter of every process a benchmark starts: this one (the project's venv, as run).
-PY = sys.executable
-# The code the servers run: the working tree, or (run_all.py --code snapshot, or BENCH_CODE=dir)
-# a snapshot of one commit, so that every figure of a run belongs to the same code.
-CODE = Path(os.environ.get("BENCH_CODE") or ROOT)
-# bench modules the servers import (settings, instrumented entry points, room maker)
-SERVER_SIDE = (
-    "bench_settings.py",
-    "instrumented_asgi.py",
-    "whatif_asgi.py",
-    "tracemalloc_asgi.py",
-    "mkroom.py",
-)
-HOST = "127.0.0.1"
-PG_BASE = "postgres://postgres@127.0.0.1:5432"
-REDIS_URL = "redis://127.0.0.1:6379/0"
+from bench.harness import CODE, HOST, RESULTS, ROOT, WHATIF
+
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-SETUPS = ("bare", "default", "deployed")
-MAX_PLAYERS = 500  # tabletop.services.seats.MAX_PLAYERS
 
 
 def now_ns() -> int:
@@ -219,276 +185,6 @@ def listen_overflows() -> int:
     ]
     table_ = dict(zip(lines[0][1:], lines[1][1:], strict=False)) if len(lines) >= 2 else {}
     return int(table_.get("ListenOverflows", 0))
-
-
-def wait_port(port: int, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with contextlib.suppress(OSError), socket.create_connection((HOST, port), timeout=0.5):
-            return
-        time.sleep(0.1)
-    raise RuntimeError(f"nothing listens on {HOST}:{port} after {timeout}s")
-
-
-def port_free(port: int) -> bool:
-    with socket.socket() as s:
-        return s.connect_ex((HOST, port)) != 0
-
-
-class Process:
-    """One server process we started; stopped by its own pid."""
-
-    def __init__(
-        self, name: str, args: list[str], env: dict[str, str], port: int, log: Path
-    ) -> None:
-        if not port_free(port):
-            raise RuntimeError(f"port {port} is taken: is an earlier benchmark still running?")
-        self.name, self.port, self.log = name, port, log
-        self._log = open(log, "ab")  # noqa: SIM115
-        self.popen = subprocess.Popen(
-            args,
-            cwd=CODE,
-            env=env,
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        self.pid = self.popen.pid
-        try:
-            wait_port(port)
-        except RuntimeError:
-            self.stop()
-            raise
-
-    def stop(self) -> None:
-        if self.popen.poll() is None:
-            self.popen.send_signal(signal.SIGTERM)
-            try:
-                self.popen.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.popen.kill()
-                self.popen.wait(timeout=10)
-        self._log.close()
-
-
-# --- setups ---------------------------------------------------------------------------------
-class Setup:
-    """A server setup to measure: start it, make rooms, seat players, stop it.
-
-    ``tag`` keeps concurrent benchmarks apart: each has its own ports and scratch database.
-    ``env`` adds settings for the table's processes (e.g. ``TABLETOP_RATE_PER_SECOND``).
-    """
-
-    BASE_PORTS = {
-        "fanout": 18700,
-        "burst": 18740,
-        "saturation": 18780,
-        "soak": 18820,
-        "page": 18860,
-        "profile": 18900,
-    }
-
-    def __init__(
-        self,
-        kind: str,
-        tag: str,
-        *,
-        env: dict[str, str] | None = None,
-        app: str = "tabletop.asgi:application",
-    ) -> None:
-        if kind not in SETUPS:
-            raise ValueError(kind)
-        self.kind, self.tag, self.app = kind, tag, app
-        base = self.BASE_PORTS.get(tag, 18940) + {"bare": 0, "default": 10, "deployed": 20}[kind]
-        self.ports = [base, base + 1] if kind == "deployed" else [base]
-        self.processes: list[Process] = []
-        self.extra_env = dict(env or {})
-        self.data_dir: str | None = None
-        self.database = f"bench_tabletop_{tag}"
-        RESULTS.mkdir(parents=True, exist_ok=True)
-        self.logs = RESULTS / "logs"
-        self.logs.mkdir(exist_ok=True)
-
-    # the environment of the table's processes
-    def env(self) -> dict[str, str]:
-        env = {
-            k: v
-            for k, v in os.environ.items()
-            if k not in {"DATABASE_URL", "REDIS_URL", "TABLETOP_DATA_DIR", "DJANGO_SETTINGS_MODULE"}
-        }
-        env.update(
-            {
-                "PYTHONPATH": str(CODE),
-                "DJANGO_SETTINGS_MODULE": "bench.bench_settings",
-                "DEBUG": "0",  # DEBUG keeps every query in memory; no deployment runs with it
-                "LOG_LEVEL": "WARNING",
-            }
-        )
-        if self.kind == "default":
-            assert self.data_dir
-            env["TABLETOP_DATA_DIR"] = self.data_dir
-        elif self.kind == "deployed":
-            env["DATABASE_URL"] = f"{PG_BASE}/{self.database}"
-            env["REDIS_URL"] = REDIS_URL
-        env.update(self.extra_env)
-        return env
-
-    def start(self, serve: bool = True) -> Setup:
-        """Make the database (migrated, with the demo tables) and start the server processes
-        (``serve=False``: the database only)."""
-        stamp = dt.datetime.now().strftime("%H%M%S")
-        if CODE != ROOT:  # the snapshot gets the current server-side bench modules
-            (CODE / "bench").mkdir(exist_ok=True)
-            for name in SERVER_SIDE:
-                shutil.copy2(BENCH / name, CODE / "bench" / name)
-        if self.kind == "bare":
-            self.processes.append(
-                Process(
-                    "bare",
-                    [PY, str(BENCH / "bare_server.py"), "--port", str(self.ports[0])],
-                    dict(os.environ),
-                    self.ports[0],
-                    self.logs / f"{self.tag}-bare-{stamp}.log",
-                )
-            )
-            return self
-        if self.kind == "default":
-            self.data_dir = tempfile.mkdtemp(prefix=f"tabletop-bench-{self.tag}-")
-        else:
-            for cmd in ("dropdb", "createdb"):
-                extra = ["--if-exists"] if cmd == "dropdb" else []
-                subprocess.run(
-                    [cmd, *extra, "-h", HOST, "-U", "postgres", self.database],
-                    check=True,
-                    capture_output=True,
-                    timeout=60,
-                )
-        subprocess.run(
-            [PY, "manage.py", "play", "--no-serve"],
-            cwd=CODE,
-            env=self.env(),
-            check=True,
-            capture_output=True,
-            timeout=300,
-        )
-        if not serve:
-            return self
-        for i, port in enumerate(self.ports):
-            self.processes.append(
-                Process(
-                    f"daphne{i + 1}",
-                    [PY, "-m", "daphne", "-b", HOST, "-p", str(port), self.app],
-                    self.env(),
-                    port,
-                    self.logs / f"{self.tag}-{self.kind}-{port}-{stamp}.log",
-                )
-            )
-        return self
-
-    def stop(self) -> None:
-        for process in self.processes:
-            process.stop()
-        self.processes.clear()
-        if self.data_dir:
-            shutil.rmtree(self.data_dir, ignore_errors=True)
-            self.data_dir = None
-        if self.kind == "deployed":
-            subprocess.run(
-                ["dropdb", "--if-exists", "--force", "-h", HOST, "-U", "postgres", self.database],
-                capture_output=True,
-                timeout=60,
-            )
-
-    def __enter__(self) -> Setup:
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
-
-    @property
-    def pids(self) -> list[int]:
-        return [p.pid for p in self.processes]
-
-    def new_rooms(self, count: int = 1) -> list[str]:
-        if self.kind == "bare":
-            return [f"bare{time.monotonic_ns()}{i}" for i in range(count)]
-        out = subprocess.run(
-            [PY, str(CODE / "bench" / "mkroom.py"), "--count", str(count)],
-            cwd=CODE,
-            env=self.env(),
-            check=True,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        return out.stdout.split()
-
-    async def join(
-        self, code: str, count: int, prefix: str = "p", concurrency: int = 8
-    ) -> list[str]:
-        """Seat ``count`` players (JSON join); their tokens, in order."""
-        if self.kind == "bare":
-            return [f"t{i}" for i in range(count)]
-        tokens: list[str | None] = [None] * count
-        seats: list[int | None] = [None] * count
-        sem = asyncio.Semaphore(concurrency)
-        # No cookie jar: a join that carries the seat cookie of an earlier join gets that seat
-        # back (the same browser keeps its seat), and every player here must be a seat of its own.
-        no_cookies = CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
-        async with httpx.AsyncClient(
-            base_url=f"http://{HOST}:{self.ports[0]}", timeout=60, cookies=no_cookies
-        ) as client:
-
-            async def one(i: int) -> None:
-                async with sem:
-                    r = await client.post(f"/play/{code}/join", json={"name": f"{prefix}{i}"})
-                    r.raise_for_status()
-                    body = r.json()
-                    tokens[i], seats[i] = body["token"], body["seat"]["id"]
-
-            await asyncio.gather(*(one(i) for i in range(count)))
-        if None in tokens or len(set(seats)) != count:
-            raise RuntimeError(f"wanted {count} seats, got {len(set(seats))}")
-        return [t for t in tokens if t]
-
-    async def sockets_tokens(self, code: str, sockets: int) -> list[str]:
-        """A token for each of ``sockets`` sockets: one seat each, up to the table's cap.
-
-        Past the table's cap of players, further sockets are second devices of the first
-        players (the same seat, its own socket)."""
-        seats = await self.join(code, min(sockets, MAX_PLAYERS))
-        return [seats[i % len(seats)] for i in range(sockets)]
-
-    def url(self, code: str, token: str, port: int | None = None, after: int | None = None) -> str:
-        port = port or self.ports[0]
-        if self.kind == "bare":
-            return f"ws://{HOST}:{port}/room/{code}"
-        tail = f"&after={after}" if after is not None else ""
-        return f"ws://{HOST}:{port}/ws/play/{code}/?token={token}{tail}"
-
-
-WHATIF: dict[str, dict[str, Any]] = {
-    # what-if experiments: one change each, to measure what a fix would give
-    # (see whatif_asgi.py and bench_settings.py)
-    "orm-pool": {"patch": "orm-pool"},
-    "conn-max-age": {"env": {"BENCH_CONN_MAX_AGE": "600"}},
-    "layer-capacity": {"env": {"BENCH_LAYER_CAPACITY": "10000"}},
-    "server-binding": {"env": {"BENCH_SERVER_SIDE_BINDING": "1"}},
-    "no-health-checks": {"env": {"BENCH_NO_HEALTH_CHECKS": "1"}},
-}
-
-
-def whatif_options(names: Sequence[str]) -> dict[str, Any]:
-    env: dict[str, str] = {}
-    patches = [WHATIF[n]["patch"] for n in names if "patch" in WHATIF[n]]
-    for name in names:
-        env.update(WHATIF[name].get("env", {}))
-    if not patches:
-        return {"app": "tabletop.asgi:application", "env": env}
-    return {
-        "app": "bench.whatif_asgi:application",
-        "env": {**env, "BENCH_WHATIF": ",".join(patches)},
-    }
 
 
 def add_whatif_argument(parser: argparse.ArgumentParser) -> None:

@@ -1,6 +1,7 @@
 """Print the invite codes of ``--count`` fresh, live rooms on the demo campaign of a system.
 
-Run with the same environment as the server (``DATABASE_URL``/``TABLETOP_DATA_DIR``), after
+Run as ``python -m bench.servers.mkroom`` from the directory of the code being measured, with the
+same environment as the server (``DATABASE_URL``/``TABLETOP_DATA_DIR``), after
 ``manage.py play --no-serve`` has made the demo campaigns. Every benchmark scenario gets its own
 room, so seat counts and seqs never carry over from one scenario to the next."""
 
@@ -8,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 
 
 def main() -> None:
@@ -17,7 +17,6 @@ def main() -> None:
     parser.add_argument("--system", default="generic")
     parser.add_argument("--title", default="Benchmark room")
     args = parser.parse_args()
-    sys.path.insert(0, os.getcwd())  # the code being measured (run from its directory)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tabletop.settings")
     import django
 

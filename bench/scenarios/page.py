@@ -16,8 +16,8 @@ The visitor has a seat (JSON join; the token goes into the ``seat_<code>`` cooki
 that joined would have). Two rooms: one with just the visitor, and a full table (199 players
 and the GM: the seat list is in the page and in ``hello``).
 
-    .venv/bin/python bench/page.py
-    .venv/bin/python bench/page.py --runs 3 --big-room 0
+    .venv/bin/python -m bench.scenarios.page
+    .venv/bin/python -m bench.scenarios.page --runs 3 --big-room 0
 """
 
 from __future__ import annotations
@@ -32,8 +32,10 @@ from typing import Any
 from urllib.parse import urljoin, urlparse
 
 import httpx
-from benchlib import Setup, machine, save, save_text, say, stop_on_sigterm, table
 from playwright.async_api import async_playwright
+
+from bench.harness import Setup
+from bench.measure import machine, save, save_text, say, stop_on_sigterm, table
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [

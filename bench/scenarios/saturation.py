@@ -16,8 +16,8 @@ its latency (at the listeners) shows whether the flood reaches the players who a
 of it. Each socket's messages are handled one at a time, so a flooding socket queues behind
 itself and takes one place in the process's ORM queue, like every other socket.
 
-    .venv/bin/python bench/saturation.py
-    .venv/bin/python bench/saturation.py --setups default --rates 10,50 --runs 1
+    .venv/bin/python -m bench.scenarios.saturation
+    .venv/bin/python -m bench.scenarios.saturation --setups default --rates 10,50 --runs 1
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ import statistics
 import time
 from typing import Any
 
-from benchlib import (
+from bench.harness import Setup, whatif_env
+from bench.measure import (
     CpuMeter,
     MachineLoad,
-    Setup,
     Sock,
     add_whatif_argument,
     close_all,
@@ -45,7 +45,6 @@ from benchlib import (
     say,
     summarize,
     table,
-    whatif_options,
 )
 
 PER_SEAT = 10.0  # rolls a second per roller seat, well under the 25/s limit
@@ -146,7 +145,7 @@ async def one_step(
 async def bench_setup(kind: str, args: argparse.Namespace) -> list[dict[str, Any]]:
     out = []
     label = "+".join([kind, *args.whatif])
-    with Setup(kind, "saturation", **whatif_options(args.whatif)) as setup:
+    with Setup(kind, "saturation", env=whatif_env(args.whatif)) as setup:
         (code,) = setup.new_rooms(1)
         n_rollers = max(1, math.ceil(max(args.rates) / PER_SEAT))
         tokens = await setup.join(code, args.listeners + n_rollers + 1)

@@ -8,11 +8,11 @@ under the 25/s per-seat limit). Latency is from the roll sent to the event recei
 socket, the roller's own copy included. Lost: rolls a socket never got (after a drain), plus gaps
 and repeats in the seqs it saw. Each size runs ``--runs`` times; the table shows medians.
 ``--rollers 2`` shares the rate between two seats (deployed: one on each process, so events
-are published by both); ``--whatif`` serves a changed table (see benchlib.WHATIF).
+are published by both); ``--whatif`` serves a changed table (see bench.harness.WHATIF).
 
-    .venv/bin/python bench/fanout.py                      # everything, about 10 minutes
-    .venv/bin/python bench/fanout.py --setups bare --players 10 --runs 1
-    .venv/bin/python bench/fanout.py --setups deployed --players 50,200 --rollers 2
+    .venv/bin/python -m bench.scenarios.fanout                      # everything, about 10 minutes
+    .venv/bin/python -m bench.scenarios.fanout --setups bare --players 10 --runs 1
+    .venv/bin/python -m bench.scenarios.fanout --setups deployed --players 50,200 --rollers 2
 """
 
 from __future__ import annotations
@@ -24,12 +24,11 @@ import json
 import time
 from typing import Any
 
-from benchlib import (
-    RESULTS,
+from bench.harness import RESULTS, Setup, whatif_env
+from bench.measure import (
     CpuMeter,
     LoopLag,
     MachineLoad,
-    Setup,
     Sock,
     add_whatif_argument,
     close_all,
@@ -41,7 +40,6 @@ from benchlib import (
     say,
     summarize,
     table,
-    whatif_options,
 )
 
 STATS = (
@@ -140,7 +138,7 @@ async def one_run(
 async def bench_setup(kind: str, args: argparse.Namespace) -> list[dict[str, Any]]:
     out = []
     label = "+".join([kind, *args.whatif])
-    with Setup(kind, "fanout", **whatif_options(args.whatif)) as setup:
+    with Setup(kind, "fanout", env=whatif_env(args.whatif)) as setup:
         codes = setup.new_rooms(len(args.players))
         for n, code in zip(args.players, codes, strict=True):
             tokens = await setup.sockets_tokens(code, n)

@@ -2,7 +2,7 @@
 
     .venv/bin/py-spy record --pid PID --rate 200 --duration 10 --threads --idle \
         --format raw -o x.txt
-    .venv/bin/python bench/spy_summary.py x.txt [--match broadcast --match json.dumps ...]
+    .venv/bin/python -m bench.servers.spy_summary x.txt [--match broadcast --match json.dumps ...]
 
 Prints, per thread, how many samples it has and where they are (wall time when recorded with
 ``--idle``): the top leaf frames, and the inclusive share of frames matching each ``--match``.

@@ -1,5 +1,5 @@
 """The table's ASGI application under ``tracemalloc``, for the soak's memory hunt only
-(``soak.py --trace-memory``).
+(``python -m bench.scenarios.soak --trace-memory``).
 
 ``kill -USR2 <pid>`` takes a snapshot; from the second one on, the 25 allocation sites that grew
 most since the first are written to ``$BENCH_TRACEMALLOC_OUT`` (``{pid}`` and ``{n}`` replaced).
@@ -12,7 +12,7 @@ import signal
 import tracemalloc
 from typing import Any
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bench.bench_settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bench.servers.settings")
 tracemalloc.start(12)
 
 from tabletop.asgi import application  # noqa: E402

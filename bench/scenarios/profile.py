@@ -1,17 +1,18 @@
 """Where a roll's time goes on the server, during fan-out and during saturation.
 
-Serves the table through ``bench/instrumented_asgi.py`` (timers around the ORM thread, the
-database driver, the broadcast, the channel layer and every socket's delivery) and samples the
-first daphne process with py-spy (``--idle``: wall time, so waiting shows) into a flame graph
-(``bench/results/profile/<setup>-<scenario>.svg``) and a raw profile summarised as text.
+Serves the table with its timing hook on (``tabletop/timing.py``, recorded by
+``bench/servers/recorder.py``: decode, the wait for a database thread, the service, each
+statement, serialising an event, the fan-out to a process's sockets, each frame sent) and
+samples the first daphne process with py-spy (``--idle``: wall time, so waiting shows) into a
+flame graph (``bench/results/profile/<setup>-<scenario>.svg``) and a raw profile summarised as text.
 
 Scenarios (each in a fresh room):
 
-- ``fanout``: 200 players, one rolls 20 times a second for 10 s (as ``fanout.py`` at N=200);
+- ``fanout``: 200 players, one rolls 20 times a second for 10 s (as the fan-out at N=200);
 - ``saturation``: 10 listeners, 10 roller seats, 100 rolls a second in total for 10 s.
 
-    .venv/bin/python bench/server_profile.py
-    .venv/bin/python bench/server_profile.py --setups default --scenarios fanout
+    .venv/bin/python -m bench.scenarios.profile
+    .venv/bin/python -m bench.scenarios.profile --setups default --scenarios fanout
 """
 
 from __future__ import annotations
@@ -25,10 +26,8 @@ import subprocess
 import time
 from typing import Any
 
-from benchlib import (
-    RESULTS,
-    ROOT,
-    Setup,
+from bench.harness import RESULTS, ROOT, Setup
+from bench.measure import (
     Sock,
     close_all,
     fmt,
@@ -41,8 +40,8 @@ from benchlib import (
     summarize,
     table,
 )
-from spy_summary import load as load_raw
-from spy_summary import summarise as summarise_raw
+from bench.servers.spy_summary import load as load_raw
+from bench.servers.spy_summary import summarise as summarise_raw
 
 PY_SPY = str(ROOT / ".venv" / "bin" / "py-spy")
 OUT = RESULTS / "profile"
@@ -54,7 +53,6 @@ MATCHES = [
     "hub_deliver",
     "_pump",
     "roll (actions.py)",
-    "broadcast (events.py)",
     "room_payload",
     "_commit",
     "get_new_connection",
@@ -161,7 +159,7 @@ async def scenario(setup: Setup, name: str, spec: dict[str, Any]) -> dict[str, A
 
 
 def derive(r: dict[str, Any]) -> list[dict[str, Any]]:
-    """Per server process: the numbers that explain a roll."""
+    """Per server process: the numbers that explain a roll, from the table's timing steps."""
     out = []
     for i, s in enumerate(r["servers"]):
         t, c = s.get("timers", {}), s.get("counts", {})
@@ -170,57 +168,31 @@ def derive(r: dict[str, Any]) -> list[dict[str, Any]]:
         def g(name: str, key: str = "mean", t: dict[str, Any] = t) -> float | None:
             return t.get(name, {}).get(key)
 
-        rolls = t.get("orm.run.roll", {}).get("n", 0)
-        orm_busy = sum(v["total_ms"] for k, v in t.items() if k.startswith("orm.run.")) + t.get(
-            "close_old_connections", {}
-        ).get("total_ms", 0.0)
+        def busy(name: str, t: dict[str, Any] = t, window: float = window) -> float:
+            return 100 * t.get(name, {}).get("total_ms", 0.0) / 1000 / window
+
+        actions = c.get("service", 0)
         out.append(
             {
                 "process": f"{r['setup']} #{i + 1}",
                 "window_s": window,
-                "rolls handled": rolls,
-                "events broadcast": c.get("events.broadcast", 0),
-                "frames to sockets": c.get("socket.frames", 0),
-                "ORM thread busy %": 100 * orm_busy / 1000 / window,
-                "roll handler ms (mean)": g("orm.run.roll"),
-                "roll handler ms (p99)": g("orm.run.roll", "p99"),
-                "waiting for the ORM thread ms (mean)": g("orm.wait.roll"),
-                "waiting for the ORM thread ms (p99)": g("orm.wait.roll", "p99"),
-                "broadcast in ORM thread ms (mean)": g("broadcast"),
-                "broadcast ms (p99)": g("broadcast", "p99"),
-                "layer.group_send ms (mean)": g("layer.group_send"),
-                "db queries per roll": c.get("db.queries", 0) / rolls if rolls else None,
-                "db connects per roll": t.get("db.connect", {}).get("n", 0) / rolls
-                if rolls
-                else None,
-                "db.commit ms (mean)": g("db.commit"),
-                "db.connect ms (mean)": g("db.connect"),
-                "db.close ms (mean)": g("db.close"),
-                "close_old_connections ms total/roll": (
-                    t.get("close_old_connections", {}).get("total_ms", 0) / rolls if rolls else None
-                ),
-                "event payload (JSON once per event) ms (mean)": g("event.room_payload"),
-                "per socket hub_deliver ms (mean)": g("socket.hub_deliver"),
-                "per socket hub_deliver ms (p99)": g("socket.hub_deliver", "p99"),
-                "events sent the ordered way (socket channel)": c.get(
-                    "socket.hub_to_ordered_path", 0
-                ),
-                "per socket room_event (ordered way) ms (mean)": g("socket.room_event"),
-                "per socket room_event ms (p99)": g("socket.room_event", "p99"),
-                "frame hand-off to daphne ms (mean)": g("socket.send"),
-                "per-socket json.dumps calls": t.get("socket.dumps", {}).get("n", 0),
-                "event loop on deliveries %": 100
-                * (
-                    t.get("socket.room_event", {}).get("total_ms", 0)
-                    + t.get("socket.hub_deliver", {}).get("total_ms", 0)
-                )
-                / 1000
-                / window,
-                "fan-out spread first->last socket ms (p50)": g("fanout.spread", "p50"),
-                "fan-out spread ms (p99)": g("fanout.spread", "p99"),
-                "event loop lag ms (p99)": g("loop.lag", "p99"),
-                "layer drops (channel full)": c.get("layer.channel_full", 0),
-                "gap fills": c.get("socket.gap_fill", 0),
+                "actions handled": actions,
+                "events serialised": c.get("serialise", 0),
+                "frames to sockets": c.get("send", 0),
+                "database thread busy (service) %": busy("service"),
+                "decode ms (mean)": g("decode"),
+                "waiting for a database thread ms (mean)": g("orm.wait"),
+                "waiting for a database thread ms (p99)": g("orm.wait", "p99"),
+                "service ms (mean)": g("service"),
+                "service ms (p99)": g("service", "p99"),
+                "statements per action": c.get("db.execute", 0) / actions if actions else None,
+                "statement ms (mean)": g("db.execute"),
+                "serialise once per event ms (mean)": g("serialise"),
+                "fan-out to this process's sockets ms (mean)": g("fanout"),
+                "fan-out ms (p99)": g("fanout", "p99"),
+                "send one frame ms (mean)": g("send"),
+                "event loop on fan-out %": busy("fanout"),
+                "hello ms (p50)": g("hello", "p50"),
             }
         )
     return out
@@ -228,7 +200,7 @@ def derive(r: dict[str, Any]) -> list[dict[str, Any]]:
 
 def report(results: list[dict[str, Any]]) -> str:
     parts = [
-        "Server profile (bench/instrumented_asgi.py timers; "
+        "Server profile (the table's timing steps, tabletop/timing.py; "
         "py-spy flame graphs in bench/results/profile/)",
         "",
     ]
@@ -294,7 +266,7 @@ async def main() -> None:
     for kind in args.setups.split(","):
         env = {"BENCH_PROFILE_OUT": str(OUT / f"{kind}-{{pid}}.json")}
         OUT.mkdir(parents=True, exist_ok=True)
-        with Setup(kind, "profile", app="bench.instrumented_asgi:application", env=env) as setup:
+        with Setup(kind, "profile", env=env) as setup:
             for name in args.scenarios.split(","):
                 result = await scenario(setup, name, specs[name])
                 say(

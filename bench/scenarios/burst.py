@@ -10,8 +10,8 @@ Then everyone rolls at once ("roll initiative"): every connected socket sends on
 same moment. Counted: rolls refused (``busy`` once a roll waited 5 s for the server), latency from
 send to arrival at every socket, and how long until the last roll reached the last socket.
 
-    .venv/bin/python bench/burst.py
-    .venv/bin/python bench/burst.py --setups default --sockets 50 --runs 1
+    .venv/bin/python -m bench.scenarios.burst
+    .venv/bin/python -m bench.scenarios.burst --setups default --sockets 50 --runs 1
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ import time
 from collections import Counter
 from typing import Any
 
-from benchlib import (
+from bench.harness import Setup
+from bench.measure import (
     CpuMeter,
     MachineLoad,
-    Setup,
     Sock,
     close_all,
     listen_overflows,

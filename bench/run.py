@@ -1,8 +1,8 @@
 """Run every room benchmark, one after the other, and gather their tables.
 
-    .venv/bin/python bench/run_all.py            # everything: about an hour (soak: 10 min)
-    .venv/bin/python bench/run_all.py --quick    # one short run of each: a few minutes
-    .venv/bin/python bench/run_all.py --only fanout,burst
+    .venv/bin/python -m bench.run            # everything: about an hour (soak: 10 min)
+    .venv/bin/python -m bench.run --quick    # one short run of each: a few minutes
+    .venv/bin/python -m bench.run --only fanout,burst
 
 Each benchmark writes ``bench/results/<name>-<time>.json``, ``<name>-latest.json`` and a readable
 ``<name>-latest.md``; this script puts the readable ones together in
@@ -20,15 +20,17 @@ import sys
 import time
 from pathlib import Path
 
-from benchlib import BENCH, PY, RESULTS, ROOT, machine, snapshot
+from bench.harness import PY, RESULTS, ROOT
+from bench.measure import machine, snapshot
 
 FULL = {
     "fanout": [],
     "burst": [],
     "saturation": [],
     "page": [],
-    "queries_per_roll": [],
-    "server_profile": [],
+    "tables": [],
+    "queries": [],
+    "profile": [],
     "soak": [],
 }
 QUICK = {
@@ -36,8 +38,9 @@ QUICK = {
     "burst": ["--runs", "1"],
     "saturation": ["--runs", "1", "--seconds", "5", "--rates", "10,50,100"],
     "page": ["--runs", "2"],
-    "queries_per_roll": ["--n", "50"],
-    "server_profile": ["--scenarios", "saturation"],
+    "tables": ["--runs", "1", "--seconds", "20", "--most", ""],
+    "queries": ["--n", "50"],
+    "profile": ["--scenarios", "saturation"],
     "soak": ["--minutes", "1"],
 }
 
@@ -70,7 +73,7 @@ def main() -> None:
     for name in names:
         started = time.monotonic()
         print(f"== {name} {' '.join(plan[name])}", flush=True)
-        command = [PY, str(BENCH / f"{name}.py"), *plan[name]]
+        command = [PY, "-m", f"bench.scenarios.{name}", *plan[name]]
         code = subprocess.run(command, cwd=ROOT, env=env).returncode
         print(f"== {name}: exit {code} after {time.monotonic() - started:.0f} s", flush=True)
         if code:

@@ -11,8 +11,8 @@ Checked per seat, over all of its sockets: every seq after the one it first saw 
 missing), and none arrives twice (duplicated). Also counted: gaps inside one socket's live stream
 (the server is meant to fill those itself), rolls refused, and roll latency (the sender's copy).
 
-    .venv/bin/python bench/soak.py               # 10 minutes
-    .venv/bin/python bench/soak.py --minutes 2
+    .venv/bin/python -m bench.scenarios.soak               # 10 minutes
+    .venv/bin/python -m bench.scenarios.soak --minutes 2
 """
 
 from __future__ import annotations
@@ -25,9 +25,8 @@ import signal
 import time
 from typing import Any
 
-from benchlib import (
-    RESULTS,
-    Setup,
+from bench.harness import RESULTS, Setup
+from bench.measure import (
     Sock,
     machine,
     rss_kb,
@@ -175,7 +174,7 @@ async def soak(args: argparse.Namespace) -> dict[str, Any]:
     if args.trace_memory:
         (RESULTS / "soak-memory").mkdir(parents=True, exist_ok=True)
         options = {
-            "app": "bench.tracemalloc_asgi:application",
+            "app": "bench.servers.tracemalloc_asgi:application",
             "env": {
                 "BENCH_TRACEMALLOC_OUT": str(RESULTS / "soak-memory" / "tracemalloc-{pid}-{n}.txt")
             },

@@ -5,7 +5,7 @@ answered by ``pong``, and every ``roll`` broadcast to every socket of the same p
 the same shape and size as the table's (``seq`` per room, the sender's copy carries its ``ref``).
 No database, no channel layer, no per-socket redaction: the event is serialised once for the room.
 
-    .venv/bin/python bench/bare_server.py --port 18700
+    .venv/bin/python -m bench.servers.bare --port 18700
 """
 
 from __future__ import annotations

@@ -1,0 +1,388 @@
+"""Servers for the benchmarks and for the tests that need real processes: the one harness.
+
+- ``ServerProcess``: a process we started, waited for until its port answers, stopped by its own
+  pid (never by name);
+- ``daphne_command``: how the table is served (``python -m daphne`` with this interpreter);
+- ``Setup``: a benchmark setup (``bare``, ``default``, ``deployed``): its database made and
+  migrated, its processes started, rooms made and players seated;
+- ``WHATIF``: one-change experiments, each a setting of the served table (never a patch of its
+  code): ``python -m bench.scenarios.fanout --whatif db-pool`` serves the table with that setting.
+
+Three setups:
+
+* ``bare``: ``bench/servers/bare.py``, a bare ``websockets`` broadcast server (the floor);
+* ``default``: the table with its defaults: one daphne process, SQLite in a temporary data
+  directory, the in-memory channel layer;
+* ``deployed``: two daphne processes sharing PostgreSQL (a scratch database, ``bench`` unless
+  ``BENCH_DATABASE`` says otherwise, dropped and made again for each setup) and Redis (the pub/sub
+  channel layer, its own prefix), clients split across both.
+
+All traffic is to 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from http.cookiejar import CookieJar, DefaultCookiePolicy
+from pathlib import Path
+from typing import IO, Any
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench"
+RESULTS = Path(os.environ.get("BENCH_RESULTS") or BENCH / "results")
+# The interpreter of every process started here: this one (the project's venv, as run).
+PY = sys.executable
+# The code the servers run: the working tree, or (``python -m bench.run --code snapshot``, or
+# BENCH_CODE=dir) a snapshot of one commit, so that every figure of a run belongs to the same code.
+CODE = Path(os.environ.get("BENCH_CODE") or ROOT)
+HOST = "127.0.0.1"
+PG_BASE = "postgres://postgres@127.0.0.1:5432"
+PG_DATABASE = os.environ.get("BENCH_DATABASE", "bench")
+REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/6")
+SETUPS = ("bare", "default", "deployed")
+MAX_PLAYERS = 500  # tabletop.services.seats.MAX_PLAYERS
+
+
+# --- ports and processes --------------------------------------------------------------------
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+def port_free(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex((HOST, port)) != 0
+
+
+def daphne_command(port: int, app: str = "tabletop.asgi:application") -> list[str]:
+    return [PY, "-m", "daphne", "-b", HOST, "-p", str(port), app]
+
+
+class ServerProcess:
+    """One server process we started: running once its port answers; stopped by its own pid.
+
+    Output goes to ``log`` (a path) or, without one, is kept for the error raised if the process
+    exits before its port answers."""
+
+    def __init__(
+        self,
+        name: str,
+        args: list[str],
+        *,
+        env: dict[str, str],
+        port: int,
+        cwd: Path = CODE,
+        log: Path | None = None,
+        timeout: float = 30.0,
+    ) -> None:
+        if not port_free(port):
+            raise RuntimeError(f"port {port} is taken: is an earlier server still running?")
+        self.name, self.port, self.log = name, port, log
+        self._out: IO[bytes] = open(log, "ab") if log else tempfile.TemporaryFile()  # noqa: SIM115
+        self.popen = subprocess.Popen(
+            args,
+            cwd=cwd,
+            env=env,
+            stdout=self._out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self.pid = self.popen.pid
+        try:
+            self._wait(timeout)
+        except RuntimeError:
+            self.stop()
+            raise
+
+    def _wait(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.popen.poll() is not None:
+                raise RuntimeError(f"{self.name} exited ({self.popen.returncode}): {self.output()}")
+            with contextlib.suppress(OSError), socket.create_connection((HOST, self.port), 0.5):
+                return
+            time.sleep(0.1)
+        raise RuntimeError(f"{self.name}: nothing listens on {HOST}:{self.port} after {timeout}s")
+
+    def output(self, limit: int = 3000) -> str:
+        with contextlib.suppress(OSError, ValueError):
+            self._out.flush()
+            if self.log:
+                return self.log.read_text(errors="replace")[-limit:]
+            self._out.seek(0)
+            return self._out.read().decode(errors="replace")[-limit:]
+        return ""
+
+    def stop(self) -> None:
+        if self.popen.poll() is None:
+            self.popen.send_signal(signal.SIGTERM)
+            try:
+                self.popen.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.popen.kill()
+                self.popen.wait(timeout=10)
+        self._out.close()
+
+
+@contextlib.contextmanager
+def daphne_servers(
+    count: int, *, env: dict[str, str], app: str = "tabletop.asgi:application"
+) -> Any:
+    """``count`` daphne processes on free ports serving ``app`` with ``env``; yields the ports."""
+    processes: list[ServerProcess] = []
+    try:
+        for i in range(count):
+            port = free_port()
+            processes.append(
+                ServerProcess(f"daphne{i + 1}", daphne_command(port, app), env=env, port=port)
+            )
+        yield [p.port for p in processes]
+    finally:
+        for process in processes:
+            process.stop()
+
+
+# --- what-ifs: one setting each -------------------------------------------------------------
+WHATIF: dict[str, str] = {
+    # name: what the served table does differently (bench/servers/settings.py applies it)
+    "server-binding": "PostgreSQL binds parameters on the server (psycopg prepares statements)",
+    "no-db-pool": "PostgreSQL without the connection pool: one kept connection per thread",
+    "one-db-thread": "every database call of a process on its one ORM thread",
+}
+
+
+def whatif_env(names: Sequence[str]) -> dict[str, str]:
+    unknown = [n for n in names if n not in WHATIF]
+    if unknown:
+        raise ValueError(f"unknown what-if {', '.join(unknown)}; known: {', '.join(WHATIF)}")
+    return {"BENCH_WHATIF": ",".join(names)} if names else {}
+
+
+# --- setups ---------------------------------------------------------------------------------
+class Setup:
+    """A server setup to measure: start it, make rooms, seat players, stop it.
+
+    ``tag`` keeps concurrent benchmarks apart: each has its own ports.
+    ``env`` adds settings for the table's processes (e.g. ``TABLETOP_RATE_PER_SECOND``).
+    """
+
+    BASE_PORTS = {
+        "fanout": 18700,
+        "burst": 18740,
+        "saturation": 18780,
+        "soak": 18820,
+        "page": 18860,
+        "profile": 18900,
+        "tables": 18960,
+    }
+
+    def __init__(
+        self,
+        kind: str,
+        tag: str,
+        *,
+        env: dict[str, str] | None = None,
+        app: str = "tabletop.asgi:application",
+        processes: int | None = None,
+    ) -> None:
+        if kind not in SETUPS:
+            raise ValueError(kind)
+        self.kind, self.tag, self.app = kind, tag, app
+        base = self.BASE_PORTS.get(tag, 19000) + {"bare": 0, "default": 10, "deployed": 20}[kind]
+        count = processes or (2 if kind == "deployed" else 1)
+        self.ports = [base + i for i in range(count)]
+        if os.environ.get("BENCH_FREE_PORTS"):  # (tests: several suites may run at once)
+            self.ports = [free_port() for _ in range(count)]
+        self.processes: list[ServerProcess] = []
+        self.extra_env = dict(env or {})
+        self.data_dir: str | None = None
+        self.database = PG_DATABASE
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        self.logs = RESULTS / "logs"
+        self.logs.mkdir(exist_ok=True)
+
+    def env(self) -> dict[str, str]:
+        """The environment of the table's processes."""
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in {"DATABASE_URL", "REDIS_URL", "TABLETOP_DATA_DIR", "DJANGO_SETTINGS_MODULE"}
+        }
+        env.update(
+            {
+                "PYTHONPATH": str(CODE),
+                "DJANGO_SETTINGS_MODULE": "bench.servers.settings",
+                "DEBUG": "0",  # DEBUG keeps every query in memory; no deployment runs with it
+                "LOG_LEVEL": "WARNING",
+            }
+        )
+        if self.kind == "default":
+            assert self.data_dir
+            env["TABLETOP_DATA_DIR"] = self.data_dir
+        elif self.kind == "deployed":
+            env["DATABASE_URL"] = f"{PG_BASE}/{self.database}"
+            env["REDIS_URL"] = REDIS_URL
+        env.update(self.extra_env)
+        return env
+
+    def _server_side_modules(self) -> None:
+        """A snapshot gets the current server-side bench modules (settings, room maker, bare)."""
+        if CODE == ROOT:
+            return
+        (CODE / "bench").mkdir(exist_ok=True)
+        shutil.copy2(BENCH / "__init__.py", CODE / "bench" / "__init__.py")
+        shutil.copytree(BENCH / "servers", CODE / "bench" / "servers", dirs_exist_ok=True)
+
+    def start(self, serve: bool = True) -> Setup:
+        """Make the database (migrated, with the demo tables) and start the server processes
+        (``serve=False``: the database only)."""
+        stamp = dt.datetime.now().strftime("%H%M%S")
+        self._server_side_modules()
+        if self.kind == "bare":
+            for i, port in enumerate(self.ports):
+                self.processes.append(
+                    ServerProcess(
+                        f"bare{i + 1}",
+                        [PY, "-m", "bench.servers.bare", "--port", str(port)],
+                        env=dict(os.environ),
+                        port=port,
+                        cwd=ROOT,
+                        log=self.logs / f"{self.tag}-bare-{port}-{stamp}.log",
+                    )
+                )
+            return self
+        if self.kind == "default":
+            self.data_dir = tempfile.mkdtemp(prefix=f"tabletop-bench-{self.tag}-")
+        else:
+            for cmd in ("dropdb", "createdb"):
+                extra = ["--if-exists", "--force"] if cmd == "dropdb" else []
+                subprocess.run(
+                    [cmd, *extra, "-h", HOST, "-U", "postgres", self.database],
+                    check=True,
+                    capture_output=True,
+                    timeout=60,
+                )
+        subprocess.run(
+            [PY, "manage.py", "play", "--no-serve"],
+            cwd=CODE,
+            env=self.env(),
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
+        if not serve:
+            return self
+        for i, port in enumerate(self.ports):
+            self.processes.append(
+                ServerProcess(
+                    f"daphne{i + 1}",
+                    daphne_command(port, self.app),
+                    env=self.env(),
+                    port=port,
+                    log=self.logs / f"{self.tag}-{self.kind}-{port}-{stamp}.log",
+                )
+            )
+        return self
+
+    def stop(self) -> None:
+        for process in self.processes:
+            process.stop()
+        self.processes.clear()
+        if self.data_dir:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+            self.data_dir = None
+        if self.kind == "deployed":
+            subprocess.run(
+                ["dropdb", "--if-exists", "--force", "-h", HOST, "-U", "postgres", self.database],
+                capture_output=True,
+                timeout=60,
+            )
+
+    def __enter__(self) -> Setup:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    @property
+    def pids(self) -> list[int]:
+        return [p.pid for p in self.processes]
+
+    def new_rooms(self, count: int = 1) -> list[str]:
+        if self.kind == "bare":
+            return [f"bare{time.monotonic_ns()}x{i}" for i in range(count)]
+        out = subprocess.run(
+            [PY, "-m", "bench.servers.mkroom", "--count", str(count)],
+            cwd=CODE,
+            env=self.env(),
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        return out.stdout.split()
+
+    async def join(
+        self, code: str, count: int, prefix: str = "p", concurrency: int = 8
+    ) -> list[str]:
+        """Seat ``count`` players (JSON join); their tokens, in order."""
+        return (await self.join_rooms([code], count, prefix, concurrency))[0]
+
+    async def join_rooms(
+        self, codes: Sequence[str], per_room: int, prefix: str = "p", concurrency: int = 8
+    ) -> list[list[str]]:
+        """Seat ``per_room`` players in each room; the tokens of each room, in order."""
+        if self.kind == "bare":
+            return [[f"t{i}" for i in range(per_room)] for _ in codes]
+        import httpx
+
+        tokens: dict[tuple[int, int], str] = {}
+        seats: dict[tuple[int, int], int] = {}
+        sem = asyncio.Semaphore(concurrency)
+        # No cookie jar: a join that carries the seat cookie of an earlier join gets that seat
+        # back (the same browser keeps its seat), and every player here must be a seat of its own.
+        no_cookies = CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
+        async with httpx.AsyncClient(
+            base_url=f"http://{HOST}:{self.ports[0]}", timeout=60, cookies=no_cookies
+        ) as client:
+
+            async def one(r: int, i: int) -> None:
+                async with sem:
+                    response = await client.post(
+                        f"/play/{codes[r]}/join", json={"name": f"{prefix}{i}"}
+                    )
+                    response.raise_for_status()
+                    body = response.json()
+                    tokens[r, i], seats[r, i] = body["token"], body["seat"]["id"]
+
+            await asyncio.gather(*(one(r, i) for r in range(len(codes)) for i in range(per_room)))
+        if len(set(seats.values())) != len(codes) * per_room:
+            raise RuntimeError(f"wanted {len(codes) * per_room} seats, got {len(set(seats))}")
+        return [[tokens[r, i] for i in range(per_room)] for r in range(len(codes))]
+
+    async def sockets_tokens(self, code: str, sockets: int) -> list[str]:
+        """A token for each of ``sockets`` sockets: one seat each, up to the table's cap.
+
+        Past the table's cap of players, further sockets are second devices of the first
+        players (the same seat, its own socket)."""
+        seats = await self.join(code, min(sockets, MAX_PLAYERS))
+        return [seats[i % len(seats)] for i in range(sockets)]
+
+    def url(self, code: str, token: str, port: int | None = None, after: int | None = None) -> str:
+        port = port or self.ports[0]
+        if self.kind == "bare":
+            return f"ws://{HOST}:{port}/room/{code}"
+        tail = f"&after={after}" if after is not None else ""
+        return f"ws://{HOST}:{port}/ws/play/{code}/?token={token}{tail}"

@@ -1,0 +1,375 @@
+"""Many tables: a service's evening, hundreds of small rooms rolling at once.
+
+``--tables`` rooms of ``--players`` seats each (200 x 5 = 1,000 sockets by default). Each room
+rolls on average every ``--every`` seconds, as a Poisson process (200 rooms every 5 s: 40
+rolls a second in all); the schedule (when, which room, which player) comes from a seeded random
+generator, so every setup, the bare floor included, is fed the same pattern. Every socket also
+sends the room page's heartbeat (``ping`` every 20 s, spread out). In the deployed setup a
+room's sockets alternate between the two processes, as behind a load balancer.
+
+Measured for each roll at every socket of its room (the sender's own copy included): latency
+from send to arrival; lost (socket, roll) pairs after a drain; seq gaps and repeats per socket;
+refusals; each server process's CPU (% of one core) and RSS at the end; the client's CPU and
+event-loop lag (it shares the machine). The table shows medians of ``--runs`` runs and the p99
+as a multiple of the bare server's p99 (target: <= 3x, 0 lost).
+
+``--most 200,400,600`` then tries those table counts, one run each, bare first at each count,
+to find the most tables each setup holds at p99 <= 3x the floor (stopping at the first miss).
+
+    .venv/bin/python -m bench.scenarios.tables                      # about 15 minutes
+    .venv/bin/python -m bench.scenarios.tables --setups bare,default --runs 1 --seconds 20
+    .venv/bin/python -m bench.scenarios.tables --most 300,400,600 --seconds 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import random
+import time
+from collections import Counter
+from typing import Any
+
+from bench.harness import Setup, whatif_env
+from bench.measure import (
+    CpuMeter,
+    LoopLag,
+    MachineLoad,
+    Sock,
+    add_whatif_argument,
+    close_all,
+    machine,
+    median_of,
+    open_all,
+    parse_whatif,
+    result_name,
+    rss_kb,
+    save,
+    save_text,
+    say,
+    stop_on_sigterm,
+    summarize,
+    table,
+)
+
+HEARTBEAT_S = 20.0  # static/tabletop/socket.js PING_EVERY
+STATS = (
+    "p50",
+    "p95",
+    "p99",
+    "max",
+    "client_cpu",
+    "server_cpu",
+    "loop_lag_p99",
+    "machine_busy",
+    "rolls_per_s",
+)
+
+
+def schedule(tables: int, players: int, every: float, seconds: float, seed: int) -> list[tuple]:
+    """(time offset s, room, player) of every roll: one Poisson process of rate tables/every,
+    each arrival in a room and by a player picked at random (so each room is Poisson too)."""
+    rng = random.Random(seed)
+    rate = tables / every
+    out, t = [], rng.expovariate(rate)
+    while t < seconds:
+        out.append((t, rng.randrange(tables), rng.randrange(players)))
+        t += rng.expovariate(rate)
+    return out
+
+
+async def heartbeats(socks: list[Sock], end: float) -> int:
+    """Each socket pings every HEARTBEAT_S seconds, the sockets spread evenly over the period."""
+    sent = 0
+    step = HEARTBEAT_S / max(1, len(socks))
+    t0 = time.monotonic()
+    i = 0
+    while True:
+        at = t0 + i * step
+        if at >= end:
+            return sent
+        delay = at - time.monotonic()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        if await socks[i % len(socks)].send({"type": "ping", "ref": "heartbeat"}):
+            sent += 1
+        i += 1
+
+
+async def one_run(
+    setup: Setup,
+    codes: list[str],
+    tokens: list[list[str]],
+    tables: int,
+    run: int,
+    args: argparse.Namespace,
+) -> dict[str, Any]:
+    gc.collect()
+    gc.freeze()
+    ports = setup.ports
+    rooms: list[list[Sock]] = [
+        [
+            Sock(setup.url(codes[r], tokens[r][p], ports[(r + p) % len(ports)]), f"r{r}p{p}")
+            for p in range(args.players)
+        ]
+        for r in range(tables)
+    ]
+    socks = [s for room in rooms for s in room]
+    t_open = time.monotonic()
+    opened = await open_all(socks, batch=50, timeout=60)
+    open_s = time.monotonic() - t_open
+    tag = f"t{tables}r{run}"
+    plan = schedule(tables, args.players, args.every, args.seconds, seed=1000 * tables + run)
+    try:
+        await asyncio.sleep(1.0)
+        lag = LoopLag()
+        lag.start()
+        with CpuMeter(setup.pids) as cpu, MachineLoad() as load:
+            t0 = time.monotonic()
+            beat = asyncio.create_task(heartbeats(socks, t0 + args.seconds))
+            for rid, (at, room, player) in enumerate(plan):
+                delay = t0 + at - time.monotonic()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                await rooms[room][player].roll(tag, rid)
+            pings = await beat
+            deadline = time.monotonic() + args.drain
+            expected = Counter(room for _, room, _ in plan)
+            while time.monotonic() < deadline:
+                if all(
+                    len(s.rolls.get(tag, {})) >= expected[r]
+                    for r, room in enumerate(rooms)
+                    for s in room
+                ):
+                    break
+                await asyncio.sleep(0.1)
+        lag_stats = await lag.stop()
+        rss = [rss_kb(pid) for pid in setup.pids]
+    finally:
+        await close_all(socks)
+
+    latencies = [ms for s in socks for ms in s.rolls.get(tag, {}).values()]
+    live = {id(s) for s in socks if s.hello is not None}
+    expected_pairs = sum(args.players for _ in plan)
+    gaps = dups = 0
+    for s in socks:
+        g, d = s.seq_problems()
+        gaps, dups = gaps + g, dups + d
+    refused = [e for s in socks for e in s.errors if str(e.get("ref", "")).startswith(f"{tag}-")]
+    stats = summarize(latencies)
+    return {
+        "run": run,
+        "tables": tables,
+        "sockets": len(socks),
+        "connected": opened,
+        "not_connected": len(socks) - len(live),
+        "open_s": open_s,
+        "rolls": len(plan),
+        "rolls_per_s": len(plan) / args.seconds,
+        "pings": pings,
+        "received": len(latencies),
+        "lost": expected_pairs - len(latencies),
+        "seq_gaps": gaps,
+        "seq_duplicates": dups,
+        "refused": len(refused),
+        "refusal_codes": dict(Counter(str(e.get("code")) for e in refused)),
+        **{k: stats[k] for k in ("p50", "p95", "p99", "max")},
+        "client_cpu": cpu.client_pct,
+        "server_cpu": sum(cpu.server_pct),
+        "server_cpu_each": cpu.server_pct,
+        "server_rss_mb_each": [round(kb / 1024, 1) if kb else None for kb in rss],
+        "loop_lag_p99": lag_stats["p99"],
+        "machine_busy": load.busy_pct,
+        "loadavg": load.loadavg,
+    }
+
+
+def summary(label: str, tables: int, runs: list[dict[str, Any]]) -> dict[str, Any]:
+    width = max(len(r["server_cpu_each"]) for r in runs)
+    return {
+        "setup": label,
+        "tables": tables,
+        "runs": runs,
+        "median": median_of(runs, STATS),
+        "server_cpu_each": [
+            median_of([{"v": r["server_cpu_each"][i]} for r in runs], ["v"])["v"]
+            for i in range(width)
+        ],
+        "server_rss_mb_each": [
+            median_of([{"v": r["server_rss_mb_each"][i]} for r in runs], ["v"])["v"]
+            for i in range(width)
+        ],
+        "lost_total": sum(r["lost"] for r in runs),
+        "seq_gaps_total": sum(r["seq_gaps"] for r in runs),
+        "seq_duplicates_total": sum(r["seq_duplicates"] for r in runs),
+        "refused_total": sum(r["refused"] for r in runs),
+        "not_connected_total": sum(r["not_connected"] for r in runs),
+    }
+
+
+async def bench_setup(
+    kind: str, args: argparse.Namespace, floor: dict[int, float]
+) -> list[dict[str, Any]]:
+    """The main count over ``--runs`` runs, then (``--most``) larger counts, one run each, until
+    the p99 passes 3x the floor's at that count. ``floor`` (tables -> bare p99) is filled by the
+    bare setup, which runs first."""
+    label = "+".join([kind, *args.whatif])
+    out: list[dict[str, Any]] = []
+    counts = [args.tables, *[n for n in args.most if n > args.tables]]
+    with Setup(kind, "tables", env=whatif_env(args.whatif)) as setup:
+        t = time.monotonic()
+        codes = setup.new_rooms(max(counts))
+        tokens = await setup.join_rooms(codes, args.players, concurrency=16)
+        say(f"tables {label}: {len(codes)} rooms seated in {time.monotonic() - t:.0f} s")
+        for tables in counts:
+            runs = []
+            for run in range(args.runs if tables == args.tables else 1):
+                r = await one_run(setup, codes[:tables], tokens[:tables], tables, run, args)
+                say(
+                    f"tables {label} {tables}x{args.players} run {run + 1}: "
+                    f"{r['rolls_per_s']:.1f} rolls/s, p50 {r['p50']} p99 {r['p99']} ms, "
+                    f"lost {r['lost']}, refused {r['refused']}, not connected "
+                    f"{r['not_connected']}, server cpu {[round(c) for c in r['server_cpu_each']]}"
+                    f"%, rss {r['server_rss_mb_each']} MB, client cpu {r['client_cpu']:.0f}%"
+                )
+                runs.append(r)
+                await asyncio.sleep(2)
+            row = summary(label, tables, runs)
+            out.append(row)
+            p99 = row["median"]["p99"]
+            if kind == "bare":
+                floor[tables] = p99
+            elif tables != args.tables and (
+                p99 is None or tables not in floor or p99 > 3 * floor[tables] or row["lost_total"]
+            ):
+                break  # past what this setup holds
+    return out
+
+
+def ratio(row: dict[str, Any], floor: dict[int, float]) -> float | None:
+    bare = floor.get(row["tables"])
+    p99 = row["median"]["p99"]
+    return p99 / bare if bare and p99 else None
+
+
+def report(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
+    floor = {r["tables"]: r["median"]["p99"] for r in results if r["setup"] == "bare"}
+    rows = []
+    for r in results:
+        m, x = r["median"], ratio(r, floor)
+        judged = r["setup"] != "bare"
+        met = x is not None and x <= 3 and r["lost_total"] == 0
+        rows.append(
+            [
+                r["setup"],
+                r["tables"],
+                r["tables"] * args.players,
+                len(r["runs"]),
+                m["rolls_per_s"],
+                m["p50"],
+                m["p95"],
+                m["p99"],
+                m["max"],
+                f"{x:.1f}x" if x else "-",
+                ("met" if met else "**missed**") if judged else "",
+                r["lost_total"],
+                r["seq_gaps_total"] + r["seq_duplicates_total"],
+                r["refused_total"],
+                " / ".join(f"{c:.0f}" for c in r["server_cpu_each"]),
+                " / ".join(f"{v:.0f}" for v in r["server_rss_mb_each"] if v),
+                m["client_cpu"],
+                m["loop_lag_p99"],
+                m["machine_busy"],
+            ]
+        )
+    most = []
+    for setup in dict.fromkeys(r["setup"] for r in results if r["setup"] != "bare"):
+        held = [
+            r["tables"]
+            for r in results
+            if r["setup"] == setup
+            and (x := ratio(r, floor)) is not None
+            and x <= 3
+            and r["lost_total"] == 0
+        ]
+        tried = [r["tables"] for r in results if r["setup"] == setup]
+        most.append(
+            f"- {setup}: held {max(held) if held else 'none'} tables at p99 <= 3x bare "
+            f"(tried {', '.join(map(str, tried))})"
+        )
+    head = (
+        f"Many tables: rooms of {args.players} players, each rolling every {args.every:g} s on "
+        f"average (Poisson, the same seeded pattern for every setup), heartbeat every "
+        f"{HEARTBEAT_S:g} s per socket, {args.seconds:g} s per run; medians of {args.runs} runs "
+        "at the first count, one run at each larger count (latency ms from send to arrival at "
+        "every socket of the room)\n\n"
+    )
+    return (
+        head
+        + table(
+            [
+                "setup",
+                "tables",
+                "sockets",
+                "runs",
+                "rolls/s",
+                "p50",
+                "p95",
+                "p99",
+                "max",
+                "p99 / bare",
+                "target <= 3x, 0 lost",
+                "lost",
+                "seq gaps + repeats",
+                "refused",
+                "server CPU % per process",
+                "RSS MB per process",
+                "client CPU %",
+                "client loop lag p99",
+                "machine busy % (2 cores)",
+            ],
+            rows,
+        )
+        + "\n\n"
+        + "\n".join(most)
+        + "\n"
+    )
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--setups", default="bare,default,deployed")
+    parser.add_argument("--tables", type=int, default=200)
+    parser.add_argument("--players", type=int, default=5)
+    parser.add_argument(
+        "--every", type=float, default=5.0, help="mean seconds between a room's rolls"
+    )
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--drain", type=float, default=30.0)
+    parser.add_argument("--most", default="", help="larger table counts to try, comma-separated")
+    add_whatif_argument(parser)
+    args = parser.parse_args()
+    parse_whatif(parser, args)
+    args.most = sorted(int(n) for n in args.most.split(",") if n)
+    kinds = args.setups.split(",")
+    if "bare" in kinds:  # the floor first: the larger counts stop by its p99
+        kinds = ["bare", *[k for k in kinds if k != "bare"]]
+    stop_on_sigterm()
+    info = machine()
+    floor: dict[int, float] = {}
+    results: list[dict[str, Any]] = []
+    for kind in kinds:
+        results.extend(await bench_setup(kind, args, floor))
+    text = report(results, args)
+    print(text)
+    name = result_name("tables", args.whatif)
+    save(name, {"machine": info, "args": vars(args), "results": results})
+    save_text(name, text)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,30 @@
+"""Settings for benchmark servers: the table's own settings, unchanged, except that
+
+- the Redis channel layer gets a private prefix, so a benchmark room never shares pub/sub
+  channels with another server (tests, a dev server) on the same Redis: pub/sub ignores the
+  database number;
+- with ``BENCH_PROFILE_OUT`` set, the table's timing hook (``tabletop/timing.py``) records into
+  ``bench.servers.recorder``, which writes what it measured to that file;
+- ``BENCH_WHATIF`` (comma-separated, see ``bench.harness.WHATIF``) changes one setting each, to
+  measure what a change would give before the table makes it.
+"""
+
+import os
+
+from tabletop.settings import *  # noqa: F403
+from tabletop.settings import CHANNEL_LAYERS, DATABASES, REDIS_URL, TABLETOP
+
+if REDIS_URL:
+    CHANNEL_LAYERS["default"]["CONFIG"]["prefix"] = "tabletop-bench"
+
+if os.environ.get("BENCH_PROFILE_OUT"):
+    # Imported here, on the main thread and before any connection, rather than at first use.
+    import bench.servers.recorder  # noqa: F401
+
+    TABLETOP["TIMING"] = "bench.servers.recorder.record"
+
+WHATIF = {w for w in os.environ.get("BENCH_WHATIF", "").split(",") if w}
+POSTGRES = "postgresql" in DATABASES["default"]["ENGINE"]
+
+if "server-binding" in WHATIF and POSTGRES:
+    DATABASES["default"].setdefault("OPTIONS", {})["server_side_binding"] = True

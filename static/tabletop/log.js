@@ -1,8 +1,13 @@
 // The live log: every event in seq order, hidden rolls as hidden, new ones announced politely.
+// A replay (hundreds of events on opening a long session) draws only the newest; older ones are
+// drawn on request, so a phone opens a long room at once. A roll arriving out of view is counted
+// on a "new" button that brings the log back to the newest.
 import {clock, h} from "./dom.js";
 import {renderRoll, richText} from "./dice.js";
 
 const HIDDEN = new Set(["gm", "blind", "self"]);
+const FIRST = 40; // events drawn when a replay ends; the rest wait for "Show earlier"
+const MORE = 100; // events each "Show earlier" draws
 
 export class Log {
   /** ctx: {seatId, role, reveal(seq, button) -> bool, seats: Map(id -> name)} */
@@ -10,8 +15,55 @@ export class Log {
     this.list = list;
     this.announcer = announcer;
     this.ctx = ctx;
-    this.entries = new Map();
+    this.entries = new Map(); // drawn events: seq -> <li>
     this.revealed = new Map(); // roll seq -> reveal seq
+    this.events = []; // every event this log holds, in seq order (drawn or not)
+    this.seen = new Set();
+    this.queue = []; // replayed events not yet drawn
+    this.later = new Map(); // roll seq -> notes from later events, for a roll not drawn yet
+    this.ended = false;
+    this.opening = true; // until the first live event or "Show earlier"
+    this.unseen = 0;
+    this.earlier = h("li", {class: "earlier"}, h("button", {type: "button", class: "secondary small",
+      onclick: () => this.showEarlier()}, "Show earlier events"));
+    this.fresh = h("button", {type: "button", class: "fresh", hidden: true, onclick: () => this.toNewest(true)});
+    list.after(this.fresh);
+    const check = () => { if (this.unseen && this.newestInView()) this.clearUnseen(); };
+    list.addEventListener("scroll", check, {passive: true});
+    addEventListener("scroll", check, {passive: true});
+  }
+
+  /** The newest drawn event is on screen (inside the log's box and the window). */
+  newestInView() {
+    const last = this.list.lastElementChild;
+    if (!last || last === this.earlier) return true;
+    const item = last.getBoundingClientRect();
+    const box = this.list.getBoundingClientRect();
+    const bottom = Math.min(box.bottom, innerHeight);
+    const top = Math.max(box.top, 0);
+    return item.top < bottom - 8 && item.bottom > top + 8;
+  }
+
+  atNewest() {
+    return this.list.scrollHeight - this.list.scrollTop - this.list.clientHeight < 80;
+  }
+
+  /** Scroll the log to its newest event; ``page``: bring the log itself into the window too. */
+  toNewest(page = false) {
+    this.list.scrollTop = this.list.scrollHeight;
+    if (page && !this.newestInView()) this.list.lastElementChild?.scrollIntoView({block: "nearest"});
+    if (page || this.newestInView()) this.clearUnseen();
+  }
+
+  clearUnseen() {
+    this.unseen = 0;
+    this.fresh.hidden = true;
+  }
+
+  countUnseen() {
+    this.unseen += 1;
+    this.fresh.textContent = `↓ ${this.unseen} new ${this.unseen === 1 ? "event" : "events"}`;
+    this.fresh.hidden = false;
   }
 
   visibilityText(event) {
@@ -26,22 +78,97 @@ export class Log {
     const vis = HIDDEN.has(event.visibility) ? h("span", {class: "vis"}, "🔒 ", this.visibilityText(event)) : null;
     return h("div", {class: "ev-head"},
       h("span", {class: "who"}, what || name, character && !what ? h("span", {class: "muted"}, ` as ${character}`) : null),
+      !what && event.data && typeof event.data.label === "string" && event.data.label
+        ? h("span", {class: "roll-label"}, event.data.label) : null,
       vis,
       h("span", {class: "meta"}, h("time", {datetime: event.at}, clock(event.at)), " ", h("span", {class: "seq"}, `#${event.seq}`)));
   }
 
+  /** Take one event (in seq order). A replayed one waits for the end of the replay
+   * (``flush``); a live one is drawn now. Returns its <li>, or null when not drawn (yet). */
   add(event, replay) {
-    if (this.entries.has(event.seq)) return null;
+    if (this.seen.has(event.seq)) return null;
+    this.seen.add(event.seq);
+    this.events.push(event);
+    if (replay) {
+      this.queue.push(event);
+      this.flushTimer ||= setTimeout(() => this.flush(), 200); // the page calls flush() when caught up
+      return null;
+    }
+    this.flush();
+    this.opening = false;
+    const follow = this.atNewest() || (event.actor && event.actor.seat === this.ctx.seatId);
+    const item = this.draw(event);
+    this.list.append(item);
+    if (follow) this.toNewest();
+    if (!this.newestInView()) this.countUnseen();
+    this.announce(this.spoken(event));
+    return item;
+  }
+
+  /** Draw what a replay brought: the newest ``FIRST`` events, the rest on request. */
+  flush() {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = null;
+    if (!this.queue.length) return;
+    const queue = this.queue.splice(0);
+    if (queue.length > FIRST) {
+      // Older drawn events (from an earlier burst) go back behind "Show earlier" too.
+      for (const item of this.entries.values()) item.remove();
+      this.entries.clear();
+    }
+    const fragment = document.createDocumentFragment();
+    for (const event of queue.slice(-FIRST)) fragment.append(this.draw(event));
+    this.list.append(fragment);
+    if (this.opening) {
+      // Opening the page in bursts: still only the newest FIRST.
+      for (const item of [...this.entries.values()].slice(0, -FIRST)) {
+        this.entries.delete(Number(item.dataset.seq));
+        item.remove();
+      }
+    }
+    this.drawEarlier();
+    this.toNewest();
+  }
+
+  /** The "Show earlier" line at the top, while older events are undrawn. */
+  drawEarlier() {
+    const first = this.list.querySelector(":scope > li.ev");
+    const hidden = first ? this.events.findIndex((e) => e.seq === Number(first.dataset.seq)) : this.events.length;
+    this.earlier.firstChild.textContent = `Show ${Math.min(hidden, MORE)} earlier ${hidden === 1 ? "event" : "events"} (${hidden} in all)`;
+    if (hidden > 0) this.list.prepend(this.earlier);
+    else this.earlier.remove();
+  }
+
+  showEarlier() {
+    this.opening = false;
+    const first = this.list.querySelector(":scope > li.ev");
+    const end = first ? this.events.findIndex((e) => e.seq === Number(first.dataset.seq)) : this.events.length;
+    const start = Math.max(0, end - MORE);
+    const fragment = document.createDocumentFragment();
+    for (const event of this.events.slice(start, end)) fragment.append(this.draw(event));
+    const from = this.list.scrollHeight - this.list.scrollTop; // keep the reader's place
+    this.earlier.after(fragment);
+    this.drawEarlier();
+    this.list.scrollTop = this.list.scrollHeight - from;
+    if (!this.earlier.isConnected) this.list.focus();
+  }
+
+  draw(event) {
     const item = this.render(event);
     item.id = `ev-${event.seq}`;
     item.dataset.seq = event.seq;
     item.dataset.kind = event.kind;
-    const atBottom = this.list.scrollHeight - this.list.scrollTop - this.list.clientHeight < 80;
-    this.list.append(item);
+    for (const note of this.later.get(event.seq) || []) item.append(note);
+    this.later.delete(event.seq);
     this.entries.set(event.seq, item);
-    if (atBottom || (event.actor && event.actor.seat === this.ctx.seatId)) this.list.scrollTop = this.list.scrollHeight;
-    if (!replay) this.announce(this.spoken(event));
     return item;
+  }
+
+  /** The session ended: nothing more to reveal or spend. */
+  end() {
+    this.ended = true;
+    for (const box of this.list.querySelectorAll(".ev-actions")) box.remove();
   }
 
   render(event) {
@@ -84,8 +211,10 @@ export class Log {
         // Pool and resource changes, and kinds this page does not know: what they say of themselves.
         const dice = Array.isArray(data.dice) && data.dice.length ? renderRoll({dice: data.dice}) : null;
         const about = typeof data.roll === "number" ? this.entries.get(data.roll) : null;
-        if (about && data.text) {
-          about.append(h("p", {class: "later muted small"}, h("a", {href: `#ev-${event.seq}`}, `#${event.seq}`), " ", richText(data.text)));
+        if (typeof data.roll === "number" && data.text) {
+          const note = h("p", {class: "later muted small"}, h("a", {href: `#ev-${event.seq}`}, `#${event.seq}`), " ", richText(data.text));
+          if (about) about.append(note);
+          else this.later.set(data.roll, [...(this.later.get(data.roll) || []), note]);
         }
         return h("li", {class: classes.join(" ")}, this.head(event, data.text ? null : event.kind),
           data.text ? h("p", {class: "ev-text"}, richText(data.text)) : null, dice);
@@ -95,21 +224,35 @@ export class Log {
 
   actions(event) {
     const ctx = this.ctx;
+    const data = event.data || {};
     const mine = event.actor && event.actor.seat === ctx.seatId;
     const gmMay = ctx.role === "gm" && (event.visibility === "gm" || event.visibility === "blind");
     const rollerMay = mine && (event.visibility === "gm" || event.visibility === "self");
-    if (!(gmMay || rollerMay) || this.revealed.has(event.seq)) return null;
+    const note = this.revealed.has(event.seq)
+      ? h("p", {class: "revealed-note muted small"}, "Revealed to everyone in ", h("a", {href: `#ev-${this.revealed.get(event.seq)}`}, `#${this.revealed.get(event.seq)}`))
+      : null;
+    if (this.ended) return note;
+    const buttons = [];
     const error = h("span", {class: "error small", role: "alert"});
-    const button = h("button", {type: "button", class: "secondary small reveal",
-      onclick: () => ctx.reveal(event.seq, button, error)}, gmMay ? "Reveal" : "Show everyone");
-    return h("div", {class: "ev-actions"}, button, error);
+    if (ctx.again && data.request && typeof data.request === "object") {
+      buttons.push(h("button", {type: "button", class: "secondary small again",
+        "aria-label": `Roll again: ${data.label || data.request.notation || "the same roll"} (#${event.seq})`,
+        onclick: () => ctx.again(event)}, "Roll again"));
+    }
+    if ((gmMay || rollerMay) && !note) {
+      const button = h("button", {type: "button", class: "secondary small reveal",
+        onclick: () => ctx.reveal(event.seq, button, error)}, gmMay ? "Reveal" : "Show everyone");
+      buttons.push(button);
+    }
+    const box = buttons.length ? h("div", {class: "ev-actions"}, buttons, error) : null;
+    return note || box ? [box, note] : null;
   }
 
   markRevealed(rollSeq, revealSeq) {
     this.revealed.set(rollSeq, revealSeq);
     const original = this.entries.get(rollSeq);
     if (!original) return;
-    original.querySelector(".ev-actions")?.remove();
+    original.querySelector(".ev-actions .reveal")?.remove();
     if (!original.querySelector(".revealed-note")) {
       original.append(h("p", {class: "revealed-note muted small"}, "Revealed to everyone in ", h("a", {href: `#ev-${revealSeq}`}, `#${revealSeq}`)));
     }

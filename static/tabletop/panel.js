@@ -1,5 +1,6 @@
 // The roll panel, built from the engines' request schemas (rules/engines/schema.py Field.as_json).
 import {h} from "./dom.js";
+import {History, tray} from "./tray.js";
 
 const VISIBILITY = [
   ["public", "Everyone"],
@@ -7,6 +8,25 @@ const VISIBILITY = [
   ["blind", "GM only (blind)"],
   ["self", "Only me"],
 ];
+
+const VERBS = /^(is|are|must|should|has|have|needs?|cannot|can|was|were|expected|not|may|takes?|only|exceeds?|too)\b/;
+
+/** A server's "request.notation: is empty; expected ..." as a sentence about the field by the
+ * name the panel shows: "Dice is empty; expected ...". */
+export function sentence(message, label) {
+  // The field's path or name the server put first ("request.notation: ", "Notation: ").
+  let text = String(message || "").trim().replace(/^[A-Za-z_][\w .[\]-]{0,40}:\s+/, "");
+  if (label && text) text = VERBS.test(text) ? `${label} ${text}` : `${label}: ${text}`;
+  text = text.charAt(0).toUpperCase() + text.slice(1);
+  return text && !/[.!?…]$/.test(text) ? `${text}.` : text;
+}
+
+// This browser's memory (the last rolls); a private window without storage keeps it in memory.
+const memory = {};
+const store = {
+  get: (k) => { try { return localStorage.getItem(k); } catch { return memory[k] ?? null; } },
+  set: (k, v) => { try { localStorage.setItem(k, v); } catch { memory[k] = v; } },
+};
 
 const has = (spec, key) => Object.prototype.hasOwnProperty.call(spec, key);
 const labelOf = (spec) => spec.label || spec.name;
@@ -124,7 +144,7 @@ function control(spec, path, idBase, registry) {
     ? h("div", {class: "field check"}, h("label", {for: id}, input, " ", labelOf(spec)), help(spec, id), error)
     : h("div", {class: `field${wide ? " wide" : ""}`}, label, input, help(spec, id), error);
   if (!labelled) input.setAttribute("aria-labelledby", `${id}-label`);
-  registry.set(path, {node, error, focus: () => (input.querySelector?.("button,select,input") || input).focus()});
+  registry.set(path, {node, error, label: labelOf(spec), focus: () => (input.querySelector?.("button,select,input") || input).focus()});
   set(fallback);
   return {node, get, set, reset: () => set(fallback)};
 }
@@ -232,12 +252,12 @@ function objectField(spec, path, id, idBase, registry) {
       inner.set(toggle.checked ? v : {});
       sync();
     };
-    registry.set(path, {node, error, focus: () => toggle.focus()});
+    registry.set(path, {node, error, label: labelOf(spec), focus: () => toggle.focus()});
     set(has(spec, "default") ? spec.default : null);
     return {node, get: () => (on() ? inner.get() : empty(spec)), set, reset: () => set(spec.default ?? null)};
   }
   node = h("details", {class: "field wide object", open: true}, h("summary", null, labelOf(spec)), help(spec, id), body, error);
-  registry.set(path, {node, error, focus: () => node.querySelector("input,select,button")?.focus()});
+  registry.set(path, {node, error, label: labelOf(spec), focus: () => node.querySelector("input,select,button")?.focus()});
   return {node, get: () => inner.get(), set: (v) => inner.set(v || {}), reset: () => inner.set(spec.default || {})};
 }
 
@@ -272,6 +292,8 @@ export class Panel {
     this.modes = [];
     this.hooks = []; // (message) => void: options other modules add to a roll
     this.oddsHooks = []; // (system, request, character) => request: what the table adds before rolling
+    this.history = new History("tabletop.recent_notation", store);
+    this.trays = [];
     const system = page.system;
     this.modes.push({id: system.id, title: system.id === "generic" ? "Dice notation" : system.title, fields: system.request});
     if (system.id !== "generic" && page.generic) {
@@ -294,6 +316,11 @@ export class Panel {
       mode.registry = registry;
       mode.set = fieldSet(mode.fields, "", `f-${mode.id}`, registry);
       mode.node = h("div", {class: "fields", "data-mode": mode.id}, mode.set.nodes);
+      for (const input of mode.node.querySelectorAll("input.notation")) {
+        const t = tray(input, this.history);
+        this.trays.push(t);
+        input.after(t.node);
+      }
       parts.push(mode.node);
     }
     const characters = (page.quick_rolls || []).map((q) => q.character);
@@ -307,6 +334,13 @@ export class Panel {
         all.map((c) => h("option", {value: c.id}, c.name)));
       if (page.role !== "gm") this.character.value = String(all[0].id);
       opts.push(h("div", {class: "field"}, h("label", {for: "roll-character"}, "Rolling for"), this.character));
+    }
+    // What the roll is for ("Attack"), carried into the roll where the table takes it.
+    this.label = null;
+    if ((page.roll_fields || []).includes("label")) {
+      this.label = h("input", {id: "roll-label", name: "label", maxlength: 60, autocomplete: "off",
+        placeholder: "Attack, Stealth…", list: "roll-labels"});
+      opts.unshift(h("div", {class: "field"}, h("label", {for: "roll-label"}, "What for"), this.label));
     }
     this.visibility = h("select", {id: "roll-visibility", name: "visibility"},
       VISIBILITY.map(([value, text]) => h("option", {value}, text)));
@@ -337,7 +371,13 @@ export class Panel {
 
   changed(event) {
     if (event.target && event.target.name === "mode") return;
-    if (event.target === this.visibility) return;
+    if (event.target === this.visibility) {
+      this.drawVisibility();
+      return;
+    }
+    // A text field's "change" comes on blur, i.e. on the mouse press on Roll: clearing its error
+    // then would move the button from under the pointer and the click would be lost.
+    if (event.type === "change" && event.target.matches?.("input:not([type=checkbox]):not([type=radio])")) return;
     this.clearErrors();
     this.changedRequest();
   }
@@ -364,15 +404,17 @@ export class Panel {
     const {system, request, character} = this.current();
     const out = {type: "roll", system, request, visibility: this.visibility.value};
     if (character != null) out.character = character;
+    if (this.label && this.label.value.trim()) out.label = this.label.value.trim();
     for (const hook of this.hooks) hook(out);
     return out;
   }
 
   /** Fill from a quick roll: its request on the table's system (or notation), its character. */
-  fill(request, characterId, system) {
+  fill(request, characterId, system, label) {
     const id = system && this.modes.some((m) => m.id === system) ? system : this.modes[0].id;
     this.switchTo(id);
     this.mode.set.set(request || {});
+    if (this.label) this.label.value = label || "";
     if (this.character && characterId != null) this.character.value = String(characterId);
     this.clearErrors();
     this.changedRequest();
@@ -398,6 +440,9 @@ export class Panel {
     let key = path;
     while (key && !registry.has(key)) key = key.includes(".") ? key.slice(0, key.lastIndexOf(".")) : "";
     const entry = key ? registry.get(key) : null;
+    const named = {character: "Rolling for", visibility: "Who sees it", system: "The table's rules"}[path];
+    const label = entry ? (key === path ? entry.label : `${entry.label} (${path.slice(key.length + 1).replace(/\./g, " ")})`) : named;
+    message = sentence(message, label);
     if (entry) {
       entry.error.textContent = message;
       entry.error.hidden = false;
@@ -415,7 +460,27 @@ export class Panel {
 
   setBusy(busy) {
     this.button.disabled = busy || this.blocked;
-    this.button.textContent = busy ? "Rolling…" : "Roll";
+    this.drawVisibility(busy);
+  }
+
+  /** A hidden roll says so on its button ("Roll hidden: GM only"); Everyone is the plain Roll. */
+  drawVisibility(busy = false) {
+    const value = this.visibility.value;
+    const hidden = value !== "public";
+    this.visibility.closest(".field").classList.toggle("hidden-roll", hidden);
+    this.button.classList.toggle("hidden-roll", hidden);
+    const text = VISIBILITY.find(([v]) => v === value)[1];
+    this.button.textContent = busy ? "Rolling…" : hidden ? `🔒 Roll hidden: ${text}` : "Roll";
+  }
+
+  /** After a roll: the next one is for everyone again unless chosen otherwise. */
+  rolled() {
+    for (const input of this.mode.node.querySelectorAll("input.notation")) this.history.remember(input.value);
+    this.trays.forEach((t) => t.draw());
+    if (this.label) this.label.value = "";
+    if (this.visibility.value === "public") return;
+    this.visibility.value = "public";
+    this.drawVisibility();
   }
 
   /** Rolls only while the session is live and the socket is up. */

@@ -35,8 +35,11 @@ function clientSeed() {
 
 // --- connection status --------------------------------------------------------------------
 const showConnection = connectionStatus($("conn"), "live");
+let connection = ["connecting"];
 function showStatus(kind, until) {
+  connection = [kind, until];
   showConnection(kind, until);
+  drawEnded();
   const was = state.live;
   state.live = kind === "live";
   if (was !== state.live) {
@@ -92,12 +95,26 @@ function copier(button, value) {
 }
 
 // --- session status -----------------------------------------------------------------------
+/** Once the session ended, the badge says so (not a green "live") while the socket stays up. */
+function drawEnded() {
+  const conn = $("conn");
+  if (state.status === "ended") {
+    conn.dataset.session = "ended";
+    if (connection[0] === "live") conn.textContent = "ended";
+  } else {
+    delete conn.dataset.session;
+  }
+}
+
 function setStatus(status) {
   state.status = status;
   const badge = $("session-status");
   badge.textContent = status;
   badge.className = `status status-${status}`;
-  badge.hidden = status === "live"; // the connection badge says "live" already
+  badge.hidden = status !== "planned"; // the connection badge says "live" or "ended"
+  if (status === "ended") log.end();
+  showConnection(...connection);
+  drawEnded();
   panel.setState(state);
   pools.setState(state);
   const end = $("end-session");
@@ -107,7 +124,14 @@ function setStatus(status) {
 // --- the pieces ---------------------------------------------------------------------------
 const odds = new Odds($("odds"), page.odds_url, (field, message) => panel.showError(field, message, {panel: false}));
 const panel = new Panel($("roll-form"), page, ({system, request, missing}) => odds.update(system, request, missing));
-const log = new Log($("log"), $("announce"), {seatId, role: page.role, reveal});
+const log = new Log($("log"), $("announce"), {seatId, role: page.role, reveal, again});
+
+/** "Roll again" on a log entry: the same request (and label) from the panel, at once. */
+function again(event) {
+  const data = event.data || {};
+  panel.fill(data.request, data.character ? data.character.id : null, data.system, data.label);
+  $("roll-form").requestSubmit();
+}
 const pools = new Pools({page, panel, card: $("table-card"), bar: $("table-bar"), clientSeed, request});
 
 /** Send a message; ``done(error or null)`` once the table answers it (or does not, in time). */
@@ -163,6 +187,7 @@ $("roll-form").addEventListener("submit", (e) => {
     clearTimeout(timer);
     panel.setBusy(false);
     if (err) panel.showError(err.field, err.message);
+    else panel.rolled();
   });
 });
 
@@ -186,6 +211,7 @@ const socket = new RoomSocket(page.socket, {
   },
   event(event, replay) {
     const item = log.add(event, replay);
+    if (replay && event.seq >= socket.caughtUp) log.flush(); // the replay is over: draw it now
     pools.event(event, replay, item);
     const data = event.data || {};
     if (event.kind === "seat.join" && data.seat) {

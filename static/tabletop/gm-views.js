@@ -45,8 +45,8 @@ export function pips(remaining, initial) {
   return row;
 }
 
-const KIND_LABEL = {"action-dice": "Action dice", "bonus-dice": "Bonus dice", "round-dice": "Round dice"};
-const KIND_ORDER = {"action-dice": 0, "bonus-dice": 1, "round-dice": 2};
+const KIND_LABEL = {"session-dice": "Action dice", "bonus-dice": "Bonus dice", "round-dice": "Round dice"};
+const KIND_ORDER = {"session-dice": 0, "bonus-dice": 1, "round-dice": 2};
 
 export function sortPools(pools) {
   return pools.sort((a, b) => (KIND_ORDER[a.kind] ?? 9) - (KIND_ORDER[b.kind] ?? 9) || b.sides - a.sides || a.id - b.id);

@@ -223,9 +223,9 @@ export class Pools {
 
   /** A seat's stacks, action dice first, biggest first; with ``c``, those character c may use. */
   stacksOf(seat, c) {
-    return [...this.pools.values()].filter((p) => p.seat === seat && (p.kind === "action-dice"
+    return [...this.pools.values()].filter((p) => p.seat === seat && (p.kind === "session-dice"
       || (p.kind === "bonus-dice" && (c === undefined || p.character === c))))
-      .sort((a, b) => (a.kind === b.kind ? b.sides - a.sides : a.kind < b.kind ? -1 : 1));
+      .sort((a, b) => (a.kind === b.kind ? b.sides - a.sides : a.kind === "session-dice" ? -1 : 1));
   }
 
   bonus(p) {

@@ -9,14 +9,15 @@ from .sessions import GameSession, Seat
 
 
 class PoolKind(models.TextChoices):
-    ACTION_DICE = "action-dice", "Action dice (Zoria pool)"
+    SESSION_DICE = "session-dice", "Dice for the session (a seat's pool)"
     BONUS_DICE = "bonus-dice", "Class bonus dice (one character)"
-    ROUND_DICE = "round-dice", "Action dice this round (Action Dice System)"
+    ROUND_DICE = "round-dice", "Dice for this round (one character)"
 
 
 class Pool(models.Model):
-    """A stack of dice of one size held for this session: a seat's Zoria pool (one stack per die
-    size), class bonus dice bound to one character, or a character's action dice for the round.
+    """A stack of dice of one size held for this session: a seat's pool for the session (one
+    stack per die size), class bonus dice bound to one character, or a character's dice for the
+    round (``label`` names the class of actions or the skill that restricted dice are for).
 
     ``remaining`` only ever changes by one conditional UPDATE, and never goes below zero."""
 
@@ -30,6 +31,8 @@ class Pool(models.Model):
     remaining = models.IntegerField(default=0)
     # What the stack started the session (or round) with, for the dashboard.
     initial = models.IntegerField(default=0)
+    # Restricted or specialized dice: the class of actions or the skill they may be spent on.
+    label = models.CharField(max_length=60, blank=True, default="")
 
     class Meta:
         ordering = ["session", "seat", "kind", "sides"]
@@ -38,14 +41,14 @@ class Pool(models.Model):
                 condition=models.Q(remaining__gte=0), name="pool_never_negative"
             ),
             models.UniqueConstraint(
-                fields=["seat", "kind", "sides"],
+                fields=["seat", "kind", "sides", "label"],
                 condition=models.Q(character__isnull=True),
-                name="one_stack_per_seat_kind_size",
+                name="one_stack_per_seat_kind_size_label",
             ),
             models.UniqueConstraint(
-                fields=["seat", "kind", "sides", "character"],
+                fields=["seat", "kind", "sides", "character", "label"],
                 condition=models.Q(character__isnull=False),
-                name="one_stack_per_character_kind_size",
+                name="one_stack_per_character_kind_size_label",
             ),
         ]
 
@@ -54,7 +57,7 @@ class Pool(models.Model):
 
 
 class SeatPoolState(models.Model):
-    """Per-seat facts the pool rules depend on (Zoria's lucky break)."""
+    """Per-seat facts the pool rules depend on (a lucky break)."""
 
     seat = models.OneToOneField(Seat, on_delete=models.CASCADE, related_name="pool_state")
     touched = models.BooleanField(default=False, help_text="used or spent a die this session")
@@ -82,6 +85,8 @@ class OpenRoll(models.Model):
     declared = models.CharField(max_length=200, blank=True)
     # The roll's own visibility: events about it (dice used, declared) are as hidden as it is.
     visibility = models.CharField(max_length=10, default="public")
+    # An insight roll's subject (normalised): a failed one bars its roller from that subject.
+    insight_subject = models.CharField(max_length=200, blank=True, default="")
 
     class Meta:
         ordering = ["session", "seq"]

@@ -1,18 +1,25 @@
 """Socket messages mapped onto services: read the fields, call the service, return the seq.
 
 Each handler is one short synchronous function (one ORM thread per process), taking the seat
-id and the decoded message; ServiceError carries refusals back to the socket."""
+id and the decoded message; ServiceError carries refusals back to the socket. The core
+messages are here; every other type is a command some game system declares
+(``tabletop.systems``), and exists only at the tables that play that system."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from ..models import GameSession, Seat
-from . import gm_tools, pools, zoria
-from .errors import forbidden, invalid
-from .rolls import ROLL_OPTIONS, make_roll, reveal_roll
+from rules.engines import RuleError
+from rules.engines.schema import validate
+
+from ..models import Event, GameSession, Seat
+from ..systems import registry
+from .errors import ServiceError, forbidden, invalid
+from .rolls import ROLL_FIELDS, make_roll, reveal_roll
 from .sessions import end_session, start_session
+
+Handler = Callable[..., int | None]
 
 
 def _seat(seat_id: int) -> Seat:
@@ -27,7 +34,7 @@ def roll(*, seat_id: int, message: dict[str, Any]) -> int:
         visibility=message.get("visibility", "public"),
         character=message.get("character"),
         client_seed=message.get("client_seed", ""),
-        options={k: message[k] for k in ROLL_OPTIONS if k in message},
+        options={k: v for k, v in message.items() if k not in ROLL_FIELDS},
     ).seq
 
 
@@ -51,85 +58,54 @@ def session_start(*, seat_id: int, message: dict[str, Any]) -> int:
     return GameSession.objects.values_list("last_seq", flat=True).get(pk=seat.session_id)
 
 
-def _zoria(seat_id: int) -> Seat:
-    seat = _seat(seat_id)
-    if seat.session.campaign.system != "zoria":
-        raise invalid("action dice pools belong to Zoria tables", field="type")
-    return seat
-
-
-HANDLERS: dict[str, Callable[..., int | None]] = {
+CORE: dict[str, Handler] = {
     "roll": roll,
     "reveal": reveal,
     "session.start": session_start,
     "session.end": session_end,
-    "pool.use": lambda *, seat_id, message: (
-        zoria.use_die(
-            seat=_zoria(seat_id),
-            roll_seq=message.get("roll"),
-            pool_id=message.get("pool"),
-            client_seed=message.get("client_seed", ""),
-        ).seq
-    ),
-    "pool.spend": lambda *, seat_id, message: (
-        zoria.spend_dice(
-            seat=_zoria(seat_id),
-            effect=message.get("effect"),
-            roll_seq=message.get("roll"),
-            count=message.get("count", 1),
-            pool_id=message.get("pool"),
-            note=message.get("note", ""),
-        ).seq
-    ),
-    "pool.award": lambda *, seat_id, message: (
-        zoria.award(
-            seat=_zoria(seat_id), to_seat=message.get("seat"), count=message.get("count", 1)
-        ).seq
-    ),
-    "pool.undo-award": lambda *, seat_id, message: zoria.undo_award(seat=_zoria(seat_id)).seq,
-    "pool.refund": lambda *, seat_id, message: (
-        zoria.refund(
-            seat=_zoria(seat_id),
-            to_seat=message.get("seat"),
-            count=message.get("count", 1),
-            note=message.get("note", ""),
-        ).seq
-    ),
-    "pool.lucky-break": lambda *, seat_id, message: zoria.lucky_break(seat=_zoria(seat_id)).seq,
-    "roll.close": lambda *, seat_id, message: (
-        zoria.declare(
-            seat=_zoria(seat_id), roll_seq=message.get("roll"), result=message.get("result", "")
-        ).seq
-    ),
-    "resource.spend": lambda *, seat_id, message: (
-        pools.use_resource(
-            seat=_seat(seat_id),
-            character_id=message.get("character"),
-            use=message.get("use"),
-            amount=message.get("amount", 1),
-            roll_seq=message.get("roll"),
-        ).seq
-    ),
-    "resource.award": lambda *, seat_id, message: (
-        pools.award_resource(
-            seat=_seat(seat_id),
-            character_id=message.get("character"),
-            name=message.get("name"),
-            amount=message.get("amount", 1),
-        ).seq
-    ),
-    "discord.roll": lambda *, seat_id, message: (
-        gm_tools.roll_discord_die(
-            seat=_seat(seat_id), client_seed=message.get("client_seed", "")
-        ).seq
-    ),
-    "extended.open": lambda *, seat_id, message: (
-        gm_tools.open_extended(
-            seat=_seat(seat_id), label=message.get("label"), target=message.get("target")
-        ).seq
-    ),
-    "extended.close": lambda *, seat_id, message: (
-        gm_tools.close_extended(seat=_seat(seat_id), extended=message.get("extended")).seq
-    ),
-    "round.new": lambda *, seat_id, message: gm_tools.new_round(seat=_seat(seat_id)).seq,
 }
+
+
+def system_command(kind: str) -> Handler:
+    """The handler for a system's command type: the table's system must define it; its fields
+    are checked against the declaration before the service sees them."""
+
+    def run(*, seat_id: int, message: dict[str, Any]) -> int | None:
+        seat = _seat(seat_id)
+        system = seat.session.campaign.system
+        command = registry.command(system, kind)
+        if command is None:
+            raise invalid(f"this table plays {system}: it has no {kind!r} action", field="type")
+        if command.gm_only and not seat.is_gm:
+            raise forbidden(f"only the GM may send {kind!r}")
+        body = {key: value for key, value in message.items() if key not in ("type", "ref")}
+        try:
+            checked = validate(command.fields, body)
+        except RuleError as exc:
+            raise ServiceError.from_rule(exc, prefix="") from None
+        done = command.handler(seat_id=seat_id, **checked)
+        return done.seq if isinstance(done, Event) else done
+
+    return run
+
+
+class _Handlers(Mapping[str, Handler]):
+    """The core messages and every type some system declares (read from the registry, which
+    is filled at app start)."""
+
+    def __getitem__(self, kind: str) -> Handler:
+        if kind in CORE:
+            return CORE[kind]
+        if kind in registry.command_types():
+            return system_command(kind)
+        raise KeyError(kind)
+
+    def __iter__(self) -> Iterator[str]:
+        yield from CORE
+        yield from sorted(registry.command_types() - CORE.keys())
+
+    def __len__(self) -> int:
+        return len(CORE) + len(registry.command_types() - CORE.keys())
+
+
+HANDLERS: Mapping[str, Handler] = _Handlers()

@@ -8,16 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
 from django.db.models import F
 
 from rules.engines import get_system
 
 from ..models import Character, CharacterResource, Event, GameSession, Seat, Visibility
 from ..models.pools import Pool
-from ..selectors.events import Viewer, can_see
-from ..selectors.pools import pool_snapshot, resource_snapshot
-from .errors import conflict, forbidden, invalid, not_found
+from ..selectors.pools import pool_snapshot
+from .errors import conflict, forbidden, invalid
 from .events import record_event
 
 
@@ -146,117 +144,6 @@ def grant_resource(*, character: Character, name: str, amount: int = 1) -> Chara
         amount=F("amount") + amount
     )
     return CharacterResource.objects.get(character=character, name=name)
-
-
-def _label(name: str, amount: int) -> str:
-    """'character_points', 1 -> 'character point'."""
-    label = name.replace("_", " ")
-    return label.removesuffix("s") if amount == 1 else label
-
-
-RESOURCE_USES: dict[str, dict[str, str]] = {
-    # system -> use -> resource it costs (the amount comes with the action)
-    "d6-chance": {"survive": "character_points"},
-    "discordian": {
-        "avoid-costly": "instant_karma",
-        "avoid-costly-luck": "luck",
-        "extra-success": "luck",
-    },
-}
-
-
-def use_resource(
-    *, seat: Seat, character_id: Any, use: Any, amount: Any = 1, roll_seq: Any = None
-) -> Event:
-    """A table action that costs a resource with no roll of its own (survive, +1 success, avoid a
-    costly success...), tied to a roll where the rules tie it to one."""
-    system_id = seat.session.campaign.system
-    uses = RESOURCE_USES.get(system_id, {})
-    if not isinstance(use, str) or use not in uses:
-        raise invalid(f"one of {sorted(uses)}", field="use")
-    name = uses[use]
-    if use in {"extra-success", "avoid-costly", "avoid-costly-luck"} and (
-        isinstance(roll_seq, bool) or not isinstance(roll_seq, int)
-    ):
-        raise invalid("which roll (its seq) this is for", field="roll")
-    with transaction.atomic():
-        character = character_for(seat=seat, character_id=character_id)
-        if roll_seq is not None:
-            roll = (
-                Event.objects.select_for_update()
-                .filter(session_id=seat.session_id, seq=roll_seq, kind="roll")
-                .first()
-            )
-            viewer = Viewer(seat_id=seat.pk, is_gm=seat.is_gm)
-            if roll is None or not can_see(
-                visibility=roll.visibility, actor_seat_id=roll.actor_id, viewer=viewer
-            ):
-                raise not_found(f"no roll #{roll_seq} of yours in this session")
-            if (roll.data.get("character") or {}).get("id") != character.pk:
-                raise invalid(f"roll #{roll_seq} is not {character.name}'s", field="roll")
-            hidden_as = {"visibility": roll.visibility, "owner": roll.actor}
-            if use == "extra-success" and roll.data.get("outcome") != "success":
-                raise conflict("+1 success is only for a successful roll")
-            if use.startswith("avoid-costly"):
-                if "costly" not in roll.data.get("flags", []):
-                    raise conflict(f"roll #{roll_seq} is not a costly success")
-                if Event.objects.filter(
-                    session_id=seat.session_id,
-                    kind="pool",
-                    data__roll=roll_seq,
-                    data__use__in=["avoid-costly", "avoid-costly-luck"],
-                ).exists():
-                    raise conflict(f"roll #{roll_seq}'s costly success is already avoided")
-                # The roll sets the price: Instant Karma equal to its 1s, or 1 Luck.
-                amount = max(1, int(roll.data.get("ones") or 0)) if use == "avoid-costly" else 1
-        else:
-            hidden_as = {}
-        row = spend_resource(character=character, name=name, amount=amount)
-        # A spend on a hidden roll is as hidden as the roll: its price tells of its dice.
-        return record_pool_event(
-            session_id=seat.session_id,
-            actor=seat,
-            **hidden_as,
-            data={
-                "action": "spend",
-                "use": use,
-                "character": {"id": character.pk, "name": character.name},
-                "roll": roll_seq,
-                "amount": amount,
-                "resources": [resource_snapshot(row)],
-                "text": f"{character.name} spends {amount} {_label(name, amount)}: "
-                f"{use.replace('-', ' ')}",
-            },
-        )
-
-
-def award_resource(*, seat: Seat, character_id: Any, name: Any, amount: Any = 1) -> Event:
-    """The GM awards character points, Luck or Instant Karma; a negative amount takes some
-    back (a correction), never below zero."""
-    if not seat.is_gm:
-        raise forbidden("only the GM awards")
-    if isinstance(amount, bool) or not isinstance(amount, int) or not 0 < abs(amount) <= 1000:
-        raise invalid("a whole number from -1000 to 1000, not 0", field="amount")
-    with transaction.atomic():
-        character = character_for(seat=seat, character_id=character_id)
-        label = str(name).replace("_", " ")
-        if amount > 0:
-            row = grant_resource(character=character, name=name, amount=amount)
-            text = f"GM awards {character.name} {amount} {label}"
-        else:
-            row = spend_resource(character=character, name=name, amount=-amount)
-            text = f"GM takes back {-amount} {label} from {character.name}"
-        return record_pool_event(
-            session_id=seat.session_id,
-            actor=seat,
-            data={
-                "action": "award",
-                "character": {"id": character.pk, "name": character.name},
-                "amount": amount,
-                "resources": [resource_snapshot(row)],
-                "text": text,
-            },
-        )
 
 
 def expire_pools(*, session: GameSession, by: Seat | None) -> Event | None:

@@ -7,14 +7,14 @@ from typing import Any
 from django.db import transaction
 
 from rules.engines import FairStream, RuleError, get_system
+from rules.engines.schema import validate
 
 from ..models import Event, GameSession, Seat, SessionStatus, Visibility
 from ..models.pools import OpenRoll
-from . import table_rules
+from ..systems.registry import RollContext, TableSystem, table_system
 from .errors import ServiceError, conflict, forbidden, invalid, not_found
 from .events import next_seq, record_event
 from .pools import character_for
-from .table_rules import RollContext
 
 MAX_CLIENT_SEED = 200
 HIDDEN = {Visibility.GM, Visibility.BLIND, Visibility.SELF}
@@ -29,7 +29,23 @@ def _system_for(session: GameSession, system_id: Any) -> Any:
     raise invalid(f"this table plays {campaign_system} (and ordinary notation)", field="system")
 
 
-ROLL_OPTIONS = ("add_luck_die", "extended", "defense", "group_extra", "stat_roll")
+# What every roll message may carry; anything else is one of the table system's roll options.
+ROLL_FIELDS = frozenset(
+    {"type", "ref", "request", "system", "visibility", "character", "client_seed"}
+)
+
+
+def _options(table: TableSystem, options: dict[str, Any], visibility: str) -> dict[str, Any]:
+    """The table system's roll options, checked against its declarations."""
+    try:
+        checked = validate(table.roll_options, options)
+    except RuleError as exc:
+        raise ServiceError.from_rule(exc, prefix="") from None
+    for name in table.public_options:
+        if checked.get(name) and visibility != Visibility.PUBLIC:
+            # Their effect is public table state: it would tell everyone of the hidden roll.
+            raise invalid("only a public roll can count for the whole table", field=name)
+    return {key: value for key, value in checked.items() if key in options}
 
 
 def make_roll(
@@ -68,16 +84,18 @@ def make_roll(
             raise ServiceError.from_rule(exc) from None
         if locked.status != SessionStatus.LIVE:
             raise conflict(f"the session is {locked.status}; rolls are made only while it is live")
+        # The table's own rules apply to rolls in its system, not to the notation box.
+        table = table_system(engine.id if engine.id == locked.campaign.system else "")
         ctx = RollContext(
             seat=seat,
             session=locked,
             system=engine.id,
             character=who,
-            options=options or {},
+            options=_options(table, options or {}, visibility),
             visibility=visibility,
         )
         try:
-            prepared = table_rules.prepare(ctx, normalised)
+            prepared = table.prepare(ctx, normalised)
             if (
                 prepared is not normalised
             ):  # the table changed it (e.g. the Discord Die): check again
@@ -92,8 +110,7 @@ def make_roll(
         result["character"] = {"id": who.pk, "name": who.name} if who else None
         if reroll_of is not None:
             result["reroll_of"] = reroll_of
-        if ctx.options.get("stat_roll"):
-            result["stat_roll"] = True
+        table.annotate(ctx, result)
         event = record_event(
             session_id=locked.pk,
             kind="roll",
@@ -102,7 +119,7 @@ def make_roll(
             data=result,
             seq=seq,
         )
-        table_rules.settle(ctx, event)
+        table.settle(ctx, event)
         return event
 
 
@@ -112,6 +129,9 @@ def reveal_roll(*, seat: Seat, seq: Any) -> Event:
     if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
         raise invalid("expected the seq of a roll", field="seq")
     with transaction.atomic():
+        locked = GameSession.objects.select_for_update().get(pk=seat.session_id)
+        if locked.status != SessionStatus.LIVE:
+            raise conflict(f"the session is {locked.status}: nothing at the table changes now")
         original = Event.objects.filter(session_id=seat.session_id, seq=seq, kind="roll").first()
         if original is None:
             raise not_found(f"no roll #{seq} in this session")

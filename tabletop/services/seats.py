@@ -11,8 +11,10 @@ from django.db import IntegrityError, transaction
 from ..models import Character, GameSession, Seat, SeatRole, SessionStatus
 from ..models.sessions import hash_token
 from ..selectors.room import seat_summary
+from ..systems.registry import table_system
 from .errors import conflict, forbidden, invalid
 from .events import record_event
+from .pools import ensure_resources
 
 # Players at one table (the GM's seat aside): far past any real table, well within one process.
 MAX_PLAYERS = 500
@@ -72,23 +74,12 @@ def join_session(
 
 
 def _seat_ready(seat: Seat) -> None:
-    """Resources for the seat's characters; a player who sits down in a live Zoria session gets
-    their pool as if present at the start."""
-    from .pools import ensure_resources
-
+    """Resources for the seat's characters; at a live table, whatever the system gives a seat
+    that sits down (a pool, this round's dice) as if present from the start."""
     for character in seat.characters.all():
         ensure_resources(character=character)
-    live = seat.session.status == SessionStatus.LIVE
-    system = seat.session.campaign.system
-    if live and system == "zoria":
-        from .zoria import deal_pool
-
-        deal_pool(seat=seat)
-    elif live and system == "action-dice" and (seat.session.table_state or {}).get("round"):
-        # Sitting down mid-round: this round's action dice, as if present when it began.
-        from .gm_tools import deal_round_dice
-
-        deal_round_dice(seat=seat)
+    if seat.session.status == SessionStatus.LIVE:
+        table_system(seat.session.campaign.system).seat_joined(seat)
 
 
 def _character_for(*, session: GameSession, character_id: Any, user: Any) -> Character | None:

@@ -9,6 +9,7 @@ from django.utils import timezone
 from rules.engines.fair import commitment, new_server_seed
 
 from ..models import Campaign, GameSession, Seat, SessionStatus
+from ..systems.registry import table_system
 from .errors import conflict, forbidden, invalid
 from .events import record_event
 from .pools import expire_pools
@@ -52,10 +53,7 @@ def start_session(*, session_id: int, by: Seat | None = None) -> GameSession:
             actor=by,
             data={"commitment": session.commitment, "title": session.title},
         )
-        if session.campaign.system == "zoria":
-            from .zoria import deal_all
-
-            deal_all(session=session)
+        table_system(session.campaign.system).session_started(session)
     return session
 
 
@@ -71,6 +69,7 @@ def end_session(*, session_id: int, by: Seat | None = None) -> GameSession:
         session.status = SessionStatus.ENDED
         session.ended_at = timezone.now()
         session.save(update_fields=["status", "ended_at"])
+        table_system(session.campaign.system).session_ended(session, by)
         expire_pools(session=session, by=by)
         record_event(
             session_id=session.pk,

@@ -82,7 +82,9 @@ async def test_zoria_messages_from_roll_to_declare():
     assert (await ask(bo, {"type": "pool.use", "ref": "x", "roll": roll["seq"]}))[
         "code"
     ] == "forbidden"
-    spend = await ask(ana, {"type": "pool.spend", "ref": "s", "effect": "insight", "count": 1})
+    spend = await ask(
+        ana, {"type": "pool.spend", "ref": "s", "effect": "insight", "count": 1, "note": "the seal"}
+    )
     assert spend["data"]["effect"] == "insight"
     award = await ask(gm, {"type": "pool.award", "ref": "a", "seat": hello_a["seat"]["id"]})
     assert award["data"]["action"] == "award"
@@ -115,15 +117,15 @@ async def test_two_sockets_spend_the_last_die_at_once():
     t = await table("zoria", {"Kael": {"level": 7}})
     gm, [(ana, hello)] = await seats(t)
     await database_sync_to_async(
-        lambda: Pool.objects.filter(seat_id=hello["seat"]["id"], kind=PoolKind.ACTION_DICE).update(
+        lambda: Pool.objects.filter(seat_id=hello["seat"]["id"], kind=PoolKind.SESSION_DICE).update(
             remaining=1
         )
     )()
     token = t["tokens"][0]
     ana2, _ = await connect(t["code"], token=token)
     results = await asyncio.gather(
-        ask(ana, {"type": "pool.spend", "ref": "one", "effect": "insight"}),
-        ask(ana2, {"type": "pool.spend", "ref": "two", "effect": "insight"}),
+        ask(ana, {"type": "pool.spend", "ref": "one", "effect": "insight", "note": "a"}),
+        ask(ana2, {"type": "pool.spend", "ref": "two", "effect": "insight", "note": "b"}),
     )
     kinds = sorted(r["type"] for r in results)
     assert kinds == ["error", "event"]

@@ -11,10 +11,12 @@ from django.contrib.auth import get_user_model
 from django.contrib.staticfiles import finders
 
 from tabletop.models import Campaign, Character
+from tabletop.protocol.commands import check_fields
 from tabletop.services.errors import ServiceError
-from tabletop.services.pools import award_resource
 from tabletop.services.seats import gm_seat
 from tabletop.services.sessions import create_session, end_session, start_session
+from tabletop.systems.base import award_resource
+from tabletop.systems.registry import command
 
 pytestmark = pytest.mark.django_db
 
@@ -150,13 +152,15 @@ def test_the_minus_button_takes_a_resource_back_never_below_zero(gm):
     eris = Character.objects.create(campaign=campaign, name="Eris", sheet={"luck": 1})
     session = start_session(session_id=create_session(campaign=campaign, title="t").pk)
     seat = gm_seat(session=session, user=gm)
-    event = award_resource(seat=seat, character_id=eris.pk, name="luck", amount=-1)
+    event = award_resource(seat_id=seat.pk, character=eris.pk, name="luck", amount=-1)
     assert event.data["resources"] == [{"character": eris.pk, "name": "luck", "amount": 0}]
     assert event.data["text"] == "GM takes back 1 luck from Eris"
     with pytest.raises(ServiceError) as refused:
-        award_resource(seat=seat, character_id=eris.pk, name="luck", amount=-1)
+        award_resource(seat_id=seat.pk, character=eris.pk, name="luck", amount=-1)
     assert refused.value.code == "conflict"
+    fields = command("discordian", "resource.award").fields
     for amount in (0, 1001, -1001, True, "1"):
         with pytest.raises(ServiceError) as refused:
-            award_resource(seat=seat, character_id=eris.pk, name="luck", amount=amount)
+            values = check_fields(fields, {"character": eris.pk, "name": "luck", "amount": amount})
+            award_resource(seat_id=seat.pk, **values)
         assert refused.value.field == "amount"

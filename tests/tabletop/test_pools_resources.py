@@ -8,12 +8,12 @@ import pytest
 from rules.engines import FairStream
 from tabletop.models import Campaign, Character, CharacterResource, Event, GameSession, Seat
 from tabletop.models.pools import ExtendedAction, Pool, PoolKind
-from tabletop.services import gm_tools
 from tabletop.services.errors import ServiceError
-from tabletop.services.pools import award_resource, use_resource
 from tabletop.services.rolls import make_roll
 from tabletop.services.seats import gm_seat, join_session
 from tabletop.services.sessions import create_session, start_session
+
+from .commands import send
 
 pytestmark = pytest.mark.django_db
 
@@ -95,16 +95,16 @@ def test_a_character_point_needs_a_character(d6):
 
 def test_spend_a_point_to_survive_and_gm_awards(d6):
     _, (sera, dorrik), (ana, _), gm = d6
-    use_resource(seat=ana, character_id=sera.pk, use="survive")
+    send(ana, "resource.spend", character=sera.pk, use="survive")
     assert amount(sera, "character_points") == 1
     assert (
-        code(lambda: use_resource(seat=ana, character_id=dorrik.pk, use="survive")) == "forbidden"
+        code(lambda: send(ana, "resource.spend", character=dorrik.pk, use="survive")) == "forbidden"
     )
     assert (
-        code(lambda: award_resource(seat=ana, character_id=sera.pk, name="character_points"))
+        code(lambda: send(ana, "resource.award", character=sera.pk, name="character_points"))
         == "forbidden"
     )
-    award_resource(seat=gm, character_id=dorrik.pk, name="character_points", amount=2)
+    send(gm, "resource.award", character=dorrik.pk, name="character_points", amount=2)
     assert amount(dorrik, "character_points") == 2
 
 
@@ -124,8 +124,8 @@ def disco(gm):
 
 def test_the_gm_rolls_the_discord_die_from_the_stream_and_it_applies_to_every_roll(disco):
     session, (eris,), (ana,), gm = disco
-    assert code(lambda: gm_tools.roll_discord_die(seat=ana)) == "forbidden"
-    event = gm_tools.roll_discord_die(seat=gm, client_seed="gm")
+    assert code(lambda: send(ana, "discord.roll")) == "forbidden"
+    event = send(gm, "discord.roll", client_seed="gm")
     stream = FairStream(bytes(session.server_seed), "gm", event.seq)
     assert event.data["dice"][0]["value"] == stream.roll(20)
     value = event.data["discord"]["value"]
@@ -136,16 +136,42 @@ def test_the_gm_rolls_the_discord_die_from_the_stream_and_it_applies_to_every_ro
     assert GameSession.objects.get(pk=session.pk).table_state["discord"]["value"] == value
 
 
-def test_protecting_dice_costs_instant_karma(disco):
-    _, (eris,), (ana,), _ = disco
-    make_roll(
+def seed_showing(session, seq, sides, value):
+    """A client seed whose first die of ``sides`` at ``seq`` shows ``value``."""
+    server_seed = bytes(GameSession.objects.get(pk=session.pk).server_seed)
+    return next(
+        f"s{i}" for i in range(5000) if FairStream(server_seed, f"s{i}", seq).roll(sides) == value
+    )
+
+
+def discord_is(session, value):
+    GameSession.objects.filter(pk=session.pk).update(table_state={"discord": {"value": value}})
+
+
+def test_protection_costs_instant_karma_only_for_the_dice_it_shields(disco):
+    session, (eris,), (ana,), _ = disco  # 2 Instant Karma
+    roll = make_roll(
         seat_id=ana.pk, request={"pool": ["d6", "d8"], "tn": 5, "protect": 2}, character=eris.pk
     )
-    assert amount(eris, "instant_karma") == 0
+    assert roll.data["protected"] == 0  # no Discord Die: nothing to shield, nothing paid
+    assert amount(eris, "instant_karma") == 2
+    discord_is(session, 3)
+    seq = GameSession.objects.get(pk=session.pk).last_seq + 1
+    roll = make_roll(
+        seat_id=ana.pk,
+        request={"pool": ["d6", "d8"], "tn": 5, "protect": 2},
+        character=eris.pk,
+        client_seed=seed_showing(session, seq, 6, 3),
+    )
+    shielded = roll.data["protected"]
+    assert shielded >= 1 and amount(eris, "instant_karma") == 2 - shielded
+    spend = Event.objects.get(session=session, seq=roll.seq + 1)
+    assert spend.data["use"] == "protect" and spend.data["amount"] == shielded
+    # Asking to protect more dice than the character has Instant Karma for is refused.
     assert (
         code(
             lambda: make_roll(
-                seat_id=ana.pk, request={"pool": ["d6"], "tn": 5, "protect": 1}, character=eris.pk
+                seat_id=ana.pk, request={"pool": ["d6"], "tn": 5, "protect": 3}, character=eris.pk
             )
         )
         == "conflict"
@@ -174,8 +200,8 @@ def test_extra_success_only_on_a_successful_roll_of_ones_own(disco):
             break
     assert (
         code(
-            lambda: use_resource(
-                seat=ana, character_id=eris.pk, use="extra-success", roll_seq=roll.seq
+            lambda: send(
+                ana, "resource.spend", character=eris.pk, use="extra-success", roll=roll.seq
             )
         )
         == "conflict"
@@ -189,7 +215,7 @@ def test_extra_success_only_on_a_successful_roll_of_ones_own(disco):
         )
         if roll.data["outcome"] == "success":
             break
-    use_resource(seat=ana, character_id=eris.pk, use="extra-success", roll_seq=roll.seq)
+    send(ana, "resource.spend", character=eris.pk, use="extra-success", roll=roll.seq)
     assert amount(eris, "luck") == 1
 
 
@@ -209,13 +235,13 @@ def test_avoiding_a_costly_success_costs_the_1s_once(gm):
     ones = roll.data["ones"]
     assert ones >= 2
     # The roll sets the price, whatever amount the message names.
-    event = use_resource(
-        seat=ana, character_id=eris.pk, use="avoid-costly", amount=1, roll_seq=roll.seq
+    event = send(
+        ana, "resource.spend", character=eris.pk, use="avoid-costly", amount=1, roll=roll.seq
     )
     assert event.data["amount"] == ones and amount(eris, "instant_karma") == 20 - ones
 
     def again(use):
-        return use_resource(seat=ana, character_id=eris.pk, use=use, roll_seq=roll.seq)
+        return send(ana, "resource.spend", character=eris.pk, use=use, roll=roll.seq)
 
     assert code(lambda: again("avoid-costly")) == "conflict"
     assert code(lambda: again("avoid-costly-luck")) == "conflict"
@@ -227,8 +253,8 @@ def test_avoiding_a_costly_success_costs_the_1s_once(gm):
 
 def test_extended_actions_accumulate_to_completion(gm):
     session, (mirela,), (ana,), gm_at = setup_table(gm, "roll-and-keep", {"Mirela": {}})
-    assert code(lambda: gm_tools.open_extended(seat=ana, label="Ritual", target=3)) == "forbidden"
-    gm_tools.open_extended(seat=gm_at, label="Ritual", target=3)
+    assert code(lambda: send(ana, "extended.open", label="Ritual", target=3)) == "forbidden"
+    send(gm_at, "extended.open", label="Ritual", target=3)
     action = ExtendedAction.objects.get(session=session)
     total = 0
     for i in range(30):
@@ -258,10 +284,10 @@ def test_extended_actions_accumulate_to_completion(gm):
 
 def test_the_gm_closes_an_extended_action(gm):
     session, _, _, gm_at = setup_table(gm, "roll-and-keep", {"Mirela": {}})
-    gm_tools.open_extended(seat=gm_at, label="Climb", target=10)
+    send(gm_at, "extended.open", label="Climb", target=10)
     action = ExtendedAction.objects.get(session=session)
-    gm_tools.close_extended(seat=gm_at, extended=action.pk)
-    assert code(lambda: gm_tools.close_extended(seat=gm_at, extended=action.pk)) == "conflict"
+    send(gm_at, "extended.close", extended=action.pk)
+    assert code(lambda: send(gm_at, "extended.close", extended=action.pk)) == "conflict"
 
 
 # --- action-dice: rounds --------------------------------------------------------------------
@@ -269,7 +295,7 @@ def test_the_gm_closes_an_extended_action(gm):
 
 def test_rounds_reset_action_dice_which_rolls_spend(gm):
     session, (nadia,), (ana,), gm_at = setup_table(gm, "action-dice", {"Nadia": {"action_dice": 3}})
-    gm_tools.new_round(seat=gm_at)
+    send(gm_at, "round.new")
     stack = Pool.objects.get(character=nadia, kind=PoolKind.ROUND_DICE)
     assert stack.remaining == 3
     make_roll(seat_id=ana.pk, request={"action_dice": 2, "skill_dice": 3}, character=nadia.pk)
@@ -283,7 +309,7 @@ def test_rounds_reset_action_dice_which_rolls_spend(gm):
         )
         == "conflict"
     )
-    gm_tools.new_round(seat=gm_at)
+    send(gm_at, "round.new")
     stack.refresh_from_db()
     assert stack.remaining == 3
     assert GameSession.objects.get(pk=session.pk).table_state["round"] == 2
@@ -291,7 +317,7 @@ def test_rounds_reset_action_dice_which_rolls_spend(gm):
 
 def test_defense_for_the_round_the_better_one_counts(gm):
     session, (nadia,), (ana,), gm_at = setup_table(gm, "action-dice", {"Nadia": {"action_dice": 4}})
-    gm_tools.new_round(seat=gm_at)
+    send(gm_at, "round.new")
     general = make_roll(
         seat_id=ana.pk,
         request={"action_dice": 1, "skill_dice": 2},
@@ -304,15 +330,17 @@ def test_defense_for_the_round_the_better_one_counts(gm):
         seat_id=ana.pk,
         request={"action_dice": 1, "skill_dice": 2},
         character=nadia.pk,
-        options={"defense": "action"},
+        options={"defense": "action", "opponent": "Orc"},
     )
     state = GameSession.objects.get(pk=session.pk).table_state["defense"][str(nadia.pk)]
-    assert state["against_opponent"] == max(action.data["total"], general.data["total"] // 2)
+    assert state["against_opponent"] == {
+        "Orc": max(action.data["total"], general.data["total"] // 2)
+    }
 
 
 def test_a_player_sitting_down_mid_round_gets_this_rounds_dice(gm):
     session, _, _, gm_at = setup_table(gm, "action-dice", {"Nadia": {"action_dice": 3}})
-    gm_tools.new_round(seat=gm_at)
+    send(gm_at, "round.new")
     late = Character.objects.create(
         campaign=session.campaign, name="Late", sheet={"action_dice": 2}
     )
@@ -347,7 +375,7 @@ def test_a_spend_on_a_hidden_roll_is_as_hidden_as_the_roll(disco, gm):
         seat_id=ana.pk, request={"pool": ["d6"], "tn": 4}, character=eris.pk, visibility="blind"
     )  # even the roller does not see it
     with pytest.raises(ServiceError) as err:
-        use_resource(seat=ana, character_id=eris.pk, use="extra-success", roll_seq=roll.seq)
+        send(ana, "resource.spend", character=eris.pk, use="extra-success", roll=roll.seq)
     assert err.value.code == "not-found"
     mine = make_roll(
         seat_id=ana.pk,
@@ -357,10 +385,10 @@ def test_a_spend_on_a_hidden_roll_is_as_hidden_as_the_roll(disco, gm):
         client_seed="x",
     )
     if mine.data["outcome"] == "success":
-        event = use_resource(seat=ana, character_id=eris.pk, use="extra-success", roll_seq=mine.seq)
+        event = send(ana, "resource.spend", character=eris.pk, use="extra-success", roll=mine.seq)
         assert event.visibility == "gm"
     with pytest.raises(ServiceError) as err:
-        use_resource(seat=ana, character_id=eris.pk, use=["extra-success"], roll_seq=mine.seq)
+        send(ana, "resource.spend", character=eris.pk, use=["extra-success"], roll=mine.seq)
     assert err.value.field == "use"
 
 
@@ -369,17 +397,22 @@ def test_what_a_hidden_roll_spends_is_as_hidden_as_the_roll_and_the_room_gets_th
     disco, visibility
 ):
     session, (eris,), (ana,), _ = disco
+    discord_is(session, 3)
+    seq = GameSession.objects.get(pk=session.pk).last_seq + 3  # luck die spend, its counts, roll
     roll = make_roll(
         seat_id=ana.pk,
         request={"pool": ["d6"], "tn": 5, "protect": 1},
         character=eris.pk,
         options={"add_luck_die": True},
         visibility=visibility,
+        client_seed=seed_showing(session, seq, 6, 3),
     )
-    before = Event.objects.filter(session=session, seq__lt=roll.seq, kind="pool").order_by("seq")
-    spends = [e for e in before if e.data.get("action") == "spend"]
-    counts = [e for e in before if e.data.get("action") == "counts"]
+    assert roll.seq == seq and roll.data["protected"] == 1
+    around = Event.objects.filter(session=session, kind="pool").exclude(seq=roll.seq)
+    spends = [e for e in around.order_by("seq") if e.data.get("action") == "spend"]
+    counts = [e for e in around.order_by("seq") if e.data.get("action") == "counts"]
     assert [e.data["use"] for e in spends] == ["add-luck-die", "protect"]
+    assert spends[0].seq < roll.seq < spends[1].seq  # protection is paid for what it shielded
     assert {e.visibility for e in spends} == {visibility}
     # The public companions carry only the new amounts: nothing of the luck die or protection.
     assert [e.visibility for e in counts] == ["public", "public"]

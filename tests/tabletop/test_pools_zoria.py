@@ -7,11 +7,11 @@ import pytest
 from rules.engines import FairStream
 from tabletop.models import Campaign, Character, Event, GameSession, Seat
 from tabletop.models.pools import OpenRoll, Pool, PoolKind
-from tabletop.services import zoria
 from tabletop.services.errors import ServiceError
 from tabletop.services.rolls import make_roll
 from tabletop.services.seats import gm_seat, join_session
 from tabletop.services.sessions import create_session, end_session, start_session
+from tabletop.systems import zoria
 
 pytestmark = pytest.mark.django_db
 
@@ -42,7 +42,7 @@ def sit(table, name, *characters):
     return seat
 
 
-def stacks(seat, kind=PoolKind.ACTION_DICE):
+def stacks(seat, kind=PoolKind.SESSION_DICE):
     return [
         (p.remaining, p.sides) for p in Pool.objects.filter(seat=seat, kind=kind).order_by("-sides")
     ]
@@ -112,7 +112,7 @@ def test_balanced_option_with_one_die_fewer(table):
 def test_use_rolls_a_cascading_die_from_the_stream_and_adds_it(table):
     ana = sit(table, "Ana", "Kael")
     roll = check(ana, table["c"]["Kael"])
-    event = zoria.use_die(seat=ana, roll_seq=roll.seq, client_seed="mine")
+    event = zoria.use_die(seat_id=ana.pk, roll=roll.seq, client_seed="mine")
     dice = event.data["dice"]
     stream = FairStream(bytes(table["session"].server_seed), "mine", event.seq)
     assert [d["value"] for d in dice] == [stream.roll(6) for _ in dice]
@@ -126,19 +126,19 @@ def test_use_rolls_a_cascading_die_from_the_stream_and_adds_it(table):
 def test_use_only_on_own_open_rolls(table):
     ana, bo = sit(table, "Ana", "Kael"), sit(table, "Bo", "Ysolde")
     roll = check(bo, table["c"]["Ysolde"])
-    assert code(lambda: zoria.use_die(seat=ana, roll_seq=roll.seq)) == "forbidden"
+    assert code(lambda: zoria.use_die(seat_id=ana.pk, roll=roll.seq)) == "forbidden"
     gm = gm_stack(table)[1]
-    zoria.declare(seat=gm, roll_seq=roll.seq, result="hit")
-    assert code(lambda: zoria.use_die(seat=bo, roll_seq=roll.seq)) == "conflict"
+    zoria.declare(seat_id=gm.pk, roll=roll.seq, result="hit")
+    assert code(lambda: zoria.use_die(seat_id=bo.pk, roll=roll.seq)) == "conflict"
     assert stacks(bo) == [(5, 8)]
 
 
 def test_using_another_players_pool_is_refused(table):
     ana, bo = sit(table, "Ana", "Kael"), sit(table, "Bo", "Ysolde")
     roll = check(ana, table["c"]["Kael"])
-    bos_pool = Pool.objects.get(seat=bo, kind=PoolKind.ACTION_DICE)
+    bos_pool = Pool.objects.get(seat=bo, kind=PoolKind.SESSION_DICE)
     assert (
-        code(lambda: zoria.use_die(seat=ana, roll_seq=roll.seq, pool_id=bos_pool.pk)) == "forbidden"
+        code(lambda: zoria.use_die(seat_id=ana.pk, roll=roll.seq, pool=bos_pool.pk)) == "forbidden"
     )
 
 
@@ -150,7 +150,7 @@ def test_stat_rolls_are_never_augmented(table):
         character=table["c"]["Kael"].pk,
         options={"stat_roll": True},
     )
-    assert code(lambda: zoria.use_die(seat=ana, roll_seq=roll.seq)) == "forbidden"
+    assert code(lambda: zoria.use_die(seat_id=ana.pk, roll=roll.seq)) == "forbidden"
 
 
 def test_class_bonus_dice_belong_to_one_character(table):
@@ -159,39 +159,39 @@ def test_class_bonus_dice_belong_to_one_character(table):
     assert (bonus.sides, bonus.remaining, bonus.character.name) == (8, 1, "Ysolde")
     kael_roll = check(ana, table["c"]["Kael"])
     assert (
-        code(lambda: zoria.use_die(seat=ana, roll_seq=kael_roll.seq, pool_id=bonus.pk))
+        code(lambda: zoria.use_die(seat_id=ana.pk, roll=kael_roll.seq, pool=bonus.pk))
         == "forbidden"
     )
     ysolde_roll = check(ana, table["c"]["Ysolde"])
-    zoria.use_die(seat=ana, roll_seq=ysolde_roll.seq, pool_id=bonus.pk)
+    zoria.use_die(seat_id=ana.pk, roll=ysolde_roll.seq, pool=bonus.pk)
     assert Pool.objects.get(pk=bonus.pk).remaining == 0
 
 
 def test_award_gives_the_players_die_and_grows_the_gm_pool(table):
     ana = sit(table, "Ana", "Kael")
     (before, gm) = gm_stack(table)
-    zoria.award(seat=gm, to_seat=ana.pk)
+    zoria.award(seat_id=gm.pk, seat=ana.pk)
     assert stacks(ana) == [(5, 6)]
     assert gm_stack(table)[0] == (before[0] + 1, before[1])
-    assert code(lambda: zoria.award(seat=ana, to_seat=ana.pk)) == "forbidden"
+    assert code(lambda: zoria.award(seat_id=ana.pk, seat=ana.pk)) == "forbidden"
 
 
 def test_undo_the_last_award(table):
     ana = sit(table, "Ana", "Kael")
     (before, gm) = gm_stack(table)
-    zoria.award(seat=gm, to_seat=ana.pk, count=2)
-    zoria.undo_award(seat=gm)
+    zoria.award(seat_id=gm.pk, seat=ana.pk, count=2)
+    zoria.undo_award(seat_id=gm.pk)
     assert stacks(ana) == [(4, 6)] and gm_stack(table)[0] == before
-    assert code(lambda: zoria.undo_award(seat=gm)) == "conflict"
+    assert code(lambda: zoria.undo_award(seat_id=gm.pk)) == "conflict"
 
 
 def test_undo_refused_when_the_awarded_dice_are_gone(table):
     ana = sit(table, "Ana", "Kael")
     gm = gm_stack(table)[1]
     Pool.objects.filter(seat=ana).update(remaining=0)
-    zoria.award(seat=gm, to_seat=ana.pk)
-    zoria.use_die(seat=ana, roll_seq=check(ana, table["c"]["Kael"]).seq)
-    assert code(lambda: zoria.undo_award(seat=gm)) == "conflict"
+    zoria.award(seat_id=gm.pk, seat=ana.pk)
+    zoria.use_die(seat_id=ana.pk, roll=check(ana, table["c"]["Kael"]).seq)
+    assert code(lambda: zoria.undo_award(seat_id=gm.pk)) == "conflict"
 
 
 def test_reroll_the_last_roll_of_ones_own_character(table):
@@ -199,9 +199,10 @@ def test_reroll_the_last_roll_of_ones_own_character(table):
     first = check(ana, table["c"]["Kael"])
     last = check(ana, table["c"]["Kael"])
     assert (
-        code(lambda: zoria.spend_dice(seat=ana, effect="reroll", roll_seq=first.seq)) == "conflict"
+        code(lambda: zoria.spend_dice(seat_id=ana.pk, effect="reroll", roll=first.seq))
+        == "conflict"
     )
-    zoria.spend_dice(seat=ana, effect="reroll", roll_seq=last.seq)
+    zoria.spend_dice(seat_id=ana.pk, effect="reroll", roll=last.seq)
     new = Event.objects.filter(session=table["session"], kind="roll").order_by("-seq").first()
     assert new.data["reroll_of"] == last.seq and new.seq > last.seq
     assert not OpenRoll.objects.get(seq=last.seq).is_open
@@ -228,13 +229,14 @@ def test_activate_botch_on_any_character_with_severity_from_all_dice_committed(t
     ana, bo = sit(table, "Ana", "Kael"), sit(table, "Bo", "Ysolde")
     roll = forced_roll(bo, table["c"]["Ysolde"], 1)
     assert "botch-threat" in roll.data["flags"]
-    zoria.spend_dice(seat=ana, effect="activate-botch", roll_seq=roll.seq, count=2)
-    event = zoria.spend_dice(seat=bo, effect="activate-botch", roll_seq=roll.seq, count=1)
+    gm = gm_stack(table)[1]
+    zoria.spend_dice(seat_id=ana.pk, effect="activate-botch", roll=roll.seq, count=2)
+    event = zoria.spend_dice(seat_id=gm.pk, effect="activate-botch", roll=roll.seq, count=1)
     assert OpenRoll.objects.get(seq=roll.seq).botch_dice == 3
     assert "severity 3" in event.data["text"]
     clean = forced_roll(bo, table["c"]["Ysolde"], 12)
     assert (
-        code(lambda: zoria.spend_dice(seat=ana, effect="activate-botch", roll_seq=clean.seq))
+        code(lambda: zoria.spend_dice(seat_id=ana.pk, effect="activate-botch", roll=clean.seq))
         == "conflict"
     )
 
@@ -243,14 +245,14 @@ def test_activate_critical_own_character_or_gm_and_refund(table):
     ana, bo = sit(table, "Ana", "Kael"), sit(table, "Bo", "Ysolde")
     roll = forced_roll(bo, table["c"]["Ysolde"], 20)
     assert (
-        code(lambda: zoria.spend_dice(seat=ana, effect="activate-critical", roll_seq=roll.seq))
+        code(lambda: zoria.spend_dice(seat_id=ana.pk, effect="activate-critical", roll=roll.seq))
         == "forbidden"
     )
-    zoria.spend_dice(seat=bo, effect="activate-critical", roll_seq=roll.seq, count=2)
+    zoria.spend_dice(seat_id=bo.pk, effect="activate-critical", roll=roll.seq, count=2)
     gm = gm_stack(table)[1]
-    zoria.spend_dice(seat=gm, effect="activate-critical", roll_seq=roll.seq)
+    zoria.spend_dice(seat_id=gm.pk, effect="activate-critical", roll=roll.seq)
     assert OpenRoll.objects.get(seq=roll.seq).critical_dice == 3
-    zoria.refund(seat=gm, to_seat=bo.pk, count=2, note="the critical could have no effect")
+    zoria.refund(seat_id=gm.pk, seat=bo.pk, count=2, note="the critical could have no effect")
     assert stacks(bo) == [(5, 8)]
 
 
@@ -258,34 +260,37 @@ def test_reroll_botch_needs_a_botch_threat(table):
     bo = sit(table, "Bo", "Ysolde")
     roll = forced_roll(bo, table["c"]["Ysolde"], 10)
     assert (
-        code(lambda: zoria.spend_dice(seat=bo, effect="reroll-botch", roll_seq=roll.seq))
+        code(lambda: zoria.spend_dice(seat_id=bo.pk, effect="reroll-botch", roll=roll.seq))
         == "conflict"
     )
     botch = forced_roll(bo, table["c"]["Ysolde"], 1)
-    zoria.spend_dice(seat=bo, effect="reroll-botch", roll_seq=botch.seq)
+    zoria.spend_dice(seat_id=bo.pk, effect="reroll-botch", roll=botch.seq)
     assert Event.objects.filter(kind="roll", data__reroll_of=botch.seq).exists()
 
 
 def test_insight(table):
     ana = sit(table, "Ana", "Kael")
-    event = zoria.spend_dice(seat=ana, effect="insight", count=2, note="who forged the seal?")
+    event = zoria.spend_dice(seat_id=ana.pk, effect="insight", count=2, note="who forged the seal?")
     assert stacks(ana) == [(2, 6)] and "who forged the seal?" in event.data["text"]
 
 
 def test_lucky_break_only_untouched_then_no_awards(table):
     ana, bo = sit(table, "Ana", "Kael"), sit(table, "Bo", "Ysolde")
     gm = gm_stack(table)[1]
-    zoria.spend_dice(seat=bo, effect="insight")
-    assert code(lambda: zoria.lucky_break(seat=bo)) == "conflict"
-    event = zoria.lucky_break(seat=ana)
+    zoria.spend_dice(seat_id=bo.pk, effect="insight", note="the seal")
+    assert code(lambda: zoria.lucky_break(seat_id=bo.pk)) == "conflict"
+    event = zoria.lucky_break(seat_id=ana.pk)
     assert event.data["given_up"] == 4 and stacks(ana) == [(0, 6)]
-    assert code(lambda: zoria.award(seat=gm, to_seat=ana.pk)) == "conflict"
-    assert code(lambda: zoria.lucky_break(seat=ana)) == "conflict"
+    assert code(lambda: zoria.award(seat_id=gm.pk, seat=ana.pk)) == "conflict"
+    assert code(lambda: zoria.lucky_break(seat_id=ana.pk)) == "conflict"
 
 
 def test_spending_more_than_left_is_refused_and_changes_nothing(table):
     ana = sit(table, "Ana", "Kael")
-    assert code(lambda: zoria.spend_dice(seat=ana, effect="insight", count=5)) == "conflict"
+    assert (
+        code(lambda: zoria.spend_dice(seat_id=ana.pk, effect="insight", count=5, note="x"))
+        == "conflict"
+    )
     assert stacks(ana) == [(4, 6)]
 
 
@@ -307,9 +312,9 @@ def test_outsider_seat_of_another_session_cannot_touch_pools(table, gm):
     other = Campaign.objects.create(name="Other", system="zoria", gm=gm)
     other_session = start_session(session_id=create_session(campaign=other, title="x").pk)
     stranger = join_session(session=other_session, name="Stranger").seat
-    assert code(lambda: zoria.use_die(seat=stranger, roll_seq=roll.seq)) == "not-found"
+    assert code(lambda: zoria.use_die(seat_id=stranger.pk, roll=roll.seq)) == "not-found"
     assert (
-        code(lambda: zoria.award(seat=gm_seat(session=other_session, user=gm), to_seat=ana.pk))
+        code(lambda: zoria.award(seat_id=gm_seat(session=other_session, user=gm).pk, seat=ana.pk))
         == "invalid"
     )
 
@@ -317,6 +322,6 @@ def test_outsider_seat_of_another_session_cannot_touch_pools(table, gm):
 def test_the_reroll_spend_event_shows_the_old_roll_closed(table):
     ana = sit(table, "Ana", "Kael")
     roll = check(ana, table["c"]["Kael"])
-    event = zoria.spend_dice(seat=ana, effect="reroll", roll_seq=roll.seq)
+    event = zoria.spend_dice(seat_id=ana.pk, effect="reroll", roll=roll.seq)
     assert event.data["open_roll"]["open"] is False
     assert event.data["open_roll"]["declared"] == "re-rolled"

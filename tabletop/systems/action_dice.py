@@ -1,0 +1,246 @@
+"""The Action Dice System at the table (RULES.md section 7): rounds in which every character,
+the NPCs the GM runs included, gets its action dice (and its restricted or specialized dice,
+spent only on rolls that name their class of actions or skill); rolls take their action dice
+from them; defense actions against named opponents, general defense, group attacks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Q
+
+from rules.engines import action_dice as rules
+from rules.engines.schema import Field
+
+from ..models import Character, Event, GameSession, Seat, SeatRole
+from ..models.pools import Pool, PoolKind
+from ..services.errors import conflict, invalid
+from ..services.pools import pools_changed, record_pool_event, take_dice
+from .base import hidden_as_roll, need_character, round_command, save_table_state
+from .registry import RollContext, TableSystem
+
+MAX_RESTRICTED = 20
+
+
+def _restricted(character: Character) -> dict[str, int]:
+    """Restricted or specialized action dice on the sheet: class of actions or skill -> dice."""
+    found = (character.sheet or {}).get("restricted_dice") or {}
+    if not isinstance(found, dict):
+        return {}
+    return {
+        str(label)[:60]: count
+        for label, count in found.items()
+        if isinstance(count, int) and not isinstance(count, bool) and 0 < count <= MAX_RESTRICTED
+    }
+
+
+def _deal(seat: Seat, characters: list[Character]) -> list[int]:
+    """Each character gets its action dice for the round (and its restricted dice), held on
+    ``seat``: its player's, or the GM's for the NPCs."""
+    changed = []
+    for character in characters:
+        stacks = {"": rules.new_round(character.sheet or {}), **_restricted(character)}
+        for label, dice in stacks.items():
+            pool, _ = Pool.objects.update_or_create(
+                session_id=seat.session_id,
+                character=character,
+                kind=PoolKind.ROUND_DICE,
+                sides=6,
+                label=label,
+                defaults={"seat": seat, "remaining": dice, "initial": dice},
+            )
+            changed.append(pool.pk)
+    return changed
+
+
+def _new_round(session: GameSession, state: dict[str, Any]) -> tuple[list[int], str]:
+    """Every seated character's dice reset, and the NPCs' (every other character of the
+    campaign, run by the GM); defenses start over."""
+    state["defense"] = {}
+    changed, seated = [], set()
+    for player in session.seats.filter(role=SeatRole.PLAYER).prefetch_related("characters"):
+        characters = list(player.characters.all())
+        seated |= {c.pk for c in characters}
+        changed += _deal(player, characters)
+    npcs = list(Character.objects.filter(campaign_id=session.campaign_id).exclude(pk__in=seated))
+    if npcs:
+        changed += _deal(session.seats.get(role=SeatRole.GM), npcs)
+    return changed, "action dice reset"
+
+
+def _text(value: Any, field: str) -> str:
+    text = " ".join(str(value or "").split())
+    if not text:
+        raise invalid("name it", field=field)
+    return text
+
+
+class ActionDiceTable(TableSystem):
+    id = "action-dice"
+    roll_options = (
+        Field(
+            "defense",
+            "choice",
+            label="Defense",
+            help="action: against one named opponent; general: half against everyone",
+            nullable=True,
+            default=None,
+            choices=("action", "general"),
+        ),
+        Field("opponent", "text", label="Opponent", nullable=True, default=None, max_length=80),
+        Field(
+            "group_extra",
+            "int",
+            label="Group attack: extra action dice",
+            default=0,
+            min=0,
+            max=20,
+        ),
+        Field(
+            "restricted",
+            "text",
+            label="Restricted dice for",
+            help="the class of actions or skill this roll is, to spend its restricted dice",
+            nullable=True,
+            default=None,
+            max_length=60,
+        ),
+    )
+    public_options = ("defense", "group_extra")
+    demo_characters = (
+        {
+            "name": "Nadia Kestrel",
+            "sheet": {
+                "action_dice": 3,
+                "skills": {"Driving": "+2d6"},
+                "combat_skills": {"Fencing": "+5d6"},
+            },
+        },
+        {"name": "Henchman", "sheet": {"action_dice": 1, "combat_skills": {"Brawling": "+2d6"}}},
+    )
+
+    def prepare(self, ctx: RollContext, request: dict[str, Any]) -> dict[str, Any]:
+        """While a round runs, rolled action dice (and extra dice on a group attack) come out of
+        the character's dice for the round: its restricted dice for the named class or skill
+        first, then its general ones."""
+        if ctx.options.get("defense") == "action":
+            ctx.options["opponent"] = _text(ctx.options.get("opponent"), "opponent")
+        if not (ctx.session.table_state or {}).get("round") or ctx.character is None:
+            return request
+        count = request.get("action_dice", 0) + (ctx.options.get("group_extra") or 0)
+        if count == 0:
+            return request
+        stacks = Pool.objects.filter(
+            session=ctx.session, character=ctx.character, kind=PoolKind.ROUND_DICE
+        )
+        named = ctx.options.get("restricted")
+        label = _text(named, "restricted") if named is not None else None
+        order = [s for s in stacks.filter(Q(label="") | Q(label=label or "")) if s.remaining]
+        order.sort(key=lambda s: s.label == "")  # the restricted stack first
+        name = ctx.character.name
+        if not stacks.exists():
+            raise conflict(f"{name} has no action dice this round")
+        if sum(s.remaining for s in order) < count:
+            left = sum(s.remaining for s in order)
+            raise conflict(f"{name} has only {left} action dice left this round for this roll")
+        need, taken = count, []
+        for stack in order:
+            n = min(need, stack.remaining)
+            if n and take_dice(pool_id=stack.pk, count=n):
+                need -= n
+                taken.append(stack.pk)
+        if need:
+            raise conflict(f"{name}'s action dice changed meanwhile; try again")
+        record_pool_event(
+            session_id=ctx.session.pk,
+            actor=ctx.seat,
+            **hidden_as_roll(ctx),
+            data={
+                "action": "commit",
+                "character": {"id": ctx.character.pk, "name": name},
+                "count": count,
+                "pools": pools_changed(taken),
+                "text": f"{name} commits {count} action dice",
+            },
+        )
+        return request
+
+    def settle(self, ctx: RollContext, roll: Event) -> None:
+        if ctx.options.get("defense"):
+            _defense(ctx, roll)
+        extra = ctx.options.get("group_extra") or 0
+        if extra:
+            attack = rules.group_attack(roll.data.get("total") or 0, extra)
+            record_pool_event(
+                session_id=ctx.session.pk,
+                actor=ctx.seat,
+                visibility=roll.visibility,
+                data={
+                    "action": "group-attack",
+                    "roll": roll.seq,
+                    **attack,
+                    "text": f"group attack from roll #{roll.seq}: {attack['per_member']} against "
+                    f"every member, x{attack['target_multiplier']} targets",
+                },
+            )
+
+    def seat_joined(self, seat: Seat) -> None:
+        if (seat.session.table_state or {}).get("round"):
+            # Sitting down mid-round: this round's action dice, as if present when it began.
+            _deal(seat, list(seat.characters.all()))
+
+
+def _defense(ctx: RollContext, roll: Event) -> None:
+    """A defense action adds its total against the one opponent it names (a second one names
+    another and adds to the first); a general defense adds half against everyone. Against
+    each opponent the better of the two counts."""
+    character = need_character(ctx, "defends")
+    total = roll.data.get("total") or 0
+    state = dict(ctx.session.table_state or {})
+    defense = dict(state.get("defense") or {})
+    mine = dict(defense.get(str(character.pk)) or {})
+    actions = dict(mine.get("actions") or {})
+    if ctx.options["defense"] == "action":
+        opponent = ctx.options["opponent"]
+        actions[opponent] = max(total, actions.get(opponent, total))
+        words = f"defense action against {opponent}: {total}"
+    else:
+        mine["general"] = max(total, mine.get("general") or total)
+        words = f"general defense: {total} (+{mine['general'] // 2} against everyone)"
+    everyone = rules.round_defense(general_defense_total=mine.get("general"))
+    mine.update(
+        name=character.name,
+        actions=actions,
+        against_everyone_else=everyone["against_everyone_else"],
+        against_opponent={
+            who: rules.round_defense(
+                defense_action_total=value, general_defense_total=mine.get("general")
+            )["against_opponent"]
+            for who, value in actions.items()
+        },
+    )
+    defense[str(character.pk)] = mine
+    state["defense"] = defense
+    save_table_state(ctx.session, state)
+    record_pool_event(
+        session_id=ctx.session.pk,
+        actor=ctx.seat,
+        visibility=roll.visibility,
+        data={
+            "action": "defense",
+            "roll": roll.seq,
+            "character": {"id": character.pk, "name": character.name},
+            "defense": mine,
+            "table": state,
+            "text": f"{character.name}'s {words} this round",
+        },
+    )
+
+
+table = ActionDiceTable()
+
+commands = (
+    round_command(
+        _new_round, "a new round: every character's action dice reset, NPCs' too; defenses over"
+    ),
+)

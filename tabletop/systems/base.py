@@ -1,0 +1,298 @@
+"""What the systems' table rules share: the live-session guard every change goes through, the
+GM's tools' lock, spends paid for a roll, rounds and scenes, and per-character resources (the
+table actions that cost Luck, Instant Karma or a character point)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from django.db import transaction
+
+from rules.engines.schema import Field
+
+from ..models import Character, Event, GameSession, Seat, SessionStatus
+from ..protocol.commands import ID, Command
+from ..selectors.events import Viewer, can_see
+from ..selectors.pools import resource_snapshot
+from ..services.errors import conflict, forbidden, invalid, not_found
+from ..services.events import next_seq
+from ..services.pools import (
+    character_for,
+    grant_resource,
+    pools_changed,
+    record_pool_event,
+    spend_resource,
+)
+from .registry import RollContext
+
+# Field declarations the systems' commands share.
+SEQ = Field("roll", "int", label="Roll (its seq)", required=True, **ID)
+CHARACTER = Field("character", "int", label="Character", required=True, **ID)
+CLIENT_SEED = Field("client_seed", "text", label="Client seed", default="", max_length=200)
+NOTE = Field("note", "text", label="Note", default="", max_length=200)
+
+
+def seat_of(seat_id: int) -> Seat:
+    return Seat.objects.select_related("session__campaign").get(pk=seat_id)
+
+
+def live_seq(*, session_id: int) -> int:
+    """The next seq of a live session. Taking it locks the session row, so a change that
+    passes here cannot land after the session's end: once ended, nothing changes."""
+    seq = next_seq(session_id=session_id)
+    status = GameSession.objects.values_list("status", flat=True).get(pk=session_id)
+    if status != SessionStatus.LIVE:
+        raise conflict(f"the session is {status}: nothing at the table changes now")
+    return seq
+
+
+def gm_session(seat: Seat) -> tuple[GameSession, int]:
+    """For the GM's table tools: the session, live and locked, and the seq of the change."""
+    if not seat.is_gm:
+        raise forbidden("only the GM does that")
+    seq = live_seq(session_id=seat.session_id)
+    session = GameSession.objects.select_related("campaign").get(pk=seat.session_id)
+    return session, seq
+
+
+def save_table_state(session: GameSession, state: dict[str, Any]) -> None:
+    GameSession.objects.filter(pk=session.pk).update(table_state=state)
+    session.table_state = state
+
+
+def need_character(ctx: RollContext, what: str) -> Character:
+    if ctx.character is None:
+        raise invalid(f"choose the character who {what}", field="character")
+    return ctx.character
+
+
+def hidden_as_roll(ctx: RollContext) -> dict[str, Any]:
+    """What a roll spends tells of its request (a luck die, protected dice, action dice): a
+    spend for a hidden roll is as hidden as the roll; the room still sees the new counts."""
+    if ctx.visibility == "public":
+        return {}
+    return {"visibility": ctx.visibility, "owner": ctx.seat}
+
+
+def spend_for_roll(ctx: RollContext, *, name: str, amount: int, use: str, text: str) -> Event:
+    """A character's resource spent on the roll being made (an event before the roll)."""
+    character = need_character(ctx, f"spends {name.replace('_', ' ')}")
+    row = spend_resource(character=character, name=name, amount=amount)
+    return record_pool_event(
+        session_id=ctx.session.pk,
+        actor=ctx.seat,
+        **hidden_as_roll(ctx),
+        data={
+            "action": "spend",
+            "use": use,
+            "character": {"id": character.pk, "name": character.name},
+            "amount": amount,
+            "resources": [resource_snapshot(row)],
+            "text": text,
+        },
+    )
+
+
+# --- rounds and scenes ----------------------------------------------------------------------
+
+# What a system does when a round or scene begins: given the locked session and the new table
+# state (to change in place), the pools it dealt and a few words for the log line.
+Begin = Callable[[GameSession, dict[str, Any]], tuple[list[int], str]]
+
+
+def begin(*, seat_id: int, unit: str, then: Begin | None = None) -> Event:
+    """The GM starts a new round (or scene): its number goes up by one, for the whole table."""
+    seat = seat_of(seat_id)
+    with transaction.atomic():
+        session, seq = gm_session(seat)
+        state = dict(session.table_state or {})
+        state[unit] = int(state.get(unit) or 0) + 1
+        if unit == "scene":
+            state["round"] = 0  # a scene starts outside any round until the GM starts one
+        dealt, words = then(session, state) if then else ([], "")
+        save_table_state(session, state)
+        text = f"{unit.capitalize()} {state[unit]} begins" + (f": {words}" if words else "")
+        return record_pool_event(
+            session_id=session.pk,
+            actor=seat,
+            seq=seq,
+            data={
+                "action": unit,
+                unit: state[unit],
+                "table": state,
+                "pools": pools_changed(dealt),
+                "text": text,
+            },
+        )
+
+
+def round_command(then: Begin | None, doc: str) -> Command:
+    return Command(
+        type="round.new",
+        fields=(),
+        handler=partial(begin, unit="round", then=then),
+        doc=doc,
+        gm_only=True,
+    )
+
+
+def scene_command(then: Begin | None, doc: str) -> Command:
+    return Command(
+        type="scene.new",
+        fields=(),
+        handler=partial(begin, unit="scene", then=then),
+        doc=doc,
+        gm_only=True,
+    )
+
+
+# --- per-character resources ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ResourceUse:
+    """A table action that costs a resource with no roll of its own. ``for_roll`` uses name the
+    roll they act on; ``price`` may set the cost from that roll (else the amount asked);
+    ``check`` refuses what the rules refuse; ``effect`` adds what the room must redraw."""
+
+    resource: str
+    for_roll: bool = False
+    check: Callable[[Event], None] | None = None
+    price: Callable[[Event], int] | None = None
+    effect: Callable[[Event, int], dict[str, Any]] | None = None
+
+
+def _their_roll(seat: Seat, character: Character, seq: Any) -> Event:
+    if isinstance(seq, bool) or not isinstance(seq, int):
+        raise invalid("which roll (its seq) this is for", field="roll")
+    roll = (
+        Event.objects.select_for_update()
+        .filter(session_id=seat.session_id, seq=seq, kind="roll")
+        .first()
+    )
+    viewer = Viewer(seat_id=seat.pk, is_gm=seat.is_gm)
+    if roll is None or not can_see(
+        visibility=roll.visibility, actor_seat_id=roll.actor_id, viewer=viewer
+    ):
+        raise not_found(f"no roll #{seq} of yours in this session")
+    if (roll.data.get("character") or {}).get("id") != character.pk:
+        raise invalid(f"roll #{seq} is not {character.name}'s", field="roll")
+    return roll
+
+
+def _label(name: str, amount: int) -> str:
+    """'character_points', 1 -> 'character point'."""
+    label = name.replace("_", " ")
+    return label.removesuffix("s") if amount == 1 else label
+
+
+def use_resource(
+    *,
+    seat_id: int,
+    character: int,
+    use: str,
+    amount: int = 1,
+    roll: int | None = None,
+    uses: Mapping[str, ResourceUse],
+) -> Event:
+    """Spend a resource on a table action (survive, +1 success, avoid a costly success...)."""
+    if use not in uses:
+        raise invalid(f"one of {sorted(uses)}", field="use")
+    rule = uses[use]
+    seat = seat_of(seat_id)
+    with transaction.atomic():
+        seq = live_seq(session_id=seat.session_id)
+        who = character_for(seat=seat, character_id=character)
+        hidden: dict[str, Any] = {}
+        effect: dict[str, Any] = {}
+        if rule.for_roll:
+            event = _their_roll(seat, who, roll)
+            hidden = {"visibility": event.visibility, "owner": event.actor}
+            if rule.check:
+                rule.check(event)
+            if rule.price:
+                amount = rule.price(event)
+            if rule.effect:
+                effect = rule.effect(event, amount)
+        row = spend_resource(character=who, name=rule.resource, amount=amount)
+        # A spend on a hidden roll is as hidden as the roll: its price tells of its dice.
+        return record_pool_event(
+            session_id=seat.session_id,
+            actor=seat,
+            seq=seq,
+            **hidden,
+            data={
+                "action": "spend",
+                "use": use,
+                "character": {"id": who.pk, "name": who.name},
+                "roll": roll if rule.for_roll else None,
+                "amount": amount,
+                "resources": [resource_snapshot(row)],
+                **effect,
+                "text": f"{who.name} spends {amount} {_label(rule.resource, amount)}: "
+                f"{use.replace('-', ' ')}",
+            },
+        )
+
+
+def resource_spend_command(uses: Mapping[str, ResourceUse]) -> Command:
+    return Command(
+        type="resource.spend",
+        fields=(
+            CHARACTER,
+            Field("use", "choice", label="Use", required=True, choices=tuple(uses)),
+            Field("amount", "int", label="Amount", default=1, min=1, max=1000),
+            Field("roll", "int", label="Roll (its seq)", nullable=True, default=None, **ID),
+        ),
+        handler=partial(use_resource, uses=uses),
+        doc=f"spend a character's resource: {', '.join(uses)}",
+    )
+
+
+def award_resource(*, seat_id: int, character: int, name: str, amount: int = 1) -> Event:
+    """The GM awards character points, Luck or Instant Karma; a negative amount takes some
+    back (a correction), never below zero."""
+    seat = seat_of(seat_id)
+    if not seat.is_gm:
+        raise forbidden("only the GM awards")
+    if amount == 0:
+        raise invalid("a whole number from -1000 to 1000, not 0", field="amount")
+    with transaction.atomic():
+        seq = live_seq(session_id=seat.session_id)
+        who = character_for(seat=seat, character_id=character)
+        label = name.replace("_", " ")
+        if amount > 0:
+            row = grant_resource(character=who, name=name, amount=amount)
+            text = f"GM awards {who.name} {amount} {label}"
+        else:
+            row = spend_resource(character=who, name=name, amount=-amount)
+            text = f"GM takes back {-amount} {label} from {who.name}"
+        return record_pool_event(
+            session_id=seat.session_id,
+            actor=seat,
+            seq=seq,
+            data={
+                "action": "award",
+                "character": {"id": who.pk, "name": who.name},
+                "amount": amount,
+                "resources": [resource_snapshot(row)],
+                "text": text,
+            },
+        )
+
+
+def resource_award_command(names: tuple[str, ...]) -> Command:
+    return Command(
+        type="resource.award",
+        fields=(
+            CHARACTER,
+            Field("name", "choice", label="Resource", required=True, choices=names),
+            Field("amount", "int", label="Amount", default=1, min=-1000, max=1000),
+        ),
+        handler=award_resource,
+        doc="the GM awards (or, negative, takes back) a character's resource",
+        gm_only=True,
+    )

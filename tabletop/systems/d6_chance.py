@@ -1,0 +1,84 @@
+"""Sunrider D6 at the table (RULES.md section 5): rounds the GM starts, a character point that
+doubles the base dice of every roll of its character for the rest of the round (paid once),
+and a character point spent to survive."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..models import GameSession
+from ..services.pools import resource_names
+from .base import (
+    ResourceUse,
+    need_character,
+    resource_award_command,
+    resource_spend_command,
+    round_command,
+    save_table_state,
+    spend_for_roll,
+)
+from .registry import RollContext, TableSystem
+
+
+class D6ChanceTable(TableSystem):
+    id = "d6-chance"
+    demo_characters = (
+        {
+            "name": "Captain Sera Vance",
+            "sheet": {
+                "attributes": {"Dexterity": "3D+1", "Perception": "3D"},
+                "skills": {"Blaster": "5D+1", "Piloting": "4D+2"},
+                "character_points": 5,
+            },
+        },
+        {
+            "name": "Dorrik",
+            "sheet": {
+                "attributes": {"Strength": "4D", "Knowledge": "2D+2"},
+                "skills": {"Brawling": "5D"},
+                "character_points": 3,
+            },
+        },
+    )
+
+    def prepare(self, ctx: RollContext, request: dict[str, Any]) -> dict[str, Any]:
+        """A character point lasts the round: the first roll that asks for one pays it, and
+        every roll of that character until the GM starts the next round has its base dice
+        doubled."""
+        state = dict(ctx.session.table_state or {})
+        round_ = int(state.get("round") or 0)
+        active = dict(state.get("character_points") or {})
+        who = str(ctx.character.pk) if ctx.character else None
+        if who is not None and active.get(who) == round_:
+            return {**request, "character_point": True}
+        if not request.get("character_point"):
+            return request
+        character = need_character(ctx, "spends a character point")
+        spend_for_roll(
+            ctx,
+            name="character_points",
+            amount=1,
+            use="double-base",
+            text=f"{character.name} spends a character point: base dice doubled "
+            + ("this round" if round_ else "until the GM starts a round"),
+        )
+        active[who] = round_
+        save_table_state(ctx.session, {**state, "character_points": active})
+        return request
+
+
+def _new_round(session: GameSession, state: dict[str, Any]) -> tuple[list[int], str]:
+    """Character points spent last round are used up."""
+    had = bool(state.pop("character_points", None))
+    return [], "character points from the last round are used up" if had else ""
+
+
+table = D6ChanceTable()
+
+USES = {"survive": ResourceUse("character_points")}
+
+commands = (
+    round_command(_new_round, "a new round: last round's character points are used up"),
+    resource_spend_command(USES),
+    resource_award_command(tuple(resource_names(table.id))),
+)

@@ -1,0 +1,110 @@
+"""The table-system seam: what a game system adds around a roll, at a seat's joining, at a
+session's start and end, and the socket commands it brings; and the registry of systems by
+engine id, filled once at app start (``TabletopConfig.ready``).
+
+Core services call only this module; it imports no system. A table whose engine has no
+module here (ordinary notation) plays by ``TableSystem``'s defaults: nothing around a roll."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from rules.engines.schema import Field
+
+from ..models import Character, Event, GameSession, Seat
+from ..protocol.commands import Command
+
+
+@dataclass
+class RollContext:
+    """One roll on its way through ``make_roll``: who rolls, at which (locked) session, for
+    which character, with which of the system's roll options."""
+
+    seat: Seat
+    session: GameSession  # locked for this transaction
+    system: str
+    character: Character | None
+    options: dict[str, Any] = field(default_factory=dict)
+    visibility: str = "public"
+
+
+class TableSystem:
+    """A game system's table rules. Every hook has a default that does nothing, so a system
+    overrides only what its seed asks of the table."""
+
+    id: ClassVar[str] = ""
+    # Extra fields a ``roll`` message may carry at this table (checked before the roll).
+    roll_options: ClassVar[tuple[Field, ...]] = ()
+    # Roll options whose effect the whole table sees: only a public roll may carry them.
+    public_options: ClassVar[tuple[str, ...]] = ()
+    # Characters the demo campaign (``manage.py play``) starts with.
+    demo_characters: ClassVar[tuple[Mapping[str, Any], ...]] = ()
+
+    def prepare(self, ctx: RollContext, request: dict[str, Any]) -> dict[str, Any]:
+        """Adjust the normalised request and pay for it before the dice are drawn."""
+        return request
+
+    def annotate(self, ctx: RollContext, result: dict[str, Any]) -> None:
+        """Marks the system adds to the result before it is stored."""
+
+    def settle(self, ctx: RollContext, roll: Event) -> None:
+        """What follows a stored roll, in the same transaction."""
+
+    def seat_joined(self, seat: Seat) -> None:
+        """A seat sat down (at any time; the session may be live)."""
+
+    def session_started(self, session: GameSession) -> None:
+        """The session went live (inside its transaction)."""
+
+    def session_ended(self, session: GameSession, by: Seat) -> None:
+        """The session is ending (inside its transaction, before the ``session.end`` event):
+        close what is still open; nothing changes after this."""
+
+
+_PLAIN = TableSystem()
+_SYSTEMS: dict[str, TableSystem] = {}
+_COMMANDS: dict[str, dict[str, Command]] = {}
+SEAM_MODULES = frozenset({"base", "registry"})
+
+
+def register(table: TableSystem, commands: tuple[Command, ...]) -> None:
+    if table.id in _SYSTEMS:
+        raise AssertionError(f"table system {table.id!r} registered twice")
+    by_type = {command.type: command for command in commands}
+    if len(by_type) != len(commands):
+        raise AssertionError(f"table system {table.id!r} declares a command twice")
+    _SYSTEMS[table.id] = table
+    _COMMANDS[table.id] = by_type
+
+
+def load() -> None:
+    """Register every system module of this package (idempotent)."""
+    if _SYSTEMS:
+        return
+    package = importlib.import_module(__package__ or "tabletop.systems")
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
+        if info.name in SEAM_MODULES:
+            continue
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        register(module.table, tuple(module.commands))
+
+
+def table_system(engine_id: str) -> TableSystem:
+    return _SYSTEMS.get(engine_id, _PLAIN)
+
+
+def commands_for(engine_id: str) -> tuple[Command, ...]:
+    return tuple(_COMMANDS.get(engine_id, {}).values())
+
+
+def command(engine_id: str, kind: str) -> Command | None:
+    return _COMMANDS.get(engine_id, {}).get(kind)
+
+
+def command_types() -> set[str]:
+    """Every command type some system defines (an action exists only at its own tables)."""
+    return {kind for by_type in _COMMANDS.values() for kind in by_type}

@@ -1,0 +1,159 @@
+"""Mana roll-and-keep at the table (RULES.md section 4): extended actions, a GM-set number of
+successes that rolls add up toward until it is reached or the GM closes it."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.db.models import F
+
+from rules.engines.schema import Field
+
+from ..models import Event
+from ..models.pools import ExtendedAction
+from ..protocol.commands import ID, Command
+from ..selectors.pools import extended_summary
+from ..services.errors import conflict, invalid
+from ..services.pools import record_pool_event
+from .base import gm_session, seat_of
+from .registry import RollContext, TableSystem
+
+EXTENDED = Field("extended", "int", label="Extended action", nullable=True, default=None, **ID)
+
+
+class RollAndKeepTable(TableSystem):
+    id = "roll-and-keep"
+    roll_options = (EXTENDED,)
+    public_options = ("extended",)
+    demo_characters = (
+        {
+            "name": "Mirela",
+            "sheet": {
+                "attributes": {
+                    "Strength": 3,
+                    "Finesse": 4,
+                    "Endurance": 3,
+                    "Intelligence": 5,
+                    "Cunning": 4,
+                    "Acuity": 3,
+                    "Charisma": 2,
+                },
+                "specialities": {"Lore": 2, "Swordplay": 1},
+                "mana": {"blue": 3, "black": 2},
+            },
+        },
+        {
+            "name": "Tobiah",
+            "sheet": {
+                "attributes": {
+                    "Strength": 5,
+                    "Finesse": 3,
+                    "Endurance": 4,
+                    "Intelligence": 2,
+                    "Cunning": 3,
+                    "Acuity": 3,
+                    "Charisma": 3,
+                },
+                "specialities": {"Brawling": 2},
+                "mana": {"red": 4},
+            },
+        },
+    )
+
+    def settle(self, ctx: RollContext, roll: Event) -> None:
+        """A roll toward an extended action adds its successes to the running sum."""
+        action_id = ctx.options.get("extended")
+        if action_id is None:
+            return
+        action = ExtendedAction.objects.filter(pk=action_id, session=ctx.session).first()
+        if action is None:
+            raise invalid("no such extended action at this table", field="extended")
+        gained = max(0, roll.data.get("successes") or 0)
+        if not ExtendedAction.objects.filter(pk=action.pk, is_open=True).update(
+            progress=F("progress") + gained
+        ):
+            raise conflict(f"the extended action {action.label!r} is closed")
+        action.refresh_from_db()
+        completed = action.progress >= action.target
+        if completed:
+            ExtendedAction.objects.filter(pk=action.pk).update(is_open=False)
+            action.is_open = False
+        record_pool_event(
+            session_id=ctx.session.pk,
+            actor=ctx.seat,
+            visibility=roll.visibility,
+            data={
+                "action": "extended-progress",
+                "roll": roll.seq,
+                "gained": gained,
+                "extended": extended_summary(action),
+                "text": f"{action.label}: +{gained} → {action.progress}/{action.target}"
+                + (" — complete!" if completed else ""),
+            },
+        )
+
+
+table = RollAndKeepTable()
+
+
+def open_extended(*, seat_id: int, label: str, target: int) -> Event:
+    if not label.strip():
+        raise invalid("a name of 1 to 120 characters", field="label")
+    seat = seat_of(seat_id)
+    with transaction.atomic():
+        session, seq = gm_session(seat)
+        action = ExtendedAction.objects.create(
+            session=session, label=label.strip(), target=target, opened_seq=seq
+        )
+        return record_pool_event(
+            session_id=session.pk,
+            actor=seat,
+            seq=seq,
+            data={
+                "action": "extended-open",
+                "extended": extended_summary(action),
+                "text": f"Extended action {action.label!r}: {target} successes needed",
+            },
+        )
+
+
+def close_extended(*, seat_id: int, extended: int) -> Event:
+    seat = seat_of(seat_id)
+    with transaction.atomic():
+        session, seq = gm_session(seat)
+        action = ExtendedAction.objects.filter(pk=extended, session=session).first()
+        if action is None:
+            raise invalid("no such extended action at this table", field="extended")
+        if not ExtendedAction.objects.filter(pk=action.pk, is_open=True).update(is_open=False):
+            raise conflict(f"{action.label!r} is already closed")
+        action.is_open = False
+        return record_pool_event(
+            session_id=session.pk,
+            actor=seat,
+            seq=seq,
+            data={
+                "action": "extended-close",
+                "extended": extended_summary(action),
+                "text": f"GM closes {action.label!r} at {action.progress}/{action.target}",
+            },
+        )
+
+
+commands = (
+    Command(
+        "extended.open",
+        (
+            Field("label", "text", label="Name", required=True, max_length=120),
+            Field("target", "int", label="Successes needed", required=True, min=1, max=1000),
+        ),
+        open_extended,
+        "open an extended action: a number of successes rolls add up toward",
+        gm_only=True,
+    ),
+    Command(
+        "extended.close",
+        (Field("extended", "int", label="Extended action", required=True, **ID),),
+        close_extended,
+        "close an extended action where it stands",
+        gm_only=True,
+    ),
+)

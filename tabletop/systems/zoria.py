@@ -1,0 +1,782 @@
+"""Zoria at the table (RULES.md section 3, "The pools"): per-session pools of action dice dealt
+by level, the GM's pool growing to match, every action die on a check paid from the roller's
+pool, dice used on open checks, spend effects (re-rolls, botches, criticals, insight), awards,
+refunds and the lucky break; open checks close and pools expire when the session ends."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F, Max
+
+from rules.engines import FairStream
+from rules.engines import zoria as rules
+from rules.engines.schema import Field
+
+from ..models import Event, GameSession, Seat, SeatRole, Visibility
+from ..models.pools import OpenRoll, Pool, PoolKind, SeatPoolState
+from ..protocol.commands import ID, Command
+from ..selectors.events import Viewer, can_see
+from ..selectors.pools import open_roll_summary
+from ..services.errors import conflict, forbidden, invalid, not_found
+from ..services.events import next_seq, record_event
+from ..services.pools import give_dice, pools_changed, record_pool_event, take_dice
+from ..services.rolls import make_roll
+from ..services.seats import table_gm_seat
+from .base import CLIENT_SEED, NOTE, SEQ, hidden_as_roll, live_seq, seat_of
+from .registry import RollContext, TableSystem
+
+SPEND_EFFECTS = ("reroll", "reroll-botch", "activate-botch", "activate-critical", "insight")
+BOTCHES = {"botch-threat", "special-botch-threat"}
+POOL_KINDS = (PoolKind.SESSION_DICE, PoolKind.BONUS_DICE)
+
+
+def _touch(seat: Seat) -> None:
+    """The seat has used or spent a die: no lucky break for it this session."""
+    SeatPoolState.objects.get_or_create(seat=seat)
+    SeatPoolState.objects.filter(seat=seat).update(touched=True)
+
+
+def _lucky(seat: Seat) -> bool:
+    return SeatPoolState.objects.filter(seat=seat, lucky_break=True).exists()
+
+
+# --- dealing --------------------------------------------------------------------------------
+
+
+def _starting_pool(seat: Seat) -> list[tuple[int, int]]:
+    levels = [int((c.sheet or {}).get("level", 0) or 0) for c in seat.characters.all()]
+    if not levels:
+        return []
+    return rules.ZORIA.starting_pool(levels, seat.session.campaign.settings or {})
+
+
+def deal_pool(*, seat: Seat, by: Seat | None = None) -> Event | None:
+    """Give a player their session pool (at the start, or when they sit down later) and grow the
+    GM's pool to match. Call inside a transaction; idempotent per seat."""
+    if seat.is_gm or Pool.objects.filter(seat=seat, kind=PoolKind.SESSION_DICE).exists():
+        return None
+    stacks = _starting_pool(seat)
+    if not stacks:
+        return None
+    seq = next_seq(session_id=seat.session_id)  # also locks the session row: GM growth is serial
+    changed = [
+        Pool.objects.create(
+            session_id=seat.session_id,
+            seat=seat,
+            kind=PoolKind.SESSION_DICE,
+            sides=sides,
+            remaining=count,
+            initial=count,
+        ).pk
+        for count, sides in stacks
+    ]
+    changed += [bonus.pk for bonus in _bonus_dice(seat)]
+    SeatPoolState.objects.update_or_create(
+        seat=seat, defaults={"starting_dice": sum(c for c, _ in stacks)}
+    )
+    changed.append(_grow_gm_pool(session=seat.session).pk)
+    dealt = " + ".join(f"{count}d{sides}" for count, sides in stacks)
+    return record_pool_event(
+        session_id=seat.session_id,
+        actor=by or seat,
+        seq=seq,
+        data={
+            "action": "deal",
+            "seat": seat.pk,
+            "pools": pools_changed(changed),
+            "text": f"{seat.name} gets {dealt}; the GM's pool grows to match",
+        },
+    )
+
+
+def _bonus_dice(seat: Seat) -> list[Pool]:
+    """Class bonus dice written on a character's sheet, bound to that character."""
+    made = []
+    for character in seat.characters.all():
+        by_sides = Counter(
+            int(str(die)[1:]) for die in (character.sheet or {}).get("class_bonus_dice", []) or []
+        )
+        for sides, count in sorted(by_sides.items()):
+            made.append(
+                Pool.objects.create(
+                    session_id=seat.session_id,
+                    seat=seat,
+                    character=character,
+                    kind=PoolKind.BONUS_DICE,
+                    sides=sides,
+                    remaining=count,
+                    initial=count,
+                )
+            )
+    return made
+
+
+def _grow_gm_pool(*, session: GameSession) -> Pool:
+    """GM pool = players + the largest starting pool, die type from the highest player die;
+    a late player counts as if present at the start: it grows, never shrinks."""
+    gm = table_gm_seat(session=session)
+    players = SeatPoolState.objects.filter(seat__session=session, starting_dice__gt=0).exclude(
+        seat=gm
+    )
+    largest = players.aggregate(m=Max("starting_dice"))["m"] or 0
+    highest_sides = (
+        Pool.objects.filter(session=session, kind=PoolKind.SESSION_DICE)
+        .exclude(seat=gm)
+        .aggregate(m=Max("sides"))["m"]
+    )
+    size = players.count() + largest
+    sides = rules.gm_die(highest_sides)
+    pool = Pool.objects.filter(seat=gm, kind=PoolKind.SESSION_DICE).first()
+    if pool is None:
+        return Pool.objects.create(
+            session=session,
+            seat=gm,
+            kind=PoolKind.SESSION_DICE,
+            sides=sides,
+            remaining=size,
+            initial=size,
+        )
+    grow = max(0, size - pool.initial)
+    Pool.objects.filter(pk=pool.pk).update(
+        initial=F("initial") + grow, remaining=F("remaining") + grow, sides=max(sides, pool.sides)
+    )
+    pool.refresh_from_db()
+    return pool
+
+
+# --- open checks ----------------------------------------------------------------------------
+
+
+def _own(seat: Seat, roll: OpenRoll) -> bool:
+    """A check is one's own if one rolled it, or it is one's character's (the GM may roll it)."""
+    return roll.seat_id == seat.pk or (
+        roll.character_id is not None and seat.characters.filter(pk=roll.character_id).exists()
+    )
+
+
+def _pick_stack(seat: Seat, pool_id: int | None, *, character_id: int | None) -> Pool:
+    """The stack a die comes from: the one named, else the seat's biggest dice that are left."""
+    stacks = Pool.objects.filter(seat=seat, kind__in=POOL_KINDS)
+    if pool_id is not None:
+        pool = stacks.filter(pk=pool_id).first()
+        if pool is None:
+            raise forbidden("that is not one of your pools")
+        if pool.kind == PoolKind.BONUS_DICE and pool.character_id != character_id:
+            raise forbidden("class bonus dice are only for the character they belong to")
+        return pool
+    pool = stacks.filter(kind=PoolKind.SESSION_DICE, remaining__gt=0).order_by("-sides").first()
+    if pool is None:
+        raise conflict("no action dice left in your pool")
+    return pool
+
+
+def _take(pool: Pool, count: int = 1) -> None:
+    if not take_dice(pool_id=pool.pk, count=count):
+        left = Pool.objects.values_list("remaining", flat=True).get(pk=pool.pk)
+        raise conflict(f"only {left} d{pool.sides} left in that pool")
+
+
+def _hidden_as(roll: OpenRoll) -> dict[str, Any]:
+    """Events about a check are as hidden as the check, judged for its roller."""
+    return {"visibility": roll.visibility, "owner": roll.seat}
+
+
+def _open_roll(seat: Seat, seq: Any) -> OpenRoll:
+    roll = (
+        OpenRoll.objects.select_related("character")
+        .filter(session_id=seat.session_id, seq=seq)
+        .first()
+    )
+    if (
+        roll is None
+        and Event.objects.filter(session_id=seat.session_id, seq=seq, data__stat_roll=True).exists()
+    ):
+        raise forbidden("action dice never augment or re-roll statistics or ability increases")
+    viewer = Viewer(seat_id=seat.pk, is_gm=seat.is_gm)
+    if roll is None or not can_see(
+        visibility=roll.visibility, actor_seat_id=roll.seat_id, viewer=viewer
+    ):
+        raise not_found(f"roll #{seq} is not a Zoria check of this session")
+    if not roll.is_open:
+        raise conflict(f"roll #{seq} is closed: its result is declared")
+    return roll
+
+
+def _still_special(roll: OpenRoll) -> bool:
+    """A special botch threat holds while the check, after the dice used on it, still fails
+    by 5 or more."""
+    return roll.dc is not None and roll.total <= roll.dc - rules.SPECIAL_BOTCH_MARGIN
+
+
+def _subject(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+# --- the table system -----------------------------------------------------------------------
+
+
+class ZoriaTable(TableSystem):
+    id = "zoria"
+    roll_options = (
+        Field(
+            "stat_roll",
+            "bool",
+            label="Statistic or ability increase",
+            help="Never augmented or re-rolled with action dice.",
+            default=False,
+        ),
+        Field(
+            "insight",
+            "text",
+            label="Insight roll for",
+            help="The subject of an insight roll the GM asked for (needs a DC).",
+            nullable=True,
+            default=None,
+            max_length=200,
+        ),
+    )
+    demo_characters = (
+        {
+            "name": "Kael the Bold",
+            "sheet": {
+                "level": 7,
+                "class": "Fighter",
+                "abilities": {"Strength": 3, "Reason": 1},
+                "skills": {"Swords": 6},
+            },
+        },
+        {
+            "name": "Ysolde",
+            "sheet": {
+                "level": 12,
+                "class": "Mage",
+                "abilities": {"Reason": 4, "Knowledge": 3},
+                "skills": {"Arcana": 9},
+                "class_bonus_dice": ["d8"],
+            },
+        },
+        {"name": "Pip", "sheet": {"level": 3, "class": "Thief", "skills": {"Stealth": 7}}},
+    )
+
+    def prepare(self, ctx: RollContext, request: dict[str, Any]) -> dict[str, Any]:
+        """Every action die on a check comes out of the roller's pool, die for die."""
+        if ctx.options.get("insight") is not None:
+            if not _subject(ctx.options["insight"]):
+                raise invalid("name what the insight roll is about", field="insight")
+            if request.get("dc") is None:
+                raise invalid("an insight roll needs the GM's DC", field="request.dc")
+        wanted = Counter(int(die[1:]) for die in request.get("action_dice") or [])
+        if not wanted:
+            return request
+        if ctx.options.get("stat_roll"):
+            raise invalid(
+                "action dice never augment statistics or ability increases",
+                field="request.action_dice",
+            )
+        character_id = ctx.character.pk if ctx.character else None
+        taken = []
+        for sides, count in sorted(wanted.items()):
+            stacks = Pool.objects.filter(seat=ctx.seat, sides=sides, remaining__gt=0)
+            bonus = stacks.filter(kind=PoolKind.BONUS_DICE, character_id=character_id).first()
+            pool = stacks.filter(kind=PoolKind.SESSION_DICE).first()
+            have = (bonus.remaining if bonus else 0) + (pool.remaining if pool else 0)
+            if have < count:
+                raise conflict(
+                    f"your pool holds {have} d{sides}; this check asks for {count}: "
+                    "action dice come out of your pool"
+                )
+            from_bonus = min(count, bonus.remaining) if bonus else 0
+            for stack, n in ((bonus, from_bonus), (pool, count - from_bonus)):
+                if stack is not None and n:
+                    _take(stack, n)
+                    taken.append(stack.pk)
+        _touch(ctx.seat)
+        dice = ", ".join(f"{n}d{s}" for s, n in sorted(wanted.items()))
+        record_pool_event(
+            session_id=ctx.session.pk,
+            actor=ctx.seat,
+            **hidden_as_roll(ctx),
+            data={
+                "action": "commit",
+                **(
+                    {"character": {"id": ctx.character.pk, "name": ctx.character.name}}
+                    if ctx.character
+                    else {}
+                ),
+                "count": sum(wanted.values()),
+                "pools": pools_changed(taken),
+                "text": f"{ctx.seat.name} takes {dice} from the pool for the check",
+            },
+        )
+        return request
+
+    def annotate(self, ctx: RollContext, result: dict[str, Any]) -> None:
+        if ctx.options.get("stat_roll"):
+            result["stat_roll"] = True
+        if ctx.options.get("insight") is not None:
+            result["insight"] = ctx.options["insight"]
+
+    def settle(self, ctx: RollContext, roll: Event) -> None:
+        """Every check stays open (dice may be used on it) until its result is declared."""
+        if ctx.options.get("stat_roll"):
+            return  # statistics and ability increases are never augmented or re-rolled
+        result = roll.data
+        OpenRoll.objects.create(
+            session_id=ctx.session.pk,
+            seq=roll.seq,
+            seat=ctx.seat,
+            character=ctx.character,
+            total=result.get("total") or 0,
+            flags=result.get("flags", []),
+            dc=result["request"].get("dc"),
+            visibility=roll.visibility,
+            insight_subject=_subject(ctx.options.get("insight") or ""),
+        )
+
+    def seat_joined(self, seat: Seat) -> None:
+        deal_pool(seat=seat)
+
+    def session_started(self, session: GameSession) -> None:
+        for seat in session.seats.filter(role=SeatRole.PLAYER).prefetch_related("characters"):
+            deal_pool(seat=seat)
+
+    def session_ended(self, session: GameSession, by: Seat) -> None:
+        """Open checks close as they stand: no die can be used on them any more."""
+        still_open = OpenRoll.objects.filter(session=session, is_open=True)
+        seqs = sorted(still_open.values_list("seq", flat=True))
+        if not seqs:
+            return
+        still_open.update(is_open=False, declared="the session ended")
+        record_pool_event(
+            session_id=session.pk,
+            actor=by,
+            data={
+                "action": "close",
+                "rolls": seqs,
+                "text": f"The session ends: {len(seqs)} open checks close as they stand",
+            },
+        )
+
+
+table = ZoriaTable()
+
+
+# --- socket commands ------------------------------------------------------------------------
+
+
+def use_die(*, seat_id: int, roll: int, pool: int | None = None, client_seed: str = "") -> Event:
+    """Roll a die from one's pool (cascading) and add it to an open check of one's own."""
+    seat = seat_of(seat_id)
+    with transaction.atomic():
+        seq = live_seq(session_id=seat.session_id)
+        check = _open_roll(seat, roll)
+        if check.seat_id != seat.pk:
+            raise forbidden("action dice are used only on your own character's rolls")
+        stack = _pick_stack(seat, pool, character_id=check.character_id)
+        _take(stack)
+        _touch(seat)
+        server_seed = bytes(
+            GameSession.objects.values_list("server_seed", flat=True).get(pk=seat.session_id)
+        )
+        dice = rules.roll_action_die(stack.sides, FairStream(server_seed, client_seed, seq))
+        added = sum(d["value"] for d in dice)
+        OpenRoll.objects.filter(pk=check.pk).update(
+            total=F("total") + added, added=F("added") + added
+        )
+        check.refresh_from_db()
+        if "special-botch-threat" in check.flags and not _still_special(check):
+            # Lifted out of the special botch: the threat is gone.
+            check.flags = [f for f in check.flags if f != "special-botch-threat"]
+            OpenRoll.objects.filter(pk=check.pk).update(flags=check.flags)
+        return record_pool_event(
+            session_id=seat.session_id,
+            actor=seat,
+            seq=seq,
+            **_hidden_as(check),
+            data={
+                "action": "use",
+                "roll": check.seq,
+                "dice": dice,
+                "client_seed": client_seed,
+                "added": added,
+                "open_roll": open_roll_summary(check),
+                "pools": pools_changed([stack.pk]),
+                "text": f"{seat.name} adds a d{stack.sides} to roll #{check.seq}: "
+                f"+{added} (total {check.total})",
+            },
+        )
+
+
+def spend_dice(
+    *,
+    seat_id: int,
+    effect: str,
+    roll: int | None = None,
+    count: int = 1,
+    pool: int | None = None,
+    note: str = "",
+    subject: str | None = None,
+) -> Event:
+    """Spend dice for an effect (no die rolled). Re-rolls make a new roll event too."""
+    if effect in {"reroll", "reroll-botch"} and count != 1:
+        raise invalid("a re-roll costs one die", field="count")
+    if effect != "insight" and roll is None:
+        raise invalid("which roll (its seq)", field="roll")
+    seat = seat_of(seat_id)
+    with transaction.atomic():
+        seq = live_seq(session_id=seat.session_id)
+        check = _open_roll(seat, roll) if effect != "insight" else None
+        about = ""
+        if check is not None:
+            _check_effect(seat, effect, check)
+        else:
+            about = _subject(subject if subject is not None else note)
+            _check_insight(seat, about)
+        stack = _pick_stack(seat, pool, character_id=check.character_id if check else None)
+        _take(stack, count)
+        _touch(seat)
+        text = f"{seat.name} spends {count}d{stack.sides}: {effect.replace('-', ' ')}"
+        if effect == "activate-botch":
+            OpenRoll.objects.filter(pk=check.pk).update(botch_dice=F("botch_dice") + count)
+        elif effect == "activate-critical":
+            OpenRoll.objects.filter(pk=check.pk).update(critical_dice=F("critical_dice") + count)
+        elif effect in {"reroll", "reroll-botch"}:
+            # The re-roll (made just below) replaces this check.
+            OpenRoll.objects.filter(pk=check.pk).update(is_open=False, declared="re-rolled")
+        hidden: dict[str, Any] = {}
+        if check is not None:
+            check.refresh_from_db()
+            hidden = _hidden_as(check)
+            text += f" on roll #{check.seq}"
+            if effect == "activate-botch":
+                text += f" (severity {check.botch_dice})"
+            if effect == "activate-critical":
+                text += f" ({check.critical_dice} dice on the critical)"
+        elif seat.is_gm:
+            # Dark Agenda: the GM's insight for villains is noted for the GM alone.
+            hidden = {"visibility": Visibility.GM, "owner": seat}
+        if note:
+            text += f": {note}"
+        event = record_pool_event(
+            session_id=seat.session_id,
+            actor=seat,
+            seq=seq,
+            **hidden,
+            data={
+                "action": "spend",
+                "effect": effect,
+                "roll": check.seq if check else None,
+                "count": count,
+                "note": note,
+                "open_roll": open_roll_summary(check) if check else None,
+                "pools": pools_changed([stack.pk]),
+                "text": text,
+            },
+        )
+        if effect in {"reroll", "reroll-botch"}:
+            _reroll(seat=seat, check=check)
+        return event
+
+
+def _check_effect(seat: Seat, effect: str, check: OpenRoll) -> None:
+    own = _own(seat, check)
+    flags = set(check.flags)
+    if effect == "reroll":
+        if not own:
+            raise forbidden("you can re-roll only your own character's roll")
+        latest = OpenRoll.objects.filter(
+            session_id=seat.session_id, seat=check.seat_id, character_id=check.character_id
+        )
+        if latest.order_by("-seq").values_list("seq", flat=True).first() != check.seq:
+            raise conflict("only the last roll of your character can be re-rolled")
+    elif effect == "reroll-botch":
+        if not own:
+            raise forbidden("you can re-roll only your own character's botch threat")
+        if not flags & BOTCHES:
+            raise conflict(f"roll #{check.seq} has no botch threat")
+        if check.botch_dice:
+            raise conflict(
+                f"the botch on roll #{check.seq} is activated: it can no longer be re-rolled"
+            )
+    elif effect == "activate-botch":
+        natural = "botch-threat" in flags
+        special = "special-botch-threat" in flags and _still_special(check)
+        if not natural and not special:
+            raise conflict(f"roll #{check.seq} has no botch threat to activate")
+        if not seat.is_gm:
+            if own:
+                raise forbidden("a botch is activated on another character, never your own")
+            if not natural:
+                raise forbidden("a special botch (failing by 5 or more) is the GM's to activate")
+    elif effect == "activate-critical":
+        if not own and not seat.is_gm:
+            raise forbidden("you can activate only your own character's critical threat")
+        if "critical-threat" not in flags:
+            raise conflict(f"roll #{check.seq} has no critical threat to activate")
+
+
+def _check_insight(seat: Seat, about: str) -> None:
+    """After a failed insight roll, the same player cannot spend again for the same subject."""
+    if not about:
+        raise invalid("name what you want to learn", field="note")
+    failed = OpenRoll.objects.filter(
+        session_id=seat.session_id,
+        seat=seat,
+        insight_subject=about,
+        is_open=False,
+        total__lt=F("dc"),
+    ).exclude(declared="re-rolled")
+    if failed.exists():
+        raise conflict("your insight roll on that subject failed: another player may try")
+
+
+def _reroll(*, seat: Seat, check: OpenRoll) -> Event:
+    """The re-roll replaces the open check; the new result stands even if lower. The action
+    dice paid for the first roll are not rolled again (a re-roll adds no unpaid dice)."""
+    original = Event.objects.get(session_id=seat.session_id, seq=check.seq)
+    options = {"insight": original.data["insight"]} if original.data.get("insight") else {}
+    return make_roll(
+        seat_id=check.seat_id,
+        request={**original.data["request"], "action_dice": []},
+        system=table.id,
+        visibility=original.visibility,
+        character=check.character_id,
+        client_seed=original.data.get("client_seed", ""),
+        options=options,
+        reroll_of=check.seq,
+    )
+
+
+def declare(*, seat_id: int, roll: int, result: str = "") -> Event:
+    """The GM declares an open check's result; no more dice can be used on it. A ``self``
+    check is its roller's alone: the roller closes it (or reveals it for the GM to declare)."""
+    seat = seat_of(seat_id)
+    with transaction.atomic():
+        seq = live_seq(session_id=seat.session_id)
+        check = _open_roll(seat, roll)
+        if not seat.is_gm and not (
+            check.seat_id == seat.pk and check.visibility == Visibility.SELF
+        ):
+            raise forbidden("only the GM declares results (a self roll's roller may close it)")
+        if not OpenRoll.objects.filter(pk=check.pk, is_open=True).update(
+            is_open=False, declared=result or "declared"
+        ):
+            raise conflict(f"roll #{check.seq} is already closed")
+        check.refresh_from_db()
+        who = "GM declares" if seat.is_gm else f"{seat.name} closes"
+        return record_event(
+            session_id=seat.session_id,
+            kind="roll.close",
+            actor=seat,
+            seq=seq,
+            **_hidden_as(check),
+            data={
+                "roll": check.seq,
+                "result": result,
+                "open_roll": open_roll_summary(check),
+                "text": f"{who} roll #{check.seq}: {result or 'closed'} (total {check.total})",
+            },
+        )
+
+
+def _gm(seat_id: int, does: str) -> Seat:
+    seat = seat_of(seat_id)
+    if not seat.is_gm:
+        raise forbidden(f"only the GM {does}")
+    return seat
+
+
+def _player(gm: Seat, seat: int) -> Seat:
+    player = Seat.objects.filter(pk=seat, session_id=gm.session_id, role=SeatRole.PLAYER).first()
+    if player is None:
+        raise invalid("a player's seat at this table", field="seat")
+    if _lucky(player):
+        raise conflict(f"{player.name} took a lucky break: no dice this session")
+    return player
+
+
+def _session_stack(seat: Seat) -> Pool:
+    stack = Pool.objects.filter(seat=seat, kind=PoolKind.SESSION_DICE).order_by("-sides").first()
+    if stack is None:
+        raise conflict(f"{seat.name} has no pool (no character at the table)")
+    return stack
+
+
+def award(*, seat_id: int, seat: int, count: int = 1) -> Event:
+    """The GM awards dice: the player's own die type; each also adds one to the GM's pool."""
+    gm = _gm(seat_id, "awards dice")
+    with transaction.atomic():
+        seq = live_seq(session_id=gm.session_id)
+        player = _player(gm, seat)
+        stack = _session_stack(player)
+        gm_pool = _session_stack(table_gm_seat(session=gm.session))
+        give_dice(pool_id=stack.pk, count=count)
+        give_dice(pool_id=gm_pool.pk, count=count)
+        return record_pool_event(
+            session_id=gm.session_id,
+            actor=gm,
+            seq=seq,
+            data={
+                "action": "award",
+                "seat": player.pk,
+                "count": count,
+                "pools": pools_changed([stack.pk, gm_pool.pk]),
+                "text": f"GM awards {player.name} {count}d{stack.sides} "
+                f"(and the GM's pool grows by {count})",
+            },
+        )
+
+
+def undo_award(*, seat_id: int) -> Event:
+    """Take back the GM's last award that has not been undone, if its dice are still there."""
+    gm = _gm(seat_id, "takes back awards")
+    with transaction.atomic():
+        seq = live_seq(session_id=gm.session_id)
+        events = Event.objects.filter(session_id=gm.session_id, kind="pool").order_by("-seq")
+        undone = set(
+            events.filter(data__action="undo-award").values_list("data__undoes", flat=True)
+        )
+        last = next(
+            (
+                e
+                for e in events.filter(data__action="award", data__seat__isnull=False)
+                if e.seq not in undone and "count" in e.data
+            ),
+            None,
+        )
+        if last is None:
+            raise conflict("no award to undo")
+        player_pool_id, gm_pool_id = (p["id"] for p in last.data["pools"])
+        count = last.data["count"]
+        if not take_dice(pool_id=player_pool_id, count=count):
+            raise conflict("the awarded dice are already used or spent")
+        if not take_dice(pool_id=gm_pool_id, count=count):
+            raise conflict("the GM's matching dice are already used or spent")
+        return record_pool_event(
+            session_id=gm.session_id,
+            actor=gm,
+            seq=seq,
+            data={
+                "action": "undo-award",
+                "undoes": last.seq,
+                "seat": last.data["seat"],
+                "count": count,
+                "pools": pools_changed([player_pool_id, gm_pool_id]),
+                "text": f"GM takes back the award of #{last.seq}",
+            },
+        )
+
+
+def refund(*, seat_id: int, seat: int, count: int = 1, note: str = "") -> Event:
+    """The GM gives dice back (a critical that could have no effect); never after a lucky
+    break."""
+    gm = _gm(seat_id, "refunds dice")
+    with transaction.atomic():
+        seq = live_seq(session_id=gm.session_id)
+        target = Seat.objects.filter(pk=seat, session_id=gm.session_id).first()
+        if target is None:
+            raise invalid("a seat at this table", field="seat")
+        if _lucky(target):
+            raise conflict(f"{target.name} took a lucky break: no dice this session")
+        stack = _session_stack(target)
+        give_dice(pool_id=stack.pk, count=count)
+        return record_pool_event(
+            session_id=gm.session_id,
+            actor=gm,
+            seq=seq,
+            data={
+                "action": "refund",
+                "seat": target.pk,
+                "count": count,
+                "note": note,
+                "pools": pools_changed([stack.pk]),
+                "text": f"GM refunds {target.name} {count}d{stack.sides}"
+                + (f": {note}" if note else ""),
+            },
+        )
+
+
+def lucky_break(*, seat_id: int) -> Event:
+    """Give up the whole pool at once: only with nothing used or spent; no dice afterwards."""
+    seat = seat_of(seat_id)
+    if seat.is_gm:
+        raise forbidden("the lucky break is a player's")
+    with transaction.atomic():
+        seq = live_seq(session_id=seat.session_id)
+        SeatPoolState.objects.get_or_create(seat=seat)
+        if not SeatPoolState.objects.filter(seat=seat, touched=False, lucky_break=False).update(
+            lucky_break=True
+        ):
+            raise conflict(
+                "a lucky break needs an untouched pool: you have used or spent dice, or took one"
+            )
+        stacks = list(Pool.objects.filter(seat=seat, kind__in=POOL_KINDS))
+        given_up = sum(p.remaining for p in stacks)
+        if given_up == 0:
+            raise conflict("your pool is empty")
+        Pool.objects.filter(pk__in=[p.pk for p in stacks]).update(remaining=0)
+        return record_pool_event(
+            session_id=seat.session_id,
+            actor=seat,
+            seq=seq,
+            data={
+                "action": "lucky-break",
+                "seat": seat.pk,
+                "given_up": given_up,
+                "pools": pools_changed([p.pk for p in stacks]),
+                "text": f"{seat.name} gives up {given_up} dice for a lucky break",
+            },
+        )
+
+
+POOL = Field("pool", "int", label="Pool (stack id)", nullable=True, default=None, **ID)
+COUNT = Field("count", "int", label="Dice", default=1, min=1, max=100)
+AWARD_COUNT = Field("count", "int", label="Dice", default=1, min=1, max=20)
+PLAYER = Field("seat", "int", label="Player's seat", required=True, **ID)
+
+commands = (
+    Command(
+        "pool.use",
+        (SEQ, POOL, CLIENT_SEED),
+        use_die,
+        "roll a die from your pool (cascading) onto an open check of your own",
+    ),
+    Command(
+        "pool.spend",
+        (
+            Field("effect", "choice", label="Effect", required=True, choices=SPEND_EFFECTS),
+            Field("roll", "int", label="Roll (its seq)", nullable=True, default=None, **ID),
+            COUNT,
+            POOL,
+            NOTE,
+            Field("subject", "text", label="Insight subject", nullable=True, default=None),
+        ),
+        spend_dice,
+        "spend dice for an effect: " + ", ".join(SPEND_EFFECTS),
+    ),
+    Command(
+        "pool.award",
+        (PLAYER, AWARD_COUNT),
+        award,
+        "award a player dice of their own type (the GM's pool grows by as many)",
+        gm_only=True,
+    ),
+    Command("pool.undo-award", (), undo_award, "take back the last award", gm_only=True),
+    Command(
+        "pool.refund",
+        (PLAYER, AWARD_COUNT, NOTE),
+        refund,
+        "give dice back (a critical that could have no effect)",
+        gm_only=True,
+    ),
+    Command("pool.lucky-break", (), lucky_break, "give up your whole untouched pool"),
+    Command(
+        "roll.close",
+        (SEQ, Field("result", "text", label="Result", default="", max_length=200)),
+        declare,
+        "declare an open check's result (the GM; a self roll's roller closes it)",
+    ),
+)

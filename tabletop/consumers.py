@@ -22,6 +22,7 @@ from django.conf import settings
 
 from .delivery import Delivery, TooFarBehind
 from .hub import hub
+from .limits import Buckets, TokenBucket
 from .origin import origin_allowed
 from .selectors.events import Viewer, dumps, events_after
 from .selectors.room import room_state, seat_summary
@@ -38,34 +39,29 @@ CLOSE_BAD_REQUEST = 4400
 CLOSE_FORBIDDEN = 4403
 
 
-class TokenBucket:
-    """Per-seat message budget: ``rate`` a second, bursts of ``burst``."""
-
-    def __init__(self, rate: float, burst: int) -> None:
-        self.rate, self.burst = rate, burst
-        self.tokens = float(burst)
-        self.stamp = time.monotonic()
-
-    def take(self) -> bool:
-        now = time.monotonic()
-        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
-        self.stamp = now
-        if self.tokens >= 1:
-            self.tokens -= 1
-            return True
-        return False
+# Per process: messages per seat (shared by that seat's sockets), and work per seat and per
+# room, counted in the bytes of the events an action makes (a roll's event weighs what its dice
+# cost to draw, send and store).
+_buckets = Buckets(0, 0)
+_seat_work = Buckets(0, 0)
+_room_work = Buckets(0, 0)
 
 
-# One bucket per seat per process, shared by that seat's sockets.
-_buckets: dict[int, TokenBucket] = {}
+def _configure_buckets() -> None:
+    conf = settings.TABLETOP
+    for buckets, rate, burst in (
+        (_buckets, conf["RATE_PER_SECOND"], conf["RATE_BURST"]),
+        (_seat_work, conf["SEAT_WORK_PER_SECOND"], conf["SEAT_WORK_BURST"]),
+        (_room_work, conf["ROOM_WORK_PER_SECOND"], conf["ROOM_WORK_BURST"]),
+    ):
+        if (buckets.rate, buckets.burst) != (rate, burst):
+            buckets.rate, buckets.burst = rate, burst
+            buckets.clear()
 
 
 def _bucket(seat_id: int) -> TokenBucket:
-    bucket = _buckets.get(seat_id)
-    if bucket is None:
-        conf = settings.TABLETOP
-        bucket = _buckets[seat_id] = TokenBucket(conf["RATE_PER_SECOND"], conf["RATE_BURST"])
-    return bucket
+    _configure_buckets()
+    return _buckets(seat_id)
 
 
 def _in_time(handler: Any, *, deadline: float, seat_id: int, message: dict[str, Any]) -> int | None:
@@ -245,6 +241,17 @@ class RoomConsumer(AsyncWebsocketConsumer):
         if handler is None:
             await self._error(ref, "unknown-type", f"unknown message type {kind!r}")
             return
+        seat_work, room_work = _seat_work(self.access.seat.pk), _room_work(self.group)
+        if not (seat_work.has_credit() and room_work.has_credit()):
+            wait = max(seat_work.wait(), room_work.wait())
+            whose = "this seat" if not seat_work.has_credit() else "this table"
+            await self._error(
+                ref,
+                "rate-limited",
+                f"{whose} has made a lot of heavy changes (many dice) just now; "
+                f"try again in {max(1, round(wait))} s",
+            )
+            return
         await self._act(kind, handler, ref, message)
 
     async def _pong(self, ref: Any) -> None:
@@ -280,7 +287,11 @@ class RoomConsumer(AsyncWebsocketConsumer):
         # The sender's copy carries its ref: note it before the event can come back.
         if seq is not None:
             self.delivery.expect(seq, ref)
-        # Committed events are published from here, not from the ORM thread.
+        # Committed events are published from here, not from the ORM thread; what they weigh
+        # is charged to the seat's and the room's work budgets.
+        work = sum(len(payload["text"]) for _group, payload in outbox)
+        _seat_work(self.access.seat.pk).charge(work)
+        _room_work(self.group).charge(work)
         for group, payload in outbox:
             await hub.publish(self.layer, group, payload)
 

@@ -191,6 +191,23 @@ TABLETOP = {
     # Under the room page's 8 s "no answer" so the page hears the refusal.
     "ACTION_DEADLINE_SECONDS": float(os.environ.get("TABLETOP_ACTION_DEADLINE_SECONDS", "5")),
     "SEAT_COOKIE": "tabletop_seat",
+    # Work budgets, in bytes of the events made (a roll weighs what its dice cost): per seat
+    # and per room, a sustained rate and a burst. A 3d6 weighs ~300 bytes; a roll of thousands
+    # of dice ~100 KiB or more, so heavy rolls are spaced out and cannot starve other rooms.
+    "SEAT_WORK_PER_SECOND": int(os.environ.get("TABLETOP_SEAT_WORK_PER_SECOND", "65536")),
+    "SEAT_WORK_BURST": int(os.environ.get("TABLETOP_SEAT_WORK_BURST", str(1024 * 1024))),
+    "ROOM_WORK_PER_SECOND": int(os.environ.get("TABLETOP_ROOM_WORK_PER_SECOND", "262144")),
+    "ROOM_WORK_BURST": int(os.environ.get("TABLETOP_ROOM_WORK_BURST", str(2 * 1024 * 1024))),
+    # Seats made per client address (a minute's worth, bursts of the same): one person cannot
+    # multiply their budgets by taking many seats.
+    "JOINS_PER_MINUTE": float(os.environ.get("TABLETOP_JOINS_PER_MINUTE", "10")),
+    # Odds: requests per seat (rate, burst), the time one computation may take, how many run
+    # at once in the odds workers (separate processes, off the ORM thread) and may wait.
+    "ODDS_PER_SECOND": float(os.environ.get("TABLETOP_ODDS_PER_SECOND", "4")),
+    "ODDS_BURST": int(os.environ.get("TABLETOP_ODDS_BURST", "20")),
+    "ODDS_SECONDS": float(os.environ.get("TABLETOP_ODDS_SECONDS", "2")),
+    "ODDS_WORKERS": int(os.environ.get("TABLETOP_ODDS_WORKERS", "1")),
+    "ODDS_WAITING": int(os.environ.get("TABLETOP_ODDS_WAITING", "4")),
     # What a socket may have sent but its client not yet read; past it the socket is closed
     # (code 4408) and the client resumes from the store with after=<last seq>.
     "SEND_BUFFER_BYTES": int(os.environ.get("TABLETOP_SEND_BUFFER_BYTES", str(4 * 1024 * 1024))),

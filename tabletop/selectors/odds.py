@@ -1,29 +1,119 @@
-"""Exact odds for the room's roll panel; pure, so answers are cached by request, refusals too
-(a request past the odds budget can take a quarter of a second to refuse: once is enough)."""
+"""Exact odds for the room's roll panel, computed off the request path.
+
+An odds computation is pure and can be heavy (seconds of CPU for a large exploding pool), so it
+never runs on the process's ORM thread or its event loop: it runs in a small pool of worker
+processes, under a time budget, with a cap on how many run or wait at once. Past the budget the
+worker is stopped and the answer says the request is too large for exact odds; past the cap the
+answer is a plain "busy". Answers and refusals are remembered by request, so each is computed
+once per process.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import json
-from functools import lru_cache
+import logging
+import multiprocessing
+import threading
+from collections import OrderedDict
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from rules.engines import OddsTooLarge, RuleError, get_system
+from django.conf import settings
+
+from rules.engines import OddsTooLarge, RuleError
+
+from ..odds_worker import compute
+
+log = logging.getLogger(__name__)
 
 
-def odds_for(*, system_id: str, request: Any) -> dict[str, Any]:
-    """The engine's odds answer. RuleError (incl. OddsTooLarge) passes through to the caller."""
-    key = json.dumps(request, sort_keys=True, separators=(",", ":"))
-    kind, answer = _cached(system_id, key)
+class OddsBusy(Exception):
+    """Too many odds computations are running or waiting in this process."""
+
+
+class OddsFailed(Exception):
+    """The engine could not answer this request (a fault, not a refusal)."""
+
+
+class _Workers:
+    def __init__(self) -> None:
+        self._pool: ProcessPoolExecutor | None = None
+        self._lock = threading.Lock()
+        self.in_flight = 0
+        self.cache: OrderedDict[tuple[str, str], tuple[str, str]] = OrderedDict()
+
+    def pool(self) -> ProcessPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                # forkserver: the workers do not inherit the server's threads and sockets.
+                self._pool = ProcessPoolExecutor(
+                    max_workers=settings.TABLETOP["ODDS_WORKERS"],
+                    mp_context=multiprocessing.get_context("forkserver"),
+                )
+            return self._pool
+
+    def restart(self) -> None:
+        """Stop every worker (one ran past its budget) and start afresh on the next request."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            for process in list((pool._processes or {}).values()):
+                process.kill()
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    def remember(self, key: tuple[str, str], answer: tuple[str, str]) -> None:
+        self.cache[key] = answer
+        while len(self.cache) > 2048:
+            self.cache.popitem(last=False)
+
+
+_workers = _Workers()
+
+
+async def odds_for(*, system_id: str, request: Any) -> dict[str, Any]:
+    """The engine's odds answer. RuleError (incl. OddsTooLarge) passes through; OddsBusy when
+    the workers are full; OddsFailed when the engine could not answer."""
+    key = (system_id, json.dumps(request, sort_keys=True, separators=(",", ":")))
+    answer = _workers.cache.get(key)
+    if answer is None:
+        answer = await _compute(key)
+    kind, body = answer
     if kind == "ok":
-        return json.loads(answer)
-    error = OddsTooLarge if kind == "too-large" else RuleError
-    raise error(**json.loads(answer))
+        return json.loads(body)
+    if kind == "too-large":
+        raise OddsTooLarge(**json.loads(body))
+    if kind == "refused":
+        raise RuleError(**json.loads(body))
+    raise OddsFailed(body)
 
 
-@lru_cache(maxsize=2048)
-def _cached(system_id: str, request_json: str) -> tuple[str, str]:
+async def _compute(key: tuple[str, str]) -> tuple[str, str]:
+    conf = settings.TABLETOP
+    if _workers.in_flight >= conf["ODDS_WORKERS"] + conf["ODDS_WAITING"]:
+        raise OddsBusy()
+    _workers.in_flight += 1
     try:
-        return "ok", json.dumps(get_system(system_id).odds(json.loads(request_json)))
-    except RuleError as exc:
-        kind = "too-large" if isinstance(exc, OddsTooLarge) else "refused"
-        return kind, json.dumps(exc.as_dict())
+        future = asyncio.get_running_loop().run_in_executor(_workers.pool(), compute, *key)
+        try:
+            answer = await asyncio.wait_for(future, conf["ODDS_SECONDS"])
+        except TimeoutError:
+            log.warning("odds for %s took over %ss; stopped", key, conf["ODDS_SECONDS"])
+            _workers.restart()
+            answer = (
+                "too-large",
+                json.dumps(
+                    {
+                        "field": "notation" if "notation" in key[1] else "request",
+                        "reason": "too large to work out exact odds in time",
+                    }
+                ),
+            )
+        except Exception as exc:  # a worker died: start afresh next time
+            log.warning("odds worker failed: %s", exc)
+            _workers.restart()
+            raise OddsFailed("the odds could not be computed just now; try again") from None
+        _workers.remember(key, answer)
+        return answer
+    finally:
+        _workers.in_flight -= 1

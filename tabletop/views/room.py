@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.middleware.csrf import CsrfViewMiddleware
@@ -14,8 +15,9 @@ from django.views.decorators.http import require_GET, require_POST
 
 from rules.engines import GameSystem, OddsTooLarge, RuleError, get_system
 
+from ..limits import Buckets
 from ..models import Character, GameSession, Seat
-from ..selectors.odds import odds_for
+from ..selectors.odds import OddsBusy, OddsFailed, odds_for
 from ..selectors.room import fairness, seat_summary, session_summary
 from ..services.access import Access, resolve_access, seat_cookie_name
 from ..services.errors import ServiceError
@@ -23,7 +25,14 @@ from ..services.seats import join_session, seat_for_token
 
 COOKIE_AGE = 60 * 60 * 24 * 60
 
-STATUS_FOR = {"invalid": 400, "forbidden": 403, "not-found": 404, "conflict": 409}
+STATUS_FOR = {
+    "invalid": 400,
+    "forbidden": 403,
+    "not-found": 404,
+    "conflict": 409,
+    "rate-limited": 429,
+    "busy": 503,
+}
 
 
 SEATS_ON_PAGE = 40  # names drawn with the room page; hello brings them all
@@ -167,6 +176,11 @@ def join(request: HttpRequest, code: str) -> HttpResponse:
         # Rejoining from the same browser keeps the seat.
         token = request.COOKIES.get(seat_cookie_name(code)) if existing.via == "cookie" else None
         return _joined(request, code, existing.seat, token, as_json)
+    if not _join_allowed(request):
+        exc = ServiceError("rate-limited", "too many seats taken from this address; wait a minute")
+        if as_json:
+            return _json_error(exc)
+        return _join_form(request, session, error=exc, status=429)
     try:
         joined = join_session(
             session=session,
@@ -179,6 +193,19 @@ def join(request: HttpRequest, code: str) -> HttpResponse:
             return _json_error(exc)
         return _join_form(request, session, error=exc, status=STATUS_FOR.get(exc.code, 400))
     return _joined(request, code, joined.seat, joined.token, as_json)
+
+
+_join_buckets = Buckets(0, 0)
+
+
+def _join_allowed(request: HttpRequest) -> bool:
+    """Seats per client address (the proxy's, if one sits in front: set it up to pass the
+    client's address as REMOTE_ADDR), so one person cannot multiply their budgets."""
+    per_minute = settings.TABLETOP["JOINS_PER_MINUTE"]
+    if _join_buckets.burst != per_minute:
+        _join_buckets.rate, _join_buckets.burst = per_minute / 60, per_minute
+        _join_buckets.clear()
+    return _join_buckets(request.META.get("REMOTE_ADDR", "")).take()
 
 
 def _joined(
@@ -200,21 +227,43 @@ def _json_error(exc: ServiceError) -> JsonResponse:
     return JsonResponse(body, status=STATUS_FOR.get(exc.code, 400))
 
 
-@require_GET
-def odds(request: HttpRequest, code: str) -> HttpResponse:
-    """Exact odds for a request, before it is rolled. Seated visitors only."""
+def _odds_access(request: HttpRequest, code: str) -> tuple[Access, str] | None:
     access = resolve_access(
         code=code,
         token=request.GET.get("token"),
         cookie_token=request.COOKIES.get(seat_cookie_name(code)),
         user=request.user,
     )
-    if access is None:
+    return None if access is None else (access, access.session.campaign.system)
+
+
+_odds_buckets = Buckets(0, 0)
+
+
+def _odds_allowed(seat_id: int) -> bool:
+    conf = settings.TABLETOP
+    if (_odds_buckets.rate, _odds_buckets.burst) != (conf["ODDS_PER_SECOND"], conf["ODDS_BURST"]):
+        _odds_buckets.rate, _odds_buckets.burst = conf["ODDS_PER_SECOND"], conf["ODDS_BURST"]
+        _odds_buckets.clear()
+    return _odds_buckets(seat_id).take()
+
+
+@require_GET
+async def odds(request: HttpRequest, code: str) -> HttpResponse:
+    """Exact odds for a request, before it is rolled. Seated visitors only, a few a second;
+    computed in the odds workers, never on the ORM thread (tabletop/selectors/odds.py)."""
+    found = await sync_to_async(_odds_access)(request, code)
+    if found is None:
         return JsonResponse(
             {"error": {"code": "forbidden", "message": "join the table first"}}, status=403
         )
-    system_id = request.GET.get("system") or access.session.campaign.system
-    if system_id not in {access.session.campaign.system, "generic"}:
+    access, table_system = found
+    if not _odds_allowed(access.seat.pk):
+        return _json_error(
+            ServiceError("rate-limited", "too many odds requests just now; try again in a moment")
+        )
+    system_id = request.GET.get("system") or table_system
+    if system_id not in {table_system, "generic"}:
         return _json_error(
             ServiceError("invalid", "system: not played at this table", field="system")
         )
@@ -223,7 +272,7 @@ def odds(request: HttpRequest, code: str) -> HttpResponse:
     except (ValueError, RecursionError):
         return _json_error(ServiceError("invalid", "request: not JSON", field="request"))
     try:
-        answer = odds_for(system_id=system_id, request=payload)
+        answer = await odds_for(system_id=system_id, request=payload)
     except OddsTooLarge as exc:
         return JsonResponse(
             {
@@ -237,6 +286,15 @@ def odds(request: HttpRequest, code: str) -> HttpResponse:
         )
     except RuleError as exc:
         return _json_error(ServiceError.from_rule(exc))
+    except OddsBusy:
+        return _json_error(
+            ServiceError("busy", "the odds are busy for everyone just now; try again in a moment")
+        )
+    except OddsFailed as exc:
+        return JsonResponse(
+            {"error": {"code": "odds-unavailable", "message": str(exc), "field": "request"}},
+            status=422,
+        )
     response = JsonResponse(answer)
     response["Cache-Control"] = "private, max-age=3600"
     return response

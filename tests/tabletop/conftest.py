@@ -22,3 +22,19 @@ def campaign(gm) -> Campaign:
 def live_session(campaign) -> GameSession:
     session = create_session(campaign=campaign, title="Session one")
     return start_session(session_id=session.pk)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_budgets():
+    """Every test starts with full budgets (joins per address, odds and work per seat)."""
+    from tabletop import consumers
+    from tabletop.views import room
+
+    for buckets in (
+        room._join_buckets,
+        room._odds_buckets,
+        consumers._buckets,
+        consumers._seat_work,
+        consumers._room_work,
+    ):
+        buckets.clear()

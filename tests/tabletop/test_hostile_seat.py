@@ -132,3 +132,49 @@ async def test_a_room_whose_layer_is_away_opens_and_starts_once_it_returns():
     await comm.disconnect()
     await second.disconnect()
     assert not hub._rooms, "the room is gone with its last socket"
+
+
+async def test_heavy_rolls_spend_the_seats_work_budget_and_other_seats_go_on():
+    table = await make_table()
+    ana, _ = await connect(table["code"], token=await seat_token(table["session"], "Ana"))
+    bo, _ = await connect(table["code"], token=await seat_token(table["session"], "Bo"))
+    await next_event(ana)  # Bo sat down
+    budget = {"SEAT_WORK_PER_SECOND": 1000, "SEAT_WORK_BURST": 100_000}
+    with mock.patch.dict(settings.TABLETOP, budget):
+        await ana.send_json_to({"type": "roll", "ref": "h1", "request": {"notation": "1000d6"}})
+        assert (await next_event(ana))["ref"] == "h1"  # ~50 KB: within the burst
+        await next_event(bo)
+        await ana.send_json_to({"type": "roll", "ref": "h2", "request": {"notation": "1000d6"}})
+        assert (await next_event(ana))["ref"] == "h2"  # the seat is now in debt
+        await next_event(bo)
+        await ana.send_json_to({"type": "roll", "ref": "h3", "request": {"notation": "1d6"}})
+        refusal = await ana.receive_json_from(timeout=5)
+        assert refusal["code"] == "rate-limited" and refusal["ref"] == "h3"
+        assert "this seat" in refusal["message"]
+        await bo.send_json_to({"type": "roll", "ref": "b", "request": {"notation": "3d6"}})
+        assert (await next_event(bo))["ref"] == "b"
+    await ana.disconnect()
+    await bo.disconnect()
+
+
+async def test_a_rooms_work_budget_is_shared_by_its_seats():
+    table = await make_table()
+    ana, _ = await connect(table["code"], token=await seat_token(table["session"], "Ana"))
+    bo, _ = await connect(table["code"], token=await seat_token(table["session"], "Bo"))
+    await next_event(ana)  # Bo sat down
+    other = await make_table("d6-chance")
+    cy, _ = await connect(other["code"], token=await seat_token(other["session"], "Cy"))
+    budget = {"ROOM_WORK_PER_SECOND": 1000, "ROOM_WORK_BURST": 30_000}
+    with mock.patch.dict(settings.TABLETOP, budget):
+        await ana.send_json_to({"type": "roll", "ref": "h", "request": {"notation": "1000d6"}})
+        assert (await next_event(ana))["ref"] == "h"
+        await next_event(bo)
+        await bo.send_json_to({"type": "roll", "ref": "b", "request": {"notation": "1d6"}})
+        refusal = await bo.receive_json_from(timeout=5)
+        assert refusal["code"] == "rate-limited" and "this table" in refusal["message"]
+        await cy.send_json_to(
+            {"type": "roll", "ref": "c", "system": "generic", "request": {"notation": "1d6"}}
+        )
+        assert (await next_event(cy))["ref"] == "c", "another room is not held up"
+    for comm in (ana, bo, cy):
+        await comm.disconnect()

@@ -1,0 +1,70 @@
+"""Budgets, so one seat, one room or one address cannot take a process's time from the others.
+
+Token buckets kept in each process's memory: a rate a second and a burst. A budget can be
+charged by cost, not only by count (a roll costs what its event weighs, so one roll of
+thousands of dice counts for as much as thousands of small rolls). Each process keeps its own
+buckets: with N processes behind a proxy a client could get up to N times the rate, which is
+still bounded.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from typing import Any
+
+
+class TokenBucket:
+    """``rate`` a second, bursts of ``burst``. ``take`` refuses once the bucket is empty;
+    ``charge`` may leave it in debt, which later takes wait out."""
+
+    def __init__(self, rate: float, burst: float) -> None:
+        self.rate, self.burst = rate, burst
+        self.tokens = float(burst)
+        self.stamp = time.monotonic()
+
+    def _refill(self) -> None:
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+
+    def take(self, cost: float = 1) -> bool:
+        self._refill()
+        if self.tokens >= cost:
+            self.tokens -= cost
+            return True
+        return False
+
+    def has_credit(self) -> bool:
+        self._refill()
+        return self.tokens > 0
+
+    def charge(self, cost: float) -> None:
+        self._refill()
+        self.tokens -= cost
+
+    def wait(self) -> float:
+        """Seconds until the bucket is out of debt."""
+        return max(0.0, -self.tokens / self.rate) if self.rate else float("inf")
+
+
+class Buckets:
+    """One bucket per key (a seat, a room, an address), the least recently used forgotten past
+    ``size`` so a flood of new keys cannot grow the process."""
+
+    def __init__(self, rate: float, burst: float, *, size: int = 10_000) -> None:
+        self.rate, self.burst, self.size = rate, burst, size
+        self._buckets: OrderedDict[Any, TokenBucket] = OrderedDict()
+
+    def __call__(self, key: Any) -> TokenBucket:
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            bucket = self._buckets[key] = TokenBucket(self.rate, self.burst)
+            while len(self._buckets) > self.size:
+                self._buckets.popitem(last=False)
+        else:
+            self._buckets.move_to_end(key)
+        return bucket
+
+    def clear(self) -> None:
+        self._buckets.clear()

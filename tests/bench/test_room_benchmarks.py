@@ -12,7 +12,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def run_bench(tmp_path: Path, name: str, *args: str) -> dict:
+def run_bench(tmp_path: Path, scenario: str, *args: str, name: str = "") -> dict:
+    name = name or scenario
     env = {
         k: v
         for k, v in os.environ.items()
@@ -21,7 +22,7 @@ def run_bench(tmp_path: Path, name: str, *args: str) -> dict:
     env["BENCH_RESULTS"] = str(tmp_path)
     env["BENCH_FREE_PORTS"] = "1"
     done = subprocess.run(
-        [sys.executable, "-m", f"bench.scenarios.{name}", *args],
+        [sys.executable, "-m", f"bench.scenarios.{scenario}", *args],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -46,8 +47,13 @@ def test_fanout_against_the_bare_floor_and_the_table_loses_nothing(tmp_path):
         assert row["median"]["p50"] > 0
 
 
-def test_a_connect_burst_then_everyone_rolls(tmp_path):
-    out = run_bench(tmp_path, "burst", "--setups", "default", "--sockets", "5", "--runs", "1")
+def test_a_connect_burst_into_two_rooms_then_everyone_rolls(tmp_path):
+    out = run_bench(
+        tmp_path,
+        "burst",
+        *("--setups", "default", "--sockets", "5", "--rooms", "2", "--runs", "1"),
+        name="burst-rooms",
+    )
     (row,) = out["results"]
     (run,) = row["runs"]
     assert run["hello"] == 5 and run["failed"] == 0

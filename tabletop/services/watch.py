@@ -1,0 +1,78 @@
+"""Watch links: the GM hands out a read-only view of a session (spectators, stream overlays)
+and can take it back. A spectator sees what a seat with no part in any hidden roll sees."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.db import transaction
+from django.utils import timezone
+
+from ..models import GameSession, WatchLink
+from ..selectors.events import Viewer
+from .errors import conflict, invalid, not_found
+from .sessions import assert_runs_campaign
+
+# Whoever holds a watch link: no seat, not the GM. Hidden events reach them redacted exactly as
+# they reach a player who is neither their roller nor the GM.
+SPECTATOR = Viewer(seat_id=None, is_gm=False)
+MAX_LINKS = 20  # active links per session: enough for every stream and screen a GM runs
+
+
+def link_group(link_id: int) -> str:
+    """The channel-layer group of a link's open sockets: told when the link is revoked."""
+    return f"watch.{link_id}"
+
+
+def create_watch_link(*, session: GameSession, user: Any, label: Any = "") -> WatchLink:
+    assert_runs_campaign(user=user, campaign=session.campaign)
+    if not isinstance(label, str):
+        raise invalid("text", field="label")
+    label = label.strip()
+    if len(label) > 80:
+        raise invalid("at most 80 characters", field="label")
+    active = WatchLink.objects.filter(session=session, revoked_at__isnull=True).count()
+    if active >= MAX_LINKS:
+        raise conflict(f"a session has at most {MAX_LINKS} watch links: revoke one first")
+    return WatchLink.objects.create(session=session, label=label, created_by=user)
+
+
+def revoke_watch_link(*, session: GameSession, user: Any, link_id: Any) -> WatchLink:
+    """Revoke a link: its pages stop answering and its open sockets are closed."""
+    assert_runs_campaign(user=user, campaign=session.campaign)
+    if isinstance(link_id, bool) or not isinstance(link_id, int):
+        raise invalid("expected a link's id", field="link")
+    with transaction.atomic():
+        link = WatchLink.objects.select_for_update().filter(pk=link_id, session=session).first()
+        if link is None:
+            raise not_found(f"no watch link {link_id} in this session")
+        if link.revoked_at is None:
+            link.revoked_at = timezone.now()
+            link.save(update_fields=["revoked_at"])
+            transaction.on_commit(lambda: _close_sockets(link.pk))
+    return link
+
+
+def _close_sockets(link_id: int) -> None:
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    async_to_sync(layer.group_send)(link_group(link_id), {"type": "watch.revoked"})
+
+
+def watched_session(*, code: Any) -> tuple[WatchLink, GameSession] | None:
+    """The link and its session behind a watch code, or None if there is none or it is revoked."""
+    if not isinstance(code, str) or not code or len(code) > 40:
+        return None
+    link = (
+        WatchLink.objects.select_related("session__campaign")
+        .filter(code=code, revoked_at__isnull=True)
+        .first()
+    )
+    return None if link is None else (link, link.session)
+
+
+def watch_links(*, session: GameSession) -> list[WatchLink]:
+    return list(WatchLink.objects.filter(session=session).order_by("-created_at"))

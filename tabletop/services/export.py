@@ -1,0 +1,186 @@
+"""A session's record to take away: the events a viewer may see, as JSON (which the verifier in
+``docs/fairness.md`` checks offline), Markdown (play-by-post, campaign notes) and printable HTML.
+
+Everything comes from the event store, redacted for the viewer exactly as the socket does."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.template.loader import render_to_string
+from django.utils import timezone
+
+from ..models import GameSession, Seat, SessionStatus
+from ..selectors.events import Viewer, events_after, for_everyone, for_viewer
+from ..selectors.room import fairness, session_summary
+from .watch import SPECTATOR
+
+FORMATS = {"json": "application/json", "md": "text/markdown", "html": "text/html"}
+RECORD_FORMAT = "tabletop-record/1"
+
+
+def viewer_for_seat(seat: Seat) -> Viewer:
+    return Viewer(seat_id=seat.pk, is_gm=seat.is_gm)
+
+
+# The whole record, hidden rolls and all: for the server's operator (``manage.py export --as all``)
+# once the session has ended; before the end the GM's view is the most anyone gets.
+EVERYTHING = Viewer(seat_id=-1, is_gm=True)
+
+
+@dataclass(frozen=True)
+class Record:
+    session: GameSession
+    viewer_label: str
+    body: dict[str, Any]
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        return self.body["events"]
+
+
+def session_record(*, session: GameSession, viewer: Viewer, viewer_label: str) -> Record:
+    """The events ``viewer`` may see, with the commitment and (after the end) the seed."""
+    everything = viewer is EVERYTHING and session.status == SessionStatus.ENDED
+    events = [
+        for_everyone(e) if everything else for_viewer(e, viewer)
+        for e in events_after(session_id=session.pk, after=0)
+    ]
+    body = {
+        "format": RECORD_FORMAT,
+        "exported_at": timezone.now().isoformat().replace("+00:00", "Z"),
+        "viewer": viewer_label,
+        "session": session_summary(session),
+        "fairness": fairness(session),
+        "events": events,
+    }
+    return Record(session=session, viewer_label=viewer_label, body=body)
+
+
+def spectator_record(session: GameSession) -> Record:
+    return session_record(session=session, viewer=SPECTATOR, viewer_label="spectator")
+
+
+def filename(record: Record, fmt: str) -> str:
+    slug = "".join(c if c.isalnum() else "-" for c in record.session.title.lower()).strip("-")
+    return f"{slug or 'session'}-{record.session.invite_code[:6]}.{fmt}"
+
+
+def render(record: Record, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(record.body, indent=1, ensure_ascii=False) + "\n"
+    if fmt == "md":
+        return to_markdown(record)
+    if fmt == "html":
+        return to_html(record)
+    raise ValueError(fmt)
+
+
+# --- lines a reader understands --------------------------------------------------------------
+def _when(at: str) -> str:
+    try:
+        moment = datetime.fromisoformat(at.replace("Z", "+00:00"))
+    except ValueError:
+        return at
+    return moment.strftime("%H:%M:%S")
+
+
+def who(event: dict[str, Any]) -> str:
+    actor = event.get("actor") or {}
+    return actor.get("name") or "The table"
+
+
+def dice_text(dice: list[dict[str, Any]]) -> str:
+    return " ".join(
+        f"{d.get('die', '?')}:{d.get('value')}"
+        + ("" if d.get("role") in (None, "base", "kept") else f"({d['role']})")
+        for d in dice
+    )
+
+
+def event_line(event: dict[str, Any]) -> str:
+    """One human line for an event, as a log shows it (without the time and number)."""
+    data = event.get("data") or {}
+    name = who(event)
+    kind = event["kind"]
+    if data.get("hidden"):
+        return f"{name}: a hidden {'roll' if kind == 'roll' else kind} (only its number is shown)"
+    if data.get("too_large"):
+        return f"{name}: {kind} (too large to show here; it is in the full record)"
+    if kind == "roll":
+        character = (data.get("character") or {}).get("name")
+        as_whom = f" as {character}" if character else ""
+        text = data.get("text") or f"total {data.get('total')}"
+        return f"{name}{as_whom}: {text}"
+    if kind == "roll.reveal":
+        roll = data.get("roll") or {}
+        roller = (data.get("roller") or {}).get("name") or "someone"
+        return (
+            f"{name} revealed roll #{data.get('seq')} by {roller}: {roll.get('text', '')}".rstrip()
+        )
+    if kind == "seat.join":
+        return f"{name} sat down at the table"
+    if kind == "session.start":
+        return f"The session started; commitment {data.get('commitment', '')}"
+    if kind == "session.end":
+        return f"The session ended; server seed {data.get('server_seed', '')}"
+    return f"{name}: {data.get('text') or kind}"
+
+
+def to_markdown(record: Record) -> str:
+    s = record.body["session"]
+    fair = record.body["fairness"]
+    out = [
+        f"# {s['title']}",
+        "",
+        f"*{s['campaign']}* · {s['system']} · {s['status']}"
+        + (f" · started {s['started_at'][:16].replace('T', ' ')}" if s["started_at"] else "")
+        + (f" · ended {s['ended_at'][:16].replace('T', ' ')}" if s["ended_at"] else ""),
+        "",
+        f"Fair dice: commitment `{fair['commitment'] or 'none yet'}`"
+        + (
+            f", server seed `{fair['server_seed']}`"
+            if fair["server_seed"]
+            else " (the seed is revealed when the session ends)"
+        ),
+        "",
+    ]
+    for event in record.events:
+        line = event_line(event).replace("\n", " ")
+        lock = "🔒 " if event["visibility"] != "public" else ""
+        out.append(f"- **#{event['seq']}** {_when(event['at'])} {lock}{line}")
+        dice = (event.get("data") or {}).get("dice")
+        if dice and event["kind"] == "roll":
+            out.append(f"  - dice: {dice_text(dice)}")
+    out += [
+        "",
+        f"_Exported {record.body['exported_at'][:19].replace('T', ' ')} UTC, "
+        f"as seen by: {record.viewer_label}._",
+        "",
+    ]
+    return "\n".join(out)
+
+
+def to_html(record: Record) -> str:
+    rows = []
+    for event in record.events:
+        data = event.get("data") or {}
+        rows.append(
+            {
+                "seq": event["seq"],
+                "at": _when(event["at"]),
+                "kind": event["kind"],
+                "hidden": event["visibility"] != "public",
+                "line": event_line(event),
+                "dice": dice_text(data["dice"])
+                if data.get("dice") and event["kind"] == "roll"
+                else "",
+            }
+        )
+    return render_to_string(
+        "tabletop/export.html",
+        {"record": record.body, "viewer": record.viewer_label, "rows": rows},
+    )

@@ -1,0 +1,95 @@
+// "Are the dice fair?": per seat and die, the face counts as a bar chart (inline SVG, no
+// library), the mean against a fair die's, and the verdict in words. The numbers come from the
+// server, computed from the stored events this viewer may see.
+import {h} from "./dom.js";
+
+const SVG = "http://www.w3.org/2000/svg";
+const svg = (tag, attrs, ...kids) => {
+  const node = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, String(v));
+  for (const kid of kids) if (kid) node.append(kid);
+  return node;
+};
+const BADGE = {fair: ["no sign of bias", "good"], "too-few": ["too few rolls", "plain"], weak: ["weak sign", "warn"], biased: ["sign of bias", "bad"], none: ["no rolls", "plain"]};
+
+/** A bar per face, a dashed line where a fair die's bars would stand. */
+export function chart(die) {
+  const n = die.faces.length;
+  const width = 300, height = 90, top = 6, base = height - 16;
+  const expected = die.n / n;
+  const most = Math.max(expected * 1.25, ...die.counts, 1);
+  const bar = width / n;
+  const y = (count) => base - (count / most) * (base - top);
+  const labelEvery = n <= 12 ? 1 : n <= 20 ? (n === 20 ? 19 : 5) : Math.ceil(n / 10);
+  const bars = die.counts.map((count, i) => svg("rect", {
+    x: (i * bar + bar * 0.12).toFixed(2), y: y(count).toFixed(2), width: (bar * 0.76).toFixed(2),
+    height: Math.max(0, base - y(count)).toFixed(2), class: "bar"},
+  svg("title", null, document.createTextNode(`${die.faces[i]}: ${count}`))));
+  const labels = die.faces.map((face, i) => (i % labelEvery === 0 || i === n - 1)
+    ? svg("text", {x: (i * bar + bar / 2).toFixed(2), y: height - 3, "text-anchor": "middle", class: "axis"}, document.createTextNode(String(face)))
+    : null);
+  const fair = die.n ? svg("line", {x1: 0, x2: width, y1: y(expected).toFixed(2), y2: y(expected).toFixed(2), class: "fair-line"}) : null;
+  const words = die.faces.map((f, i) => `${f}: ${die.counts[i]}`).join(", ");
+  return svg("svg", {viewBox: `0 0 ${width} ${height}`, class: "stats-chart", role: "img",
+    "aria-label": `${die.die} faces (fair: about ${expected.toFixed(1)} each): ${words}`}, ...bars, fair, ...labels);
+}
+
+function dieCard(die) {
+  const [word, tone] = BADGE[die.verdict] || BADGE.none;
+  const mean = die.mean == null ? "—" : die.mean.toFixed(2);
+  return h("article", {class: `stats-die verdict-${die.verdict}`},
+    h("h3", null, die.die, " ", h("span", {class: `badge badge-${tone}`}, word)),
+    h("p", {class: "stats-sentence"}, die.sentence),
+    chart(die),
+    h("p", {class: "muted small"}, `mean ${mean} (a fair ${die.die}: ${die.expected_mean.toFixed(2)})`,
+      die.p == null ? "" : ` · χ² ${die.chi2.toFixed(1)}, ${die.df} df, ${die.method === "monte-carlo" ? "simulated p" : "p"} ${die.p < 0.001 ? "< 0.001" : die.p.toFixed(3)}`));
+}
+
+export class StatsPanel {
+  constructor(root, url) {
+    this.root = root;
+    this.url = url;
+    this.campaignUrl = root.dataset.campaignUrl || null;
+    this.who = root.querySelector("#stats-who");
+    this.scope = root.querySelector("#stats-scope");
+    this.body = root.querySelector("#stats-body");
+    this.summary = root.querySelector("#stats-summary");
+    this.report = null;
+    this.timer = null;
+    root.querySelector("#stats-refresh").addEventListener("click", () => this.load());
+    this.who.addEventListener("change", () => this.draw());
+    if (this.scope) this.scope.addEventListener("change", () => this.load());
+  }
+
+  /** Reload a moment after a roll (several rolls in a burst cost one request). */
+  soon() {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.load(), 1500);
+  }
+
+  async load() {
+    const url = this.scope && this.scope.value === "campaign" ? this.campaignUrl : this.url;
+    try {
+      const answer = await fetch(url, {credentials: "same-origin", headers: {Accept: "application/json"}});
+      if (!answer.ok) throw new Error(String(answer.status));
+      this.report = await answer.json();
+    } catch {
+      this.summary.textContent = "The statistics could not be loaded; try Refresh.";
+      return;
+    }
+    this.draw();
+  }
+
+  draw() {
+    const report = this.report;
+    if (!report) return;
+    const chosen = this.who.value;
+    const names = report.seats.map((s) => s.who).filter((w) => w !== "Whole table");
+    this.who.replaceChildren(h("option", {value: ""}, "whole table"), ...names.map((n) => h("option", {value: n}, n)));
+    this.who.value = names.includes(chosen) ? chosen : "";
+    const seat = report.seats.find((s) => s.who === (this.who.value || "Whole table"));
+    const hidden = report.hidden ? ` (${report.hidden} hidden ${report.hidden === 1 ? "roll" : "rolls"} not counted)` : "";
+    this.summary.textContent = `${report.rolls} ${report.rolls === 1 ? "roll" : "rolls"} counted over ${report.scope === "campaign" ? "the campaign" : "this session"}${hidden}.`;
+    this.body.replaceChildren(...(seat ? seat.dice.map(dieCard) : [h("p", {class: "muted"}, "No dice rolled yet.")]));
+  }
+}

@@ -1,0 +1,192 @@
+"""Dice statistics from the event store (no second record): per seat and die, and for the whole
+table, over a session or a campaign, counting only the dice the viewer may see.
+
+The maths is ``rules/stats.py``'s; this module reads events and decides what counts."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+from rules.stats import analyse, faces_of
+
+from ..models import Campaign, Event, GameSession, SessionStatus
+from ..selectors.events import Viewer, can_see
+from .sessions import assert_runs_campaign
+
+WHOLE_TABLE = "Whole table"
+MAX_SIDES = 1000  # the engines' largest die (RULES.md limits)
+
+
+class Tally:
+    """Face counts per (who, die), filled event by event."""
+
+    def __init__(self) -> None:
+        self.counts: dict[tuple[str, str], dict[int, int]] = defaultdict(lambda: defaultdict(int))
+        self.sides: dict[str, int] = {}
+        self.rolls = 0  # events whose dice were counted
+        self.hidden = 0  # events with dice the viewer may not see (not counted)
+
+    def add_dice(self, who: str, dice: Any) -> bool:
+        if not isinstance(dice, list):
+            return False
+        counted = False
+        for die in dice:
+            if not isinstance(die, dict):
+                continue
+            label, sides, value = die.get("die"), die.get("sides"), die.get("value")
+            if (
+                not isinstance(sides, int)
+                or not isinstance(value, int)
+                or not 2 <= sides <= MAX_SIDES
+            ):
+                continue
+            label = label if label == "dF" else f"d{sides}"
+            self.sides[label] = sides
+            self.counts[(who, label)][value] += 1
+            self.counts[(WHOLE_TABLE, label)][value] += 1
+            counted = True
+        return counted
+
+    def report(self) -> list[dict[str, Any]]:
+        """One entry per seat (the whole table first), each with one analysis per die."""
+        people: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for (who, label), by_face in self.counts.items():
+            faces = faces_of(label, self.sides[label])
+            stats = analyse(label, faces, [by_face.get(f, 0) for f in faces])
+            people[who].append(stats.as_dict())
+        order = sorted(people, key=lambda w: (w != WHOLE_TABLE, w.lower()))
+        return [
+            {
+                "who": who,
+                "dice": sorted(people[who], key=lambda d: (d["die"] != "dF", len(d["faces"]))),
+            }
+            for who in order
+        ]
+
+
+Row = tuple[int, str, int | None, str, int | None, str, dict[str, Any]]
+
+
+def tally_rows(tally: Tally, rows: Iterable[Row], viewer: Viewer | None) -> None:
+    """Count the dice of ``rows`` (seq, kind, actor id, actor name, owner id, visibility, data)
+    that ``viewer`` may see; ``None`` sees everything. A revealed roll counts once: at the roll,
+    or at its reveal for whoever could not see the roll itself."""
+    counted: set[int] = set()
+    for seq, kind, actor_id, actor_name, owner_id, visibility, data in rows:
+        if not isinstance(data, dict):
+            continue
+        if kind == "roll.reveal":
+            original = data.get("seq")
+            roll = data.get("roll") or {}
+            if original in counted or not isinstance(roll, dict):
+                continue
+            roller = (data.get("roller") or {}).get("name") or actor_name or "?"
+            if tally.add_dice(roller, roll.get("dice")):
+                counted.add(original)
+                tally.rolls += 1
+                tally.hidden -= 1  # it was hidden from this viewer, and now counts
+            continue
+        if "dice" not in data:
+            continue
+        owner = owner_id if owner_id is not None else actor_id
+        if viewer is not None and not can_see(
+            visibility=visibility, actor_seat_id=owner, viewer=viewer
+        ):
+            tally.hidden += 1
+            continue
+        if tally.add_dice(actor_name or "The table", data["dice"]):
+            counted.add(seq)
+            tally.rolls += 1
+
+
+def _rows(session_ids: list[int]) -> Iterable[tuple[int, Row]]:
+    fields = (
+        "session_id",
+        "seq",
+        "kind",
+        "actor_id",
+        "actor_name",
+        "owner_id",
+        "visibility",
+        "data",
+    )
+    qs = Event.objects.filter(session_id__in=session_ids).order_by("session_id", "seq")
+    for session_id, *row in qs.values_list(*fields).iterator(chunk_size=2000):
+        yield session_id, tuple(row)  # type: ignore[misc]
+
+
+def stats_viewer(session: GameSession, viewer: Viewer) -> Viewer | None:
+    """Whom the numbers are for: the GM counts every die once the session has ended."""
+    if viewer.is_gm and session.status == SessionStatus.ENDED:
+        return None
+    return viewer
+
+
+def session_stats(*, session: GameSession, viewer: Viewer | None) -> dict[str, Any]:
+    tally = Tally()
+    tally_rows(
+        tally,
+        (row for _, row in _rows([session.pk])),
+        stats_viewer(session, viewer) if viewer else None,
+    )
+    return _report("session", session.title, tally)
+
+
+def campaign_stats(*, campaign: Campaign, user: Any) -> dict[str, Any]:
+    """Every session of the campaign, for its GM: hidden rolls of ended sessions count too."""
+    assert_runs_campaign(user=user, campaign=campaign)
+    return campaign_stats_for_gm(campaign=campaign)
+
+
+def campaign_stats_for_gm(*, campaign: Campaign) -> dict[str, Any]:
+    sessions = {s.pk: s for s in GameSession.objects.filter(campaign=campaign)}
+    gm_view = Viewer(seat_id=None, is_gm=True)
+    tally = Tally()
+    current: int | None = None
+    batch: list[Row] = []
+    for session_id, row in _rows(list(sessions)):
+        if session_id != current and batch:
+            tally_rows(tally, batch, stats_viewer(sessions[current], gm_view))  # type: ignore[index]
+            batch = []
+        current = session_id
+        batch.append(row)
+    if batch and current is not None:
+        tally_rows(tally, batch, stats_viewer(sessions[current], gm_view))
+    return _report("campaign", campaign.name, tally)
+
+
+def _report(scope: str, title: str, tally: Tally) -> dict[str, Any]:
+    return {
+        "scope": scope,
+        "title": title,
+        "rolls": tally.rolls,
+        "hidden": max(0, tally.hidden),
+        "seats": tally.report(),
+    }
+
+
+def stats_text(report: dict[str, Any]) -> str:
+    """The report as plain text (``manage.py dicestats``)."""
+    lines = [
+        f"Dice statistics: {report['scope']} {report['title']!r}, {report['rolls']} rolls counted"
+    ]
+    if report["hidden"]:
+        lines.append(f"({report['hidden']} hidden rolls not counted)")
+    for seat in report["seats"]:
+        lines.append("")
+        lines.append(seat["who"])
+        for die in seat["dice"]:
+            mean = "-" if die["mean"] is None else f"{die['mean']:.2f}"
+            lines.append(f"  {die['sentence']}")
+            lines.append(
+                f"    mean {mean} (fair: {die['expected_mean']:.2f}); "
+                f"chi-square {die['chi2']:.2f}, "
+                f"{die['df']} df, {die['method']}"
+            )
+            lines.append(
+                "    faces "
+                + " ".join(f"{f}:{c}" for f, c in zip(die["faces"], die["counts"], strict=True))
+            )
+    return "\n".join(lines) + "\n"

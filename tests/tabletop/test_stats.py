@@ -1,0 +1,114 @@
+"""Dice statistics from the event store: what each viewer may count, the endpoints, the command,
+and a roll made over the socket showing up in the figures."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.core.management import call_command
+
+from tabletop.selectors.events import Viewer
+from tabletop.services.export import viewer_for_seat
+from tabletop.services.rolls import make_roll, reveal_roll
+from tabletop.services.seats import gm_seat, join_session
+from tabletop.services.sessions import end_session
+from tabletop.services.stats import session_stats
+from tabletop.services.watch import SPECTATOR, create_watch_link
+
+pytestmark = pytest.mark.django_db
+
+
+def figures(report) -> dict[tuple[str, str], int]:
+    return {(s["who"], d["die"]): d["n"] for s in report["seats"] for d in s["dice"]}
+
+
+@pytest.fixture
+def table(live_session, gm):
+    ana = join_session(session=live_session, name="Ana")
+    bo = join_session(session=live_session, name="Bo")
+    gm_at = gm_seat(session=live_session, user=gm)
+    make_roll(seat_id=ana.seat.pk, request={"notation": "3d6"})
+    make_roll(seat_id=bo.seat.pk, request={"notation": "d20"}, visibility="self")
+    blind = make_roll(seat_id=gm_at.pk, request={"notation": "2d20"}, visibility="blind")
+    make_roll(seat_id=ana.seat.pk, request={"notation": "d20"}, visibility="gm")
+    return {"session": live_session, "ana": ana, "bo": bo, "gm": gm_at, "blind": blind}
+
+
+def test_each_viewer_counts_only_the_dice_it_may_see(table):
+    session = table["session"]
+    ana = figures(session_stats(session=session, viewer=viewer_for_seat(table["ana"].seat)))
+    assert ana == {
+        ("Whole table", "d6"): 3,
+        ("Whole table", "d20"): 1,
+        ("Ana", "d6"): 3,
+        ("Ana", "d20"): 1,
+    }
+    bo = figures(session_stats(session=session, viewer=viewer_for_seat(table["bo"].seat)))
+    assert bo == {
+        ("Whole table", "d6"): 3,
+        ("Whole table", "d20"): 1,
+        ("Ana", "d6"): 3,
+        ("Bo", "d20"): 1,
+    }
+    spectator = session_stats(session=session, viewer=SPECTATOR)
+    assert figures(spectator) == {("Whole table", "d6"): 3, ("Ana", "d6"): 3}
+    assert spectator["hidden"] == 3 and spectator["rolls"] == 1
+    # The GM sees gm and blind rolls while live; every die once the session has ended.
+    live_gm = figures(session_stats(session=session, viewer=viewer_for_seat(table["gm"])))
+    assert live_gm[("Whole table", "d20")] == 3 and ("Bo", "d20") not in live_gm
+    end_session(session_id=session.pk)
+    session.refresh_from_db()
+    ended_gm = figures(session_stats(session=session, viewer=viewer_for_seat(table["gm"])))
+    assert ended_gm[("Whole table", "d20")] == 4 and ended_gm[("Bo", "d20")] == 1
+    # A player still counts only what was theirs to see.
+    assert figures(session_stats(session=session, viewer=viewer_for_seat(table["ana"].seat))) == ana
+
+
+def test_a_revealed_roll_counts_once(table):
+    reveal_roll(seat=table["gm"], seq=table["blind"].seq)
+    session = table["session"]
+    for viewer in (SPECTATOR, viewer_for_seat(table["gm"]), viewer_for_seat(table["ana"].seat)):
+        counted = figures(session_stats(session=session, viewer=viewer))
+        assert counted[("GM", "d20")] == 2
+
+
+def test_the_endpoints_answer_seats_spectators_and_the_gm(client, table, gm):
+    code = table["session"].invite_code
+    assert client.get(f"/play/{code}/stats").status_code == 403
+    mine = client.get(f"/play/{code}/stats", {"token": table["ana"].token}).json()
+    assert mine["scope"] == "session" and mine["seats"][0]["who"] == "Whole table"
+    link = create_watch_link(session=table["session"], user=gm)
+    assert figures(client.get(f"/watch/{link.code}/stats").json()) == {
+        ("Whole table", "d6"): 3,
+        ("Ana", "d6"): 3,
+    }
+    assert client.get(f"/gm/{table['session'].pk}/stats").status_code == 302  # log in first
+    client.force_login(gm)
+    campaign = client.get(f"/gm/{table['session'].pk}/stats", {"scope": "campaign"}).json()
+    assert campaign["scope"] == "campaign" and campaign["title"] == "Night Market"
+    assert client.get(f"/gm/{table['session'].pk}/stats", {"scope": "x"}).status_code == 400
+
+
+def test_manage_py_dicestats_for_a_session_and_a_campaign(table):
+    session = table["session"]
+    end_session(session_id=session.pk)
+    out = io.StringIO()
+    call_command("dicestats", session.invite_code, stdout=out)
+    text = out.getvalue()
+    assert "4 rolls counted" in text and "Whole table" in text and "Bo" in text
+    assert "4 d20s: too few rolls to tell: about " in text
+    out = io.StringIO()
+    call_command("dicestats", str(session.campaign_id), "--json", stdout=out)
+    assert '"scope": "campaign"' in out.getvalue()
+
+
+def test_a_viewer_of_nothing_gets_an_empty_report(live_session):
+    report = session_stats(session=live_session, viewer=Viewer(seat_id=None, is_gm=False))
+    assert report == {
+        "scope": "session",
+        "title": "Session one",
+        "rolls": 0,
+        "hidden": 0,
+        "seats": [],
+    }

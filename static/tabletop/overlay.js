@@ -1,0 +1,41 @@
+// The stream overlay: the last few public rolls, large, on a transparent page. Hidden rolls
+// never reach this socket with their dice (the server redacts them), and are not shown at all.
+import {h} from "./dom.js";
+import {RoomSocket} from "./socket.js";
+
+const page = JSON.parse(document.getElementById("overlay-data").textContent);
+const list = document.getElementById("rolls");
+const plain = (text) => String(text || "").replace(/~~(.+?)~~/g, "$1").replace(/\*\*(.+?)\*\*/g, "$1").replace(/\b_(-?\d+)_\b/g, "$1");
+
+function rollOf(event) {
+  const data = event.data || {};
+  if (data.hidden) return null;
+  if (event.kind === "roll") return {who: event.actor && event.actor.name, data};
+  if (event.kind === "roll.reveal" && data.roll) return {who: data.roller && data.roller.name, data: data.roll};
+  return null;
+}
+
+function item(event, roll, fresh) {
+  const data = roll.data;
+  const character = data.character && data.character.name;
+  const headline = typeof data.total === "number" ? data.total : typeof data.successes === "number" ? `${data.successes} ✓` : "";
+  const tags = [data.outcome, ...(data.flags || [])].filter(Boolean);
+  const dice = Array.isArray(data.dice) ? data.dice.filter((d) => d.role !== "dropped").map((d) => d.value).join(" · ") : "";
+  return h("li", {class: fresh ? "fresh" : null, "data-seq": event.seq},
+    h("div", {class: "who"}, roll.who || "Someone", character ? ` as ${character}` : "", data.request && data.request.notation ? ` · ${data.request.notation}` : ""),
+    h("div", null, h("span", {class: "total"}, headline), h("span", {class: "tags"}, tags.join(" · "))),
+    dice ? h("div", {class: "dice"}, dice) : h("div", {class: "dice"}, plain(data.text)));
+}
+
+const socket = new RoomSocket(page.socket, {
+  status() {},
+  hello() {},
+  error() {},
+  event(event, replay) {
+    const roll = rollOf(event);
+    if (!roll) return;
+    list.prepend(item(event, roll, !replay));
+    while (list.childElementCount > page.rolls) list.lastElementChild.remove();
+  },
+});
+socket.start();

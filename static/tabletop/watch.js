@@ -1,0 +1,26 @@
+// The spectator's page: the room's log, read-only. The socket is the watch link's: the server
+// sends hidden events redacted, and refuses anything a spectator might try to send.
+import {connectionStatus} from "./dom.js";
+import {Log} from "./log.js";
+import {RoomSocket} from "./socket.js";
+import {StatsPanel} from "./stats.js";
+
+const $ = (id) => document.getElementById(id);
+const page = JSON.parse($("room-data").textContent);
+const log = new Log($("log"), $("announce"), {seatId: null, role: "spectator", reveal: null});
+const stats = $("stats") ? new StatsPanel($("stats"), page.stats_url) : null;
+const showConnection = connectionStatus($("conn"), "watching");
+
+const socket = new RoomSocket(page.socket, {
+  status: showConnection,
+  hello() {},
+  error() {},
+  event(event, replay) {
+    log.add(event, replay);
+    if (replay && event.seq >= socket.caughtUp && log.flush) log.flush();
+    if (event.kind === "session.end" && log.end) log.end();
+    if (stats && !replay && (event.kind === "roll" || event.kind === "roll.reveal")) stats.soon();
+  },
+});
+socket.start();
+if (stats) stats.load();

@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from .views import dashboard, home, room, verify
+from .views import dashboard, export, gm_features, home, room, stats, verify, watch
 
 urlpatterns = [
     path("", home.home, name="home"),
@@ -11,7 +11,22 @@ urlpatterns = [
     path("play/<str:code>/odds", room.odds, name="odds"),
     path("play/<str:code>/record", verify.record, name="record"),
     path("play/<str:code>/verify", verify.verify_page, name="verify"),
+    path("play/<str:code>/export.<str:fmt>", export.seat_export, name="export"),
+    path("play/<str:code>/stats", stats.seat_stats, name="stats"),
+    path("watch/<str:code>/", watch.watch_page, name="watch"),
+    path("watch/<str:code>/overlay", watch.overlay, name="overlay"),
+    path("watch/<str:code>/export.<str:fmt>", export.watch_export, name="watch-export"),
+    path("watch/<str:code>/stats", stats.watch_stats, name="watch-stats"),
     path("gm/<int:session_id>/", dashboard.dashboard, name="dashboard"),
+    path("gm/<int:session_id>/stats", stats.gm_stats, name="gm-stats"),
+    path("gm/<int:session_id>/watch", watch.create_link, name="watch-create"),
+    path("gm/<int:session_id>/watch/<int:link_id>/revoke", watch.revoke_link, name="watch-revoke"),
+    path("gm/<int:session_id>/webhooks", gm_features.webhook_add, name="webhook-add"),
+    path(
+        "gm/<int:session_id>/webhooks/<int:hook_id>/remove",
+        gm_features.webhook_remove,
+        name="webhook-remove",
+    ),
     path("accounts/", include("django.contrib.auth.urls")),
     path("admin/", admin.site.urls),
 ]

@@ -13,6 +13,7 @@ from ..selectors.room import fairness, seat_summary, session_summary
 from ..services.errors import ServiceError
 from ..services.pools import resource_names
 from ..services.seats import gm_seat
+from . import gm_features
 
 
 @login_required
@@ -53,5 +54,11 @@ def dashboard(request: HttpRequest, session_id: int) -> HttpResponse:
     return render(
         request,
         "tabletop/dashboard.html",
-        {"session": session, "page": page, "invite": invite, "system": system},
+        {
+            "session": session,
+            "page": page,
+            "invite": invite,
+            "system": system,
+            **gm_features.context(request, session),
+        },
     )

@@ -1,0 +1,77 @@
+"""The GM dashboard's take-away and sharing tools: watch links, webhooks, statistics, export."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.http import urlencode
+from django.views.decorators.http import require_POST
+
+from ..models import GameSession
+from ..services.errors import ServiceError
+from ..services.watch import watch_links
+from ..services.webhooks import SIGNATURE_HEADER, add_webhook, remove_webhook, webhook_report
+
+
+def context(request: HttpRequest, session: GameSession) -> dict[str, Any]:
+    """What the dashboard's features partial draws (the GM is already checked)."""
+    links = [
+        {
+            "link": link,
+            "watch": request.build_absolute_uri(f"/watch/{link.code}/"),
+            "overlay": request.build_absolute_uri(f"/watch/{link.code}/overlay"),
+        }
+        for link in watch_links(session=session)
+    ]
+    return {
+        "watch_links": links,
+        "watch_error": request.GET.get("watch_error", ""),
+        "webhooks": webhook_report(campaign=session.campaign),
+        "webhook_error": request.GET.get("webhook_error", ""),
+        "signature_header": SIGNATURE_HEADER,
+        "export_base": f"/play/{session.invite_code}/export",
+        "stats_url": f"/gm/{session.pk}/stats",
+        "campaign_stats_url": f"/gm/{session.pk}/stats?scope=campaign",
+    }
+
+
+def _session(session_id: int) -> GameSession:
+    return get_object_or_404(GameSession.objects.select_related("campaign"), pk=session_id)
+
+
+def _back(session_id: int, anchor: str, key: str, error: ServiceError | None) -> HttpResponse:
+    suffix = "" if error is None else "?" + urlencode({key: error.message})
+    return redirect(f"/gm/{session_id}/{suffix}#{anchor}")
+
+
+def _refused(request: HttpRequest, exc: ServiceError) -> HttpResponse:
+    return render(request, "tabletop/forbidden.html", {"message": exc.message}, status=403)
+
+
+@login_required
+@require_POST
+def webhook_add(request: HttpRequest, session_id: int) -> HttpResponse:
+    session = _session(session_id)
+    try:
+        add_webhook(campaign=session.campaign, user=request.user, url=request.POST.get("url"))
+    except ServiceError as exc:
+        if exc.code == "forbidden":
+            return _refused(request, exc)
+        return _back(session_id, "webhooks", "webhook_error", exc)
+    return _back(session_id, "webhooks", "webhook_error", None)
+
+
+@login_required
+@require_POST
+def webhook_remove(request: HttpRequest, session_id: int, hook_id: int) -> HttpResponse:
+    session = _session(session_id)
+    try:
+        remove_webhook(campaign=session.campaign, user=request.user, hook_id=hook_id)
+    except ServiceError as exc:
+        if exc.code == "forbidden":
+            return _refused(request, exc)
+        return _back(session_id, "webhooks", "webhook_error", exc)
+    return _back(session_id, "webhooks", "webhook_error", None)

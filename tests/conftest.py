@@ -92,3 +92,42 @@ def _fast_password_hashing() -> Iterator[None]:
 
     with override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]):
         yield
+
+
+@pytest.fixture(autouse=True)
+def _every_event_matches_the_catalogue(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Every event a test stores is checked against the event catalogue, as a client reads it
+    (tabletop/protocol/events.py), the way every event is checked against its schema."""
+    if request.node.get_closest_marker("any_event") or (
+        "django_db_setup" not in request.fixturenames
+        and not request.node.get_closest_marker("django_db")
+    ):
+        yield
+        return
+    import json
+
+    from django.db.models.signals import post_save
+
+    from tabletop.models import Event
+    from tabletop.protocol.events import EventShapeError, check_event
+
+    wrong: list[str] = []
+
+    def check(sender: type, instance: Event, created: bool, **kwargs: object) -> None:
+        try:
+            check_event(
+                kind=instance.kind,
+                visibility=instance.visibility,
+                data=json.loads(json.dumps(instance.data)),
+            )
+        except EventShapeError as exc:
+            wrong.append(f"#{instance.seq} {exc}")
+
+    post_save.connect(check, sender=Event, weak=False, dispatch_uid="event-catalogue")
+    try:
+        yield
+    finally:
+        post_save.disconnect(sender=Event, dispatch_uid="event-catalogue")
+    assert not wrong, (
+        "events the catalogue (tabletop/protocol/events.py) does not describe:\n" + "\n".join(wrong)
+    )

@@ -6,7 +6,11 @@ that is wrong and why), and the table builds its forms from ``as_json``. Types:
 - ``int``: ``min``/``max`` inclusive; bools are refused.
 - ``bool``
 - ``choice``: one of ``choices`` (strings or ints).
-- ``text``: a string up to ``max_length``.
+- ``text``: a string of ``min_length`` to ``max_length`` characters that encodes as UTF-8 (no
+  lone surrogates) and holds no NUL.
+- ``list``: a list of at most ``max_items`` values, each checked against the one field in
+  ``fields``.
+- ``json``: any JSON object, checked later by a schema of its own (an engine's request).
 - ``die``: ``"dN"`` with N in ``choices`` when given.
 - ``dice``: a list of dice (``max_items``, ``choices``).
 - ``counts``: a mapping from names in ``choices`` (or any short name) to ints in ``min``..``max``.
@@ -40,6 +44,7 @@ class Field:
     max: int | None = None
     choices: Sequence[Any] | None = None
     max_length: int = 200
+    min_length: int = 0
     max_items: int = 1000
     fields: Sequence[Field] = field(default_factory=tuple)
 
@@ -65,7 +70,7 @@ class Field:
             out["required"] = True
         if self.nullable:
             out["nullable"] = True
-        if self.type in ("object", "map"):
+        if self.type in ("object", "map", "list"):
             out["fields"] = [f.as_json() for f in self.fields]
         return out
 
@@ -90,6 +95,16 @@ def whole_number(
     if maximum is not None and value > maximum:
         raise RuleError(where, f"must be at most {maximum}, got {value}")
     return value
+
+
+def encodes(text: str) -> bool:
+    """Whether ``text`` is real text: JSON lets a lone surrogate through (``"\\ud800"``), but
+    no database, file or socket can carry it as UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _int(value: Any, where: str, spec: Field) -> int:
@@ -122,8 +137,22 @@ def _value(spec: Field, value: Any, where: str) -> Any:
             raise RuleError(where, f"expected text, got {value!r}")
         if "\x00" in value:
             raise RuleError(where, "may not contain NUL characters")
+        if not encodes(value):
+            raise RuleError(where, "is not valid text (it holds a lone surrogate)")
         if len(value) > spec.max_length:
             raise RuleError(where, f"at most {spec.max_length} characters, got {len(value)}")
+        if len(value.strip()) < spec.min_length:
+            raise RuleError(where, f"needs at least {spec.min_length} characters besides spaces")
+        return value
+    if kind == "list":
+        if not isinstance(value, list):
+            raise RuleError(where, f"expected a list, got {value!r}")
+        if len(value) > spec.max_items:
+            raise RuleError(where, f"at most {spec.max_items} items, got {len(value)}")
+        return [_value(spec.fields[0], item, f"{where}.{i}") for i, item in enumerate(value)]
+    if kind == "json":
+        if not isinstance(value, Mapping):
+            raise RuleError(where, f"expected an object, got {value!r}")
         return value
     if kind == "die":
         return _die(spec, value, where)

@@ -15,11 +15,25 @@ class ServiceError(Exception):
     @classmethod
     def from_rule(cls, exc: RuleError, *, prefix: str = "request") -> ServiceError:
         field = f"{prefix}.{exc.field}" if prefix else exc.field
-        return cls("invalid", f"{field}: {exc.reason}", field=field)
+        return invalid(exc.reason, field=field)
+
+
+def human_field(field: str) -> str:
+    """A field's path as a person reads it: ``request.pool.2`` -> ``Pool (item 3)``,
+    ``client_seed`` -> ``Client seed``. The path itself travels in the error's ``field``."""
+    parts = [p for p in field.split(".") if p]
+    items = []
+    while parts and parts[-1].isdigit():
+        items.insert(0, int(parts.pop()) + 1)
+    name = (parts[-1] if parts else "message").replace("_", " ").replace("-", " ")
+    name = name[:1].upper() + name[1:]
+    return name + "".join(f" (item {n})" for n in items)
 
 
 def invalid(message: str, *, field: str | None = None) -> ServiceError:
-    return ServiceError("invalid", f"{field}: {message}" if field else message, field=field)
+    """Bad input: ``message`` says why in plain words, led by the field's own name."""
+    text = f"{human_field(field)}: {message}" if field else message
+    return ServiceError("invalid", text, field=field)
 
 
 def forbidden(message: str) -> ServiceError:

@@ -16,6 +16,7 @@ from django.contrib.auth import get_user_model
 
 from tabletop.asgi import application
 from tabletop.models import Campaign, GameSession
+from tabletop.services.errors import human_field
 from tabletop.services.seats import join_session
 from tabletop.services.sessions import create_session, start_session
 
@@ -245,7 +246,8 @@ async def test_bad_messages_get_an_error_and_the_socket_stays_open(payload, code
     error = await comm.receive_json_from(timeout=5)
     assert error["type"] == "error" and error["code"] == code, error
     if field:
-        assert error["field"] == field and error["message"].startswith(field)
+        # the path travels in "field"; the message leads with the field's name in words
+        assert error["field"] == field and error["message"].startswith(human_field(field))
     if code not in {"invalid", "too-large"} or '"ref"' in payload:
         assert error["ref"] in {"x", None}
     # still open, and nothing was recorded

@@ -8,7 +8,8 @@ from django.db import IntegrityError, transaction
 from tabletop.models import Character, CharacterResource, Event, GameSession, Seat
 from tabletop.models.events import AppendOnlyError
 
-pytestmark = pytest.mark.django_db
+# (seq rules are the model's own: its tests store bare "note" events)
+pytestmark = [pytest.mark.django_db, pytest.mark.any_event]
 
 
 def test_duplicate_seq_is_refused_by_the_database(live_session):

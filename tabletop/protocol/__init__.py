@@ -1,0 +1,1 @@
+"""The table's socket protocol, declared once and checked at the edge."""

@@ -1,0 +1,85 @@
+"""The JSON bodies of the table's HTTP endpoints, declared like the socket's commands and
+checked at the edge (the view) before any service runs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rules.engines import system_ids
+from rules.engines.schema import Field
+
+from ..services.errors import invalid
+from .commands import ID, check_fields, parse_json
+
+
+@dataclass(frozen=True)
+class Body:
+    """An endpoint's body (or query), field by field, with one line for docs/protocol.md."""
+
+    endpoint: str
+    fields: tuple[Field, ...]
+    doc: str
+
+
+JOIN = Body(
+    "POST /play/<code>/join",
+    (
+        Field("name", "text", label="Name", required=True, min_length=1, max_length=40),
+        Field("character", "int", label="Character", nullable=True, help="a character id", **ID),
+    ),
+    "sit down at the table (form or JSON)",
+)
+
+ODDS = Body(
+    "GET /play/<code>/odds",
+    (
+        Field("system", "choice", label="System", choices=tuple(system_ids())),
+        Field("request", "text", label="Request", max_length=8192, help="the request, as JSON"),
+        Field("token", "text", label="Token", max_length=200, help="a bot's seat token"),
+    ),
+    "exact odds of a request before it is rolled (query parameters)",
+)
+
+BODIES: tuple[Body, ...] = (JOIN, ODDS)
+
+
+@dataclass(frozen=True)
+class JoinBody:
+    name: str
+    character: int | None
+
+
+def join_body(data: Mapping[str, Any], *, form: bool) -> JoinBody:
+    """A join, JSON or form, checked. A form's values are text: an empty character is none,
+    and a number is read as one; its CSRF token is the form's own business."""
+    body = dict(data)
+    if form:
+        body.pop("csrfmiddlewaretoken", None)
+        character = body.get("character")
+        if character in ("", None):
+            body.pop("character", None)
+        elif isinstance(character, str) and character.strip().isdigit():
+            body["character"] = int(character)
+    values = check_fields(JOIN.fields, body)
+    return JoinBody(name=values["name"], character=values.get("character"))
+
+
+@dataclass(frozen=True)
+class OddsQuery:
+    system: str | None
+    request: dict[str, Any]
+
+
+def odds_query(params: Mapping[str, Any]) -> OddsQuery:
+    """The odds endpoint's query parameters, checked; ``request`` parsed as a JSON object."""
+    values = check_fields(ODDS.fields, dict(params))
+    try:
+        request = parse_json(values.get("request") or "{}")
+    except ValueError:
+        raise invalid("not JSON", field="request") from None
+    if not isinstance(request, dict):
+        raise invalid("expected a JSON object", field="request")
+    request = check_fields((Field("request", "json"),), {"request": request})["request"]
+    return OddsQuery(system=values.get("system") or None, request=request)

@@ -1,0 +1,124 @@
+"""Commands in: what a socket message or a JSON body is, declared once, field by field.
+
+A declaration feeds the check at the edge (before any service runs), the error a client gets
+(naming the field), and the command tables of ``docs/protocol.md``. Handlers take the checked
+values as typed keyword arguments, so the services behind them never see a raw message.
+
+This module imports no service (the systems' modules import ``Command`` from here).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rules.engines import RuleError
+from rules.engines.schema import Field, encodes, validate
+
+from ..services.errors import ServiceError, invalid
+
+
+@dataclass(frozen=True)
+class Command:
+    type: str  # the socket message type, e.g. "roll" or "pool.use"
+    # rules.engines.schema.Field declarations ("type" and "ref" are implicit)
+    fields: tuple[Field, ...]
+    handler: Callable[..., Any]  # handler(*, seat_id: int, **checked_fields) run on the ORM thread
+    doc: str  # one line for docs/protocol.md
+    gm_only: bool = False
+
+
+# Ids the database hands out (a seq, a seat, a pool, a character): Field(..., **ID).
+ID: dict[str, Any] = {"min": 1, "max": 2**62}
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """A message that passed its declaration: what to run, and with what."""
+
+    command: Command
+    ref: str | int | None
+    values: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A message refused before anything ran: the ``error`` its sender alone gets."""
+
+    ref: str | int | None
+    code: str
+    message: str
+    field: str | None = None
+
+    @classmethod
+    def because(cls, ref: str | int | None, exc: ServiceError) -> Refused:
+        return cls(ref, exc.code, exc.message, exc.field)
+
+    def as_message(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "type": "error",
+            "ref": self.ref,
+            "code": self.code,
+            "message": self.message,
+        }
+        if self.field:
+            out["field"] = self.field
+        return out
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON carries")
+
+
+def parse_json(raw: str | bytes) -> Any:
+    """JSON as a client may send it (no NaN, no Infinity). Raises ValueError."""
+    try:
+        return json.loads(raw, parse_constant=_no_constants)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
+def junk(value: Any, where: str = "") -> tuple[str, str] | None:
+    """The first place in parsed JSON that no store or socket can carry, and why: text that does
+    not encode as UTF-8 (a lone surrogate), or a number that is not finite (``1e999``)."""
+    if isinstance(value, str):
+        return None if encodes(value) else (where, "is not valid text (it holds a lone surrogate)")
+    if isinstance(value, float):
+        return None if math.isfinite(value) else (where, "must be a finite number")
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            found = junk(item, f"{where}.{i}" if where else str(i))
+            if found:
+                return found
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if not encodes(key):
+                return (where or "message", "has a field name that is not valid text")
+            found = junk(item, f"{where}.{key}" if where else key)
+            if found:
+                return found
+    return None
+
+
+def check_fields(fields: tuple[Field, ...], body: Mapping[str, Any]) -> dict[str, Any]:
+    """``body`` checked against ``fields``, with defaults filled in; no unknown fields. Raises
+    a ServiceError naming the field and saying why."""
+    found = junk(dict(body))
+    if found:
+        raise invalid(found[1], field=found[0])
+    try:
+        return validate(fields, body)
+    except RuleError as exc:
+        raise ServiceError.from_rule(exc, prefix="") from None
+
+
+def valid_ref(ref: Any) -> bool:
+    """A ``ref`` comes back on the error or event it causes: short text or a number."""
+    if ref is None:
+        return True
+    if isinstance(ref, bool) or not isinstance(ref, (str, int)):
+        return False
+    return len(str(ref)) <= 100 and (not isinstance(ref, str) or encodes(ref))

@@ -16,7 +16,7 @@ from django.utils import timezone
 from ..models import GameSession, Seat, SessionStatus
 from ..selectors.events import Viewer, events_after, for_everyone, for_viewer
 from ..selectors.room import fairness, session_summary
-from .watch import SPECTATOR
+from .watch import SPECTATOR, without_invite
 
 FORMATS = {"json": "application/json", "md": "text/markdown", "html": "text/html"}
 RECORD_FORMAT = "tabletop-record/1"
@@ -53,7 +53,9 @@ def session_record(*, session: GameSession, viewer: Viewer, viewer_label: str) -
         "format": RECORD_FORMAT,
         "exported_at": timezone.now().isoformat().replace("+00:00", "Z"),
         "viewer": viewer_label,
-        "session": session_summary(session),
+        "session": without_invite(session_summary(session))
+        if viewer is SPECTATOR
+        else session_summary(session),
         "fairness": fairness(session),
         "events": events,
     }
@@ -66,7 +68,9 @@ def spectator_record(session: GameSession) -> Record:
 
 def filename(record: Record, fmt: str) -> str:
     slug = "".join(c if c.isalnum() else "-" for c in record.session.title.lower()).strip("-")
-    return f"{slug or 'session'}-{record.session.invite_code[:6]}.{fmt}"
+    # (never a piece of the invite code: spectators download these too)
+    when = record.session.started_at or record.session.created_at
+    return f"{slug or 'session'}-{when:%Y-%m-%d}.{fmt}"
 
 
 def render(record: Record, fmt: str) -> str:

@@ -21,6 +21,12 @@ SPECTATOR = Viewer(seat_id=None, is_gm=False)
 MAX_LINKS = 20  # active links per session: enough for every stream and screen a GM runs
 
 
+def without_invite(summary: dict[str, Any]) -> dict[str, Any]:
+    """A session summary a spectator (or a chat channel) may have: without the invite code,
+    which would let its holder sit down and roll."""
+    return {k: v for k, v in summary.items() if k != "code"}
+
+
 def link_group(link_id: int) -> str:
     """The channel-layer group of a link's open sockets: told when the link is revoked."""
     return f"watch.{link_id}"

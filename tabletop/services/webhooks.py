@@ -34,6 +34,7 @@ from ..selectors.room import session_summary
 from .errors import invalid, not_found
 from .export import event_line
 from .sessions import assert_runs_campaign
+from .watch import without_invite
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +95,7 @@ def webhook_report(*, campaign: Campaign) -> list[dict[str, Any]]:
 # --- what is sent ------------------------------------------------------------------------------
 def payload(event: Event) -> dict[str, Any]:
     message = for_everyone(event_message(event))
-    summary = session_summary(event.session)
+    summary = without_invite(session_summary(event.session))
     text = f"[{summary['title']}] #{event.seq} {event_line(message)}"
     return {
         "content": text[:2000],  # Discord

@@ -12,7 +12,12 @@ from django.views.decorators.http import require_GET, require_POST
 from ..models import GameSession
 from ..selectors.room import fairness, session_summary
 from ..services.errors import ServiceError
-from ..services.watch import create_watch_link, revoke_watch_link, watched_session
+from ..services.watch import (
+    create_watch_link,
+    revoke_watch_link,
+    watched_session,
+    without_invite,
+)
 
 OVERLAY_ROLLS = 5  # the last few public rolls an overlay shows, unless ?rolls= says otherwise
 
@@ -33,7 +38,7 @@ def watch_page(request: HttpRequest, code: str) -> HttpResponse:
         return gone(request)
     _, session = found
     page = {
-        "session": session_summary(session),
+        "session": without_invite(session_summary(session)),
         "role": "spectator",
         "socket": f"/ws/watch/{code}/",
         "fairness": fairness(session),

@@ -105,6 +105,7 @@ def test_the_spectators_export_holds_public_dice_only(client, played, gm, tmp_pa
     link = create_watch_link(session=played["session"], user=gm)
     answer = client.get(f"/watch/{link.code}/export.json")
     text = answer.content.decode()
+    assert played["session"].invite_code not in text + answer["Content-Disposition"]
     for secret in ("ana-secret", "bo-secret"):
         assert secret not in text
     hidden = [e for e in json.loads(text)["events"] if e["visibility"] != "public"]

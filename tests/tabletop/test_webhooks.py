@@ -102,7 +102,8 @@ def test_public_rolls_and_the_session_start_and_end_are_posted_signed(
         )
         assert post["headers"][SIGNATURE_HEADER] == expected
         assert post["headers"]["Content-Type"] == "application/json"
-    assert b"secret" not in b"".join(p["body"] for p in receiver.posts)
+    sent = b"".join(p["body"] for p in receiver.posts)
+    assert b"secret" not in sent and session.invite_code.encode() not in sent
     assert set(WebhookDelivery.objects.values_list("status", flat=True)) == {"delivered"}
 
 

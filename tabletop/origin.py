@@ -22,10 +22,20 @@ def origin_allowed(scope: dict[str, Any]) -> bool:
     if origin in settings.CSRF_TRUSTED_ORIGINS:
         return True
     parsed = urlparse(origin)
-    if parsed.scheme not in {"http", "https"} or not parsed.hostname:
+    if parsed.scheme != _page_scheme(scope) or not parsed.hostname:
+        # A page served over plain http (which anyone on the network can forge) must not
+        # drive a socket of the https site, whatever its host.
         return False
     host, _port = split_domain_port(parsed.netloc)
     allowed = settings.ALLOWED_HOSTS
     if settings.DEBUG and not allowed:
         allowed = [".localhost", "127.0.0.1", "[::1]"]
     return validate_host(host, allowed)
+
+
+def _page_scheme(scope: dict[str, Any]) -> str:
+    """The scheme of the pages allowed to open this socket: https for a wss socket, and always
+    in production (TLS ends at the proxy, so the socket itself may arrive as ws)."""
+    if scope.get("scheme") == "wss" or settings.SESSION_COOKIE_SECURE:
+        return "https"
+    return "http"

@@ -1,0 +1,164 @@
+"""The spectators' socket: ``ws /ws/watch/<watch code>/?after=<seq>``.
+
+The room socket's ordering (``tabletop/delivery.py``) for a viewer with no seat: every event
+arrives, hidden ones redacted exactly as to a player with no part in them, and every action is
+refused ``forbidden``. Revoking the link closes its sockets at once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+from urllib.parse import parse_qs
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from channels.layers import get_channel_layer
+from django.conf import settings
+
+from .delivery import Delivery, TooFarBehind
+from .hub import hub
+from .limits import TokenBucket
+from .models import GameSession
+from .selectors.events import events_after
+from .selectors.room import room_state
+from .services.events import room_group
+from .services.watch import SPECTATOR, link_group, watched_session, without_invite
+
+log = logging.getLogger(__name__)
+CLOSE_BAD_REQUEST = 4400
+CLOSE_FORBIDDEN = 4403  # an unknown or revoked link, as an outsider gets on the room socket
+CLOSE_TOO_FAR_BEHIND = 4408
+
+
+def _snapshot(session: GameSession, after: int | None) -> tuple[dict[str, Any], list[dict]]:
+    session.refresh_from_db(fields=["last_seq", "status", "ended_at", "table_state", "server_seed"])
+    last_seq = session.last_seq
+    hello = {
+        "type": "hello",
+        "seat": None,
+        "role": "spectator",
+        "last_seq": last_seq,
+        "state": room_state(session=session, viewer=SPECTATOR, last_seq=last_seq),
+    }
+    hello["state"] = {**hello["state"], "session": without_invite(hello["state"]["session"])}
+    replay = [] if after is None else events_after(session_id=session.pk, after=after)
+    return hello, [e for e in replay if e["seq"] <= last_seq]
+
+
+class WatchConsumer(AsyncWebsocketConsumer):
+    # A channel of its own (unlike a seat's socket): revoking the link reaches it by its group.
+    channel_layer_alias = "default"
+    delivery: Delivery | None = None
+    drain_task: asyncio.Task[None] | None = None
+    watching: str | None = None
+    joined = False
+
+    async def connect(self) -> None:
+        code = self.scope["url_route"]["kwargs"]["code"]
+        params = parse_qs(self.scope.get("query_string", b"").decode(errors="replace"))
+        after_text = (params.get("after") or [None])[0]
+        after: int | None = None
+        if after_text not in (None, ""):
+            try:
+                after = max(0, int(after_text))
+            except ValueError:
+                await self.close(code=CLOSE_BAD_REQUEST)
+                return
+        found = await database_sync_to_async(watched_session)(code=code)
+        if found is None:
+            await self.close(code=CLOSE_FORBIDDEN)
+            return
+        # No Origin check: the link itself is the credential, and it rides on no cookie.
+        link, session = found
+        self.session = session
+        conf = settings.TABLETOP
+        self.bucket = TokenBucket(conf["RATE_PER_SECOND"], conf["RATE_BURST"])
+        self.layer = get_channel_layer()
+        self.group = room_group(session.pk)
+        self.delivery = Delivery(
+            viewer=SPECTATOR, send_text=self._send_text, fetch_after=self._fetch_after
+        )
+        self.watching = link_group(link.pk)
+        await self.channel_layer.group_add(self.watching, self.channel_name)
+        # Join the room before reading last_seq: anything committed later arrives live.
+        await hub.join(self.layer, self.group, self)
+        self.joined = True
+        await self.accept()
+        hello, replay = await database_sync_to_async(_snapshot)(session, after)
+        try:
+            await self.delivery.send(hello)
+            await self.delivery.replay(replay, upto=hello["last_seq"])
+        except TooFarBehind:
+            await self.close(code=CLOSE_TOO_FAR_BEHIND)
+            return
+        self.drain_task = asyncio.create_task(self._drain())
+
+    async def _send_text(self, text: str) -> None:
+        await self.send(text_data=text)
+
+    async def _fetch_after(self, after: int, limit: int) -> list[dict[str, Any]]:
+        return await database_sync_to_async(events_after)(
+            session_id=self.session.pk, after=after, limit=limit
+        )
+
+    async def _drain(self) -> None:
+        try:
+            await self.delivery.drain()
+        except TooFarBehind:
+            await self.close(code=CLOSE_TOO_FAR_BEHIND)
+
+    async def hub_deliver(self, message: dict[str, Any]) -> None:
+        if self.delivery is None:
+            return
+        try:
+            await self.delivery.offer(message)
+        except TooFarBehind:
+            await self.close(code=CLOSE_TOO_FAR_BEHIND)
+
+    async def disconnect(self, code: int) -> None:
+        if self.drain_task is not None:
+            self.drain_task.cancel()
+        if self.watching is not None:
+            await self.channel_layer.group_discard(self.watching, self.channel_name)
+        if self.joined:
+            await hub.leave(self.layer, self.group, self)
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        if self.delivery is None:
+            return
+        allowed = self.bucket.take()
+        raw = text_data if text_data is not None else (bytes_data or b"").decode(errors="replace")
+        message: Any = None
+        if len(raw) <= settings.TABLETOP["MAX_MESSAGE_BYTES"]:
+            try:
+                message = json.loads(raw)
+            except (ValueError, RecursionError):
+                message = None
+        ref = message.get("ref") if isinstance(message, dict) else None
+        if ref is not None and (
+            not isinstance(ref, (str, int)) or isinstance(ref, bool) or len(str(ref)) > 100
+        ):
+            ref = None
+        try:
+            if not allowed:
+                await self._error(ref, "rate-limited", "slow down: too many messages")
+            elif not isinstance(message, dict):
+                await self._error(None, "invalid", "the message is not a JSON object with a type")
+            elif message.get("type") == "ping":
+                pong = {"type": "pong", "ref": ref, "last_seq": self.delivery.delivered}
+                await self.delivery.send(pong)
+            else:
+                await self._error(ref, "forbidden", "spectators watch the table; they cannot act")
+        except TooFarBehind:
+            await self.close(code=CLOSE_TOO_FAR_BEHIND)
+
+    async def _error(self, ref: Any, code: str, text: str) -> None:
+        assert self.delivery is not None
+        await self.delivery.send({"type": "error", "ref": ref, "code": code, "message": text})
+
+    async def watch_revoked(self, message: dict[str, Any]) -> None:
+        if self.delivery is not None:
+            await self._error(None, "forbidden", "this watch link was revoked")
+        await self.close(code=CLOSE_FORBIDDEN)

@@ -9,7 +9,7 @@ from tabletop.models import Event, Seat
 from tabletop.services.actions import HANDLERS
 
 
-def send(seat: Seat, kind: str, **fields: Any) -> Event | None:
+def send(seat: Seat, kind: str, /, **fields: Any) -> Event | None:
     """Run one command for ``seat``; the event it answers with (None if it stored nothing)."""
     seq = HANDLERS[kind](seat_id=seat.pk, message={"type": kind, **fields})
     return Event.objects.get(session_id=seat.session_id, seq=seq) if seq else None

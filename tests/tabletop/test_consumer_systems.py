@@ -1,0 +1,116 @@
+"""Who may not do what at each system's table, over the room socket, with the error code: the
+system's commands exist only at its own tables, GM-only ones refuse players, the seeds' rules
+refuse the rest, and after the end nothing is accepted."""
+
+from __future__ import annotations
+
+import pytest
+from channels.db import database_sync_to_async
+
+from rules.engines import FairStream
+from tabletop.models import GameSession
+
+from .test_consumer_pools import ask, seats, table
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+
+
+@database_sync_to_async
+def seed_for_natural(code: str, natural: int) -> str:
+    """A client seed whose next check's natural d20 shows ``natural``."""
+    session = GameSession.objects.get(invite_code=code)
+    seq = session.last_seq + 1
+    server_seed = bytes(session.server_seed)
+    return next(
+        f"n{i}" for i in range(3000) if FairStream(server_seed, f"n{i}", seq).roll(20) == natural
+    )
+
+
+async def test_zoria_refusals_over_the_socket():
+    t = await table("zoria", {"Kael": {"level": 7}, "Ysolde": {"level": 12}})
+    gm, [(ana, hello), (bo, _)] = await seats(t)
+    kael = t["chars"][0].pk
+
+    async def check(who, ref, natural=10, **request):
+        seed = await seed_for_natural(t["code"], natural)
+        message = {"type": "roll", "ref": ref, "character": kael, "client_seed": seed}
+        return await ask(who, {**message, "request": {"check": "1d20", **request}})
+
+    # Action dice the pool does not hold: refused, whoever asks.
+    free = await ask(
+        ana,
+        {
+            "type": "roll",
+            "ref": "f",
+            "character": kael,
+            "request": {"check": "1d20", "action_dice": ["d24"]},
+        },
+    )
+    assert free["code"] == "conflict"
+    # A special botch (failing by 5 or more, no natural 1) is the GM's; never one's own.
+    special = await check(ana, "s", natural=10, dc=20)
+    assert special["data"]["flags"] == ["special-botch-threat"]
+    botch = {"type": "pool.spend", "effect": "activate-botch", "roll": special["seq"]}
+    assert (await ask(bo, {**botch, "ref": "b1"}))["code"] == "forbidden"
+    assert (await ask(ana, {**botch, "ref": "b2"}))["code"] == "forbidden"
+    natural = await check(ana, "n", natural=1)
+    own = {"type": "pool.spend", "effect": "activate-botch", "roll": natural["seq"], "ref": "b3"}
+    assert (await ask(ana, own))["code"] == "forbidden"
+    assert (await ask(bo, {**own, "ref": "b4"}))["kind"] == "pool"
+    # An activated botch cannot be re-rolled.
+    reroll = {"type": "pool.spend", "effect": "reroll-botch", "roll": natural["seq"], "ref": "rb"}
+    assert (await ask(ana, reroll))["code"] == "conflict"
+    # The GM's tools refuse players.
+    seat = hello["seat"]["id"]
+    for message in (
+        {"type": "pool.refund", "seat": seat},
+        {"type": "pool.undo-award"},
+        {"type": "pool.award", "seat": seat},
+    ):
+        assert (await ask(bo, {**message, "ref": "g"}))["code"] == "forbidden"
+    # Other systems' actions do not exist here.
+    elsewhere = await ask(gm, {"type": "discord.roll", "ref": "d"})
+    assert elsewhere["code"] == "invalid" and elsewhere["field"] == "type"
+    # A self roll: the GM cannot see it to declare it; its roller closes it.
+    mine = await ask(
+        ana,
+        {
+            "type": "roll",
+            "ref": "m",
+            "visibility": "self",
+            "character": kael,
+            "request": {"check": "1d20"},
+        },
+    )
+    close = {"type": "roll.close", "roll": mine["seq"]}
+    assert (await ask(gm, {**close, "ref": "c1"}))["code"] == "not-found"
+    assert (await ask(ana, {**close, "ref": "c2"}))["kind"] == "roll.close"
+    # After the end nothing changes: no spend, no use, no reveal.
+    await ask(gm, {"type": "session.end", "ref": "end"})
+    assert (await ask(ana, {"type": "pool.spend", "ref": "x1", "effect": "insight", "note": "a"}))[
+        "code"
+    ] == "conflict"
+    assert (await ask(ana, {"type": "pool.lucky-break", "ref": "x2"}))["code"] == "conflict"
+    assert (await ask(ana, {"type": "reveal", "ref": "x3", "seq": mine["seq"]}))[
+        "code"
+    ] == "conflict"
+    for comm in (gm, ana, bo):
+        await comm.disconnect()
+
+
+async def test_round_and_resource_refusals_over_the_socket():
+    t = await table("d6-chance", {"Sera": {"character_points": 1}})
+    gm, [(ana, _)] = await seats(t)
+    sera = t["chars"][0].pk
+    assert (await ask(ana, {"type": "round.new", "ref": "r"}))["code"] == "forbidden"
+    for kind in ("pool.use", "scene.new", "discord.roll", "extended.open"):
+        refused = await ask(gm, {"type": kind, "ref": kind})
+        assert (refused["code"], refused["field"]) == ("invalid", "type")
+    award = {"type": "resource.award", "ref": "aw", "character": sera, "name": "character_points"}
+    assert (await ask(ana, award))["code"] == "forbidden"
+    await ask(gm, {"type": "session.end", "ref": "end"})
+    spend = {"type": "resource.spend", "ref": "sp", "character": sera, "use": "survive"}
+    assert (await ask(ana, spend))["code"] == "conflict"
+    assert (await ask(gm, {"type": "round.new", "ref": "r2"}))["code"] == "conflict"
+    for comm in (gm, ana):
+        await comm.disconnect()

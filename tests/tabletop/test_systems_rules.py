@@ -1,0 +1,220 @@
+"""The other systems' table rules (RULES.md sections 5-7) and what every system owes the end of a
+session: rounds and scenes, the Discord Die once a round, a character point for the round, NPCs'
+action dice, defense actions against named opponents, restricted action dice."""
+
+from __future__ import annotations
+
+import pytest
+
+from tabletop.models import Character, Event, GameSession
+from tabletop.models.pools import Pool, PoolKind
+from tabletop.services.errors import ServiceError
+from tabletop.services.rolls import make_roll
+from tabletop.services.sessions import end_session
+from tabletop.systems import registry
+
+from .commands import send
+from .test_pools_resources import amount, code, setup_table
+
+pytestmark = pytest.mark.django_db
+
+
+def table_state(session):
+    return GameSession.objects.get(pk=session.pk).table_state
+
+
+# --- discordian -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["round", "scene"])
+def test_the_discord_die_is_rolled_once_a_round_or_scene_not_at_will(gm, mode):
+    session, _, _, gm_at = setup_table(gm, "discordian", {"Eris": {"hero_dice": ["d6"]}})
+    session.campaign.settings = {"discord_mode": mode}
+    session.campaign.save()
+    GameSession.objects.filter(pk=session.pk).update(table_state={})
+    send(gm_at, "discord.roll", client_seed="a")
+    assert code(lambda: send(gm_at, "discord.roll", client_seed="b")) == "conflict"
+    send(gm_at, "round.new")
+    if mode == "round":
+        assert table_state(session)["discord"]["value"] is None  # last round's no longer applies
+        send(gm_at, "discord.roll", client_seed="c")
+    else:
+        assert code(lambda: send(gm_at, "discord.roll", client_seed="c")) == "conflict"
+        send(gm_at, "scene.new")
+        send(gm_at, "discord.roll", client_seed="c")
+
+
+@pytest.mark.parametrize("mode", ["round", "scene"])
+def test_a_wandered_discord_die_stays_away_until_the_next_scene(gm, mode):
+    session, _, _, gm_at = setup_table(gm, "discordian", {"Eris": {"hero_dice": ["d6"]}})
+    session.campaign.settings = {"discord_mode": mode}
+    session.campaign.save()
+    gone = {"value": None, "wandered": True, "scene": 0, "round": 0}
+    GameSession.objects.filter(pk=session.pk).update(table_state={"discord": gone})
+    send(gm_at, "round.new")
+    assert code(lambda: send(gm_at, "discord.roll")) == "conflict"
+    send(gm_at, "scene.new")
+    if mode == "round":
+        send(gm_at, "discord.roll")
+    else:  # in scene mode it is gone for the adventure
+        assert code(lambda: send(gm_at, "discord.roll")) == "conflict"
+
+
+# --- d6-chance ------------------------------------------------------------------------------
+
+
+def test_a_character_point_lasts_the_round_and_is_paid_once(gm):
+    _, (sera,), (ana,), gm_at = setup_table(gm, "d6-chance", {"Sera": {"character_points": 3}})
+    send(gm_at, "round.new")
+    first = make_roll(
+        seat_id=ana.pk, request={"dice": 3, "character_point": True}, character=sera.pk
+    )
+    second = make_roll(seat_id=ana.pk, request={"dice": 3}, character=sera.pk)
+    assert first.data["request"]["character_point"] and second.data["request"]["character_point"]
+    assert amount(sera, "character_points") == 2
+    send(gm_at, "round.new")
+    plain = make_roll(seat_id=ana.pk, request={"dice": 3}, character=sera.pk)
+    assert not plain.data["request"]["character_point"]
+    make_roll(seat_id=ana.pk, request={"dice": 3, "character_point": True}, character=sera.pk)
+    assert amount(sera, "character_points") == 1
+
+
+# --- action-dice ----------------------------------------------------------------------------
+
+
+def test_npcs_the_gm_runs_get_their_action_dice_each_round(gm):
+    session, _, _, gm_at = setup_table(gm, "action-dice", {"Nadia": {"action_dice": 3}})
+    orc = Character.objects.create(campaign=session.campaign, name="Orc", sheet={"action_dice": 2})
+    send(gm_at, "round.new")
+    stack = Pool.objects.get(character=orc, kind=PoolKind.ROUND_DICE)
+    assert stack.seat_id == gm_at.pk and stack.remaining == 2
+    make_roll(seat_id=gm_at.pk, request={"action_dice": 2, "skill_dice": 1}, character=orc.pk)
+    stack.refresh_from_db()
+    assert stack.remaining == 0
+    assert (
+        code(
+            lambda: make_roll(
+                seat_id=gm_at.pk, request={"action_dice": 1, "skill_dice": 1}, character=orc.pk
+            )
+        )
+        == "conflict"
+    )
+
+
+def test_defense_actions_name_their_opponents_and_a_second_does_not_replace_the_first(gm):
+    session, (nadia,), (ana,), gm_at = setup_table(gm, "action-dice", {"Nadia": {"action_dice": 4}})
+    send(gm_at, "round.new")
+
+    def defend(**options):
+        return make_roll(
+            seat_id=ana.pk,
+            request={"action_dice": 1, "skill_dice": 2},
+            character=nadia.pk,
+            options=options,
+        )
+
+    with pytest.raises(ServiceError) as unnamed:
+        defend(defense="action")
+    assert unnamed.value.field == "opponent"
+    orc = defend(defense="action", opponent="Orc")
+    troll = defend(defense="action", opponent="Troll")
+    mine = table_state(session)["defense"][str(nadia.pk)]
+    assert mine["actions"] == {"Orc": orc.data["total"], "Troll": troll.data["total"]}
+    general = defend(defense="general")
+    mine = table_state(session)["defense"][str(nadia.pk)]
+    half = general.data["total"] // 2
+    assert mine["against_everyone_else"] == half
+    assert mine["against_opponent"] == {
+        "Orc": max(orc.data["total"], half),
+        "Troll": max(troll.data["total"], half),
+    }
+
+
+def test_restricted_action_dice_only_for_rolls_naming_their_class_or_skill(gm):
+    _, (nadia,), (ana,), gm_at = setup_table(
+        gm, "action-dice", {"Nadia": {"action_dice": 1, "restricted_dice": {"Fencing": 2}}}
+    )
+    send(gm_at, "round.new")
+    stacks = Pool.objects.filter(character=nadia, kind=PoolKind.ROUND_DICE)
+    assert {(s.label, s.remaining) for s in stacks} == {("", 1), ("Fencing", 2)}
+
+    def roll(dice, **options):
+        return make_roll(
+            seat_id=ana.pk,
+            request={"action_dice": dice, "skill_dice": 1},
+            character=nadia.pk,
+            options=options,
+        )
+
+    assert code(lambda: roll(2)) == "conflict"  # a roll naming no class: general dice only
+    roll(2, restricted="Fencing")  # the restricted dice first
+    assert {(s.label, s.remaining) for s in stacks.all()} == {("", 1), ("Fencing", 0)}
+    roll(1, restricted="Fencing")  # then the general one
+    assert sum(s.remaining for s in stacks.all()) == 0
+
+
+def test_a_group_attack_reads_as_words_in_the_log(gm):
+    session, (nadia,), (ana,), gm_at = setup_table(gm, "action-dice", {"Nadia": {"action_dice": 3}})
+    send(gm_at, "round.new")
+    roll = make_roll(
+        seat_id=ana.pk,
+        request={"action_dice": 1, "skill_dice": 2},
+        character=nadia.pk,
+        options={"group_extra": 1},
+    )
+    attack = Event.objects.get(session=session, kind="pool", data__action="group-attack")
+    assert attack.data["per_member"] == roll.data["total"] // 2
+    assert "{" not in attack.data["text"] and "x2 targets" in attack.data["text"]
+
+
+# --- every system: nothing changes after the end --------------------------------------------
+
+AFTER_THE_END = [
+    ("zoria", "pool.use", {"roll": 1}),
+    ("zoria", "pool.spend", {"effect": "insight", "note": "x"}),
+    ("zoria", "pool.award", {"seat": 0}),
+    ("zoria", "pool.undo-award", {}),
+    ("zoria", "pool.refund", {"seat": 0}),
+    ("zoria", "pool.lucky-break", {}),
+    ("zoria", "roll.close", {"roll": 1}),
+    ("discordian", "discord.roll", {}),
+    ("discordian", "round.new", {}),
+    ("discordian", "scene.new", {}),
+    ("discordian", "resource.spend", {"character": 0, "use": "extra-success", "roll": 1}),
+    ("discordian", "resource.award", {"character": 0, "name": "luck"}),
+    ("d6-chance", "round.new", {}),
+    ("d6-chance", "resource.spend", {"character": 0, "use": "survive"}),
+    ("d6-chance", "resource.award", {"character": 0, "name": "character_points"}),
+    ("action-dice", "round.new", {}),
+    ("roll-and-keep", "extended.open", {"label": "Climb", "target": 3}),
+    ("roll-and-keep", "extended.close", {"extended": 1}),
+]
+
+
+def test_every_system_command_is_covered_here():
+    declared = {(s, c.type) for s in registry._SYSTEMS for c in registry.commands_for(s)}
+    assert declared == {(s, kind) for s, kind, _ in AFTER_THE_END}
+
+
+@pytest.mark.parametrize(("system", "kind", "fields"), AFTER_THE_END)
+def test_after_the_end_no_system_command_changes_anything(gm, system, kind, fields):
+    sheet = {"level": 3, "character_points": 2, "luck": 2, "hero_dice": ["d6"]}
+    session, (hero,), (ana,), gm_at = setup_table(gm, system, {"Hero": sheet})
+    roll = make_roll(seat_id=ana.pk, request=REQUESTS[system], character=hero.pk, visibility="gm")
+    ids = {"roll": roll.seq, "seat": ana.pk, "character": hero.pk, "extended": 1}
+    fields = {k: ids.get(k, v) for k, v in fields.items()}
+    end_session(session_id=session.pk)
+    before = GameSession.objects.get(pk=session.pk).last_seq
+    sender = gm_at if registry.command(system, kind).gm_only or kind == "roll.close" else ana
+    assert code(lambda: send(sender, kind, **fields)) == "conflict"
+    assert code(lambda: send(gm_at, "reveal", seq=roll.seq)) == "conflict"
+    assert GameSession.objects.get(pk=session.pk).last_seq == before
+
+
+REQUESTS = {
+    "zoria": {"check": "1d20"},
+    "discordian": {"pool": ["d6"], "tn": 4},
+    "d6-chance": {"dice": 2},
+    "action-dice": {"action_dice": 1, "skill_dice": 1},
+    "roll-and-keep": {"roll": 3, "keep": 2, "difficulty": 6},
+}

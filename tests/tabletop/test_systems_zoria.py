@@ -1,0 +1,209 @@
+# ruff: noqa: F811 (the fixture imported from test_pools_zoria is each test's argument)
+"""Zoria's table rules that guard against cheating and breakage (RULES.md section 3): action dice
+on a check paid from the pool, re-rolls, special botches, botches on one's own character,
+lucky breaks, Dark Agenda, insight subjects, self rolls, the end of the session."""
+
+from __future__ import annotations
+
+import pytest
+
+from rules.engines import FairStream
+from tabletop.models import Event, GameSession, Seat
+from tabletop.models.pools import OpenRoll, Pool, PoolKind
+from tabletop.selectors.events import Viewer, can_see
+from tabletop.services.rolls import make_roll
+from tabletop.services.sessions import end_session
+from tabletop.systems import zoria
+
+from .test_pools_zoria import code, gm_stack, sit, stacks, table  # noqa: F401
+
+pytestmark = pytest.mark.django_db
+
+
+def forced(seat: Seat, character, natural: int, **request):
+    """A check whose natural d20 shows ``natural``."""
+    session = GameSession.objects.get(pk=seat.session_id)
+    seq = session.last_seq + 1
+    for i in range(3000):
+        if FairStream(bytes(session.server_seed), f"f{i}", seq).roll(20) == natural:
+            return make_roll(
+                seat_id=seat.pk,
+                request={"check": "1d20", **request},
+                character=character.pk,
+                client_seed=f"f{i}",
+            )
+    raise AssertionError("no seed")
+
+
+def test_action_dice_on_a_check_come_out_of_the_pool_die_for_die(table):
+    ana = sit(table, "Ana", "Kael")  # 4d6
+    kael = table["c"]["Kael"]
+    before = GameSession.objects.get(pk=table["session"].pk).last_seq
+    for asked in (["d8"], ["d6"] * 5, ["d24"] * 10):
+        assert (
+            code(
+                lambda a=asked: make_roll(
+                    seat_id=ana.pk, request={"check": "1d20", "action_dice": a}, character=kael.pk
+                )
+            )
+            == "conflict"
+        )
+    assert GameSession.objects.get(pk=table["session"].pk).last_seq == before  # nothing stored
+    roll = make_roll(
+        seat_id=ana.pk, request={"check": "1d20", "action_dice": ["d6", "d6"]}, character=kael.pk
+    )
+    assert stacks(ana) == [(2, 6)]
+    commit = Event.objects.get(session=table["session"], seq=roll.seq - 1)
+    assert commit.data["action"] == "commit" and commit.data["count"] == 2
+    assert len([d for d in roll.data["dice"] if d["role"] == "action"]) >= 2
+
+
+def test_class_bonus_dice_pay_for_their_own_characters_check_first(table):
+    ana = sit(table, "Ana", "Kael", "Ysolde")  # highest: 5d8, Ysolde's bonus d8
+    make_roll(
+        seat_id=ana.pk,
+        request={"check": "1d20", "action_dice": ["d8"]},
+        character=table["c"]["Ysolde"].pk,
+    )
+    assert Pool.objects.get(seat=ana, kind=PoolKind.BONUS_DICE).remaining == 0
+    assert stacks(ana) == [(5, 8)]
+
+
+def test_a_reroll_never_adds_dice_that_were_not_paid_for(table):
+    ana = sit(table, "Ana", "Kael")
+    roll = make_roll(
+        seat_id=ana.pk,
+        request={"check": "1d20", "action_dice": ["d6", "d6", "d6"]},
+        character=table["c"]["Kael"].pk,
+    )
+    zoria.spend_dice(seat_id=ana.pk, effect="reroll", roll=roll.seq)
+    new = Event.objects.get(session=table["session"], kind="roll", data__reroll_of=roll.seq)
+    assert new.data["request"]["action_dice"] == []
+    assert stacks(ana) == [(0, 6)]  # three paid with the check, one for the re-roll
+
+
+def test_a_stat_roll_takes_no_action_dice(table):
+    ana = sit(table, "Ana", "Kael")
+    assert (
+        code(
+            lambda: make_roll(
+                seat_id=ana.pk,
+                request={"check": "3d6", "action_dice": ["d6"]},
+                character=table["c"]["Kael"].pk,
+                options={"stat_roll": True},
+            )
+        )
+        == "invalid"
+    )
+    assert stacks(ana) == [(4, 6)]
+
+
+def test_a_special_botch_is_the_gms_and_only_while_the_check_still_fails_by_5(table):
+    ana, bo = sit(table, "Ana", "Kael"), sit(table, "Bo", "Ysolde")
+    gm = gm_stack(table)[1]
+    roll = forced(bo, table["c"]["Ysolde"], 15, dc=20)  # 15 <= 20 - 5: special, no natural botch
+    assert roll.data["flags"] == ["special-botch-threat"]
+    spend = dict(effect="activate-botch", roll=roll.seq)
+    assert code(lambda: zoria.spend_dice(seat_id=ana.pk, **spend)) == "forbidden"
+    zoria.use_die(seat_id=bo.pk, roll=roll.seq)  # any die lifts it to 16 or more
+    assert code(lambda: zoria.spend_dice(seat_id=gm.pk, **spend)) == "conflict"
+    assert "special-botch-threat" not in OpenRoll.objects.get(seq=roll.seq).flags
+    still = forced(bo, table["c"]["Ysolde"], 10, dc=20)
+    zoria.spend_dice(seat_id=gm.pk, effect="activate-botch", roll=still.seq)
+    assert OpenRoll.objects.get(seq=still.seq).botch_dice == 1
+
+
+def test_never_a_botch_on_ones_own_character(table):
+    ana = sit(table, "Ana", "Kael")
+    gm = gm_stack(table)[1]
+    mine = forced(ana, table["c"]["Kael"], 1)
+    assert "botch-threat" in mine.data["flags"]
+    assert (
+        code(lambda: zoria.spend_dice(seat_id=ana.pk, effect="activate-botch", roll=mine.seq))
+        == "forbidden"
+    )
+    # Rolled by the GM for Kael, still Kael's: Ana may not activate it either.
+    for_kael = forced(gm, table["c"]["Kael"], 1)
+    assert (
+        code(lambda: zoria.spend_dice(seat_id=ana.pk, effect="activate-botch", roll=for_kael.seq))
+        == "forbidden"
+    )
+
+
+def test_an_activated_botch_can_no_longer_be_rerolled(table):
+    ana, bo = sit(table, "Ana", "Kael"), sit(table, "Bo", "Ysolde")
+    roll = forced(bo, table["c"]["Ysolde"], 1)
+    zoria.spend_dice(seat_id=ana.pk, effect="activate-botch", roll=roll.seq)
+    assert (
+        code(lambda: zoria.spend_dice(seat_id=bo.pk, effect="reroll-botch", roll=roll.seq))
+        == "conflict"
+    )
+    assert stacks(bo) == [(5, 8)]
+
+
+def test_no_refunds_after_a_lucky_break(table):
+    ana = sit(table, "Ana", "Kael")
+    gm = gm_stack(table)[1]
+    zoria.lucky_break(seat_id=ana.pk)
+    assert code(lambda: zoria.refund(seat_id=gm.pk, seat=ana.pk)) == "conflict"
+    assert code(lambda: zoria.award(seat_id=gm.pk, seat=ana.pk)) == "conflict"
+    assert stacks(ana) == [(0, 6)]
+
+
+def test_the_gms_insight_spends_are_the_gms_alone(table):
+    ana = sit(table, "Ana", "Kael")
+    gm = gm_stack(table)[1]
+    event = zoria.spend_dice(seat_id=gm.pk, effect="insight", count=2, note="the vizier's plan")
+    assert event.visibility == "gm"
+    player = Viewer(seat_id=ana.pk, is_gm=False)
+    assert not can_see(visibility=event.visibility, actor_seat_id=gm.pk, viewer=player)
+    counts = Event.objects.get(session=table["session"], seq=event.seq + 1)
+    assert counts.visibility == "public" and "vizier" not in str(counts.data)
+    mine = zoria.spend_dice(seat_id=ana.pk, effect="insight", note="the seal")
+    assert mine.visibility == "public"
+
+
+def test_after_a_failed_insight_roll_the_same_player_cannot_spend_on_that_subject(table):
+    ana, bo = sit(table, "Ana", "Kael"), sit(table, "Bo", "Ysolde")
+    gm = gm_stack(table)[1]
+    assert (
+        code(
+            lambda: make_roll(
+                seat_id=ana.pk,
+                request={"check": "1d20+1"},
+                character=table["c"]["Kael"].pk,
+                options={"insight": "The Seal"},
+            )
+        )
+        == "invalid"
+    )  # an insight roll needs the GM's DC
+    roll = make_roll(
+        seat_id=ana.pk,
+        request={"check": "1d20+1", "dc": 30},
+        character=table["c"]["Kael"].pk,
+        options={"insight": "The Seal"},
+    )
+    zoria.declare(seat_id=gm.pk, roll=roll.seq, result="nothing learned")
+    refused = code(lambda: zoria.spend_dice(seat_id=ana.pk, effect="insight", note=" the  seal "))
+    assert refused == "conflict"
+    zoria.spend_dice(seat_id=ana.pk, effect="insight", note="the vizier")  # another subject
+    zoria.spend_dice(seat_id=bo.pk, effect="insight", note="the seal")  # another player
+
+
+def test_a_self_check_is_closed_by_its_roller_and_every_open_check_at_the_end(table):
+    ana = sit(table, "Ana", "Kael")
+    gm = gm_stack(table)[1]
+    kael = table["c"]["Kael"].pk
+    mine = make_roll(seat_id=ana.pk, request={"check": "1d20"}, character=kael, visibility="self")
+    assert code(lambda: zoria.declare(seat_id=gm.pk, roll=mine.seq)) == "not-found"
+    zoria.declare(seat_id=ana.pk, roll=mine.seq, result="I give up")
+    assert not OpenRoll.objects.get(seq=mine.seq).is_open
+    shown = make_roll(seat_id=ana.pk, request={"check": "1d20"}, character=kael, visibility="gm")
+    assert code(lambda: zoria.declare(seat_id=ana.pk, roll=shown.seq)) == "forbidden"
+    left = [make_roll(seat_id=ana.pk, request={"check": "1d20"}, character=kael).seq for _ in "ab"]
+    end_session(session_id=table["session"].pk)
+    assert not OpenRoll.objects.filter(session=table["session"], is_open=True).exists()
+    close = Event.objects.get(session=table["session"], kind="pool", data__action="close")
+    assert close.data["rolls"] == [shown.seq, *left]
+    last = Event.objects.filter(session=table["session"]).order_by("-seq").first()
+    assert last.kind == "session.end"

@@ -14,6 +14,7 @@ from ..selectors.room import seat_summary
 from ..systems.registry import table_system
 from .errors import conflict, forbidden, invalid
 from .events import record_event
+from .names import check_player_name, clean_name
 from .pools import ensure_resources
 
 # Players at one table (the GM's seat aside): far past any real table, well within one process.
@@ -28,14 +29,9 @@ class Joined:
 
 
 def _clean_name(name: Any) -> str:
-    if not isinstance(name, str) or not name.strip():
-        raise invalid("pick a name to sit down with", field="name")
-    if "\x00" in name:
+    if isinstance(name, str) and "\x00" in name:
         raise invalid("may not contain NUL characters", field="name")
-    name = " ".join(name.split())
-    if len(name) > 40:
-        raise invalid("at most 40 characters", field="name")
-    return name
+    return clean_name(name)
 
 
 def join_session(
@@ -57,6 +53,9 @@ def join_session(
     with transaction.atomic():
         if Seat.objects.filter(session=session, role=SeatRole.PLAYER).count() >= MAX_PLAYERS:
             raise conflict(f"this table is full ({MAX_PLAYERS} players)")
+        check_player_name(
+            name, taken=Seat.objects.filter(session=session).values_list("name", flat=True)
+        )
         seat = Seat.objects.create(
             session=session,
             name=name,

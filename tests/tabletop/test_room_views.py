@@ -15,7 +15,7 @@ from tabletop.services.sessions import end_session
 
 pytestmark = pytest.mark.django_db
 
-PAGE_BUDGET = 100_000  # bytes, uncompressed: HTML + CSS + JS
+PAGE_BUDGET = 150_000  # bytes, uncompressed: HTML + CSS + JS (a phone on a slow line)
 
 
 def room_url(session) -> str:

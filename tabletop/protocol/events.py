@@ -236,6 +236,9 @@ CATALOGUE: tuple[EventType, ...] = (
             ROLL_SEQ,
             _int("amount", min=0),
             RESOURCES,
+            _int("successes", help="the roll's new successes (an extra success)"),
+            _int("net", help="the roll's new net result (an extra success)"),
+            Field("costly_avoided", "bool", help="the roll's costly success is avoided"),
             TEXT,
         ),
         ANY,
@@ -253,6 +256,9 @@ CATALOGUE: tuple[EventType, ...] = (
             ROLL_SEQ,
             COUNT,
             NOTE,
+            Field(
+                "subject", "text", nullable=True, max_length=200, help="what an insight is about"
+            ),
             OPEN_ROLL,
             POOLS,
             TEXT,
@@ -393,6 +399,22 @@ CATALOGUE: tuple[EventType, ...] = (
         ANY,
         POOL_RULE,
         "a roll recorded as a character's defense for the round",
+    ),
+    EventType(
+        "pool",
+        "close",
+        (ACTION, Field("rolls", "list", fields=(_int("seq", min=1),)), TEXT),
+        PUBLIC,
+        "everyone",
+        "the session ends: rolls still open close as they stand",
+    ),
+    EventType(
+        "pool",
+        "scene",
+        (ACTION, _int("scene", min=1), TABLE, POOLS, TEXT),
+        PUBLIC,
+        "everyone",
+        "a new scene (the GM's call)",
     ),
 )
 

@@ -318,6 +318,7 @@ const socket = new RoomSocket(page.socket, {
   },
   event(event, replay) {
     addToLog(event, replay);
+    document.dispatchEvent(new CustomEvent("table:event", {detail: {...event, replay}}));
     apply(event);
     if (event.ref) settle(event.ref, null);
     draw();

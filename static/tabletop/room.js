@@ -211,6 +211,7 @@ const socket = new RoomSocket(page.socket, {
   },
   event(event, replay) {
     const item = log.add(event, replay);
+    document.dispatchEvent(new CustomEvent("table:event", {detail: {...event, replay}}));
     if (replay && event.seq >= socket.caughtUp) log.flush(); // the replay is over: draw it now
     pools.event(event, replay, item);
     const data = event.data || {};

@@ -8,7 +8,6 @@ send buffer bounded) is ``tabletop/delivery.py``'s part.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from typing import Any
@@ -24,12 +23,13 @@ from .delivery import Delivery, TooFarBehind
 from .hub import hub
 from .limits import Buckets, TokenBucket
 from .origin import origin_allowed
+from .protocol.commands import Decoded, Refused
+from .protocol.wire import ANSWERED_BY_THE_SOCKET, decode, perform
 from .selectors.events import Viewer, dumps, events_after
 from .selectors.room import room_state, seat_summary
-from .services import actions
 from .services.access import Access, resolve_access, seat_cookie_name
-from .services.errors import ServiceError, busy
-from .services.events import OUTBOX, room_group
+from .services.errors import ServiceError
+from .services.events import room_group
 from .transport import close_with_reason, unsent_bytes
 
 log = logging.getLogger(__name__)
@@ -62,13 +62,6 @@ def _configure_buckets() -> None:
 def _bucket(seat_id: int) -> TokenBucket:
     _configure_buckets()
     return _buckets(seat_id)
-
-
-def _in_time(handler: Any, *, deadline: float, seat_id: int, message: dict[str, Any]) -> int | None:
-    """Run an action on the ORM thread unless it waited there past its deadline."""
-    if time.monotonic() > deadline:
-        raise busy()
-    return handler(seat_id=seat_id, message=message)
 
 
 def _connect_snapshot(
@@ -161,6 +154,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
             fetch_after=fetch_after,
             unsent=unsent_bytes(self.scope),
             max_unsent=settings.TABLETOP["SEND_BUFFER_BYTES"],
+            stall_seconds=settings.TABLETOP["SEND_STALL_SECONDS"],
         )
         self.layer = get_channel_layer()
         # Join the room before reading last_seq: anything committed later arrives live.
@@ -214,45 +208,29 @@ class RoomConsumer(AsyncWebsocketConsumer):
                 f"messages are limited to {settings.TABLETOP['MAX_MESSAGE_BYTES']} bytes",
             )
             return
-        try:
-            message = json.loads(raw)
-        except (ValueError, RecursionError):
-            message = None
-        if not isinstance(message, dict):
-            if not allowed:
-                await self._error(None, "rate-limited", "slow down: too many messages")
-            else:
-                await self._error(None, "invalid", "the message is not a JSON object with a type")
-            return
-        ref = message.get("ref")
-        if ref is not None and (
-            not isinstance(ref, (str, int)) or isinstance(ref, bool) or len(str(ref)) > 100
-        ):
-            await self._error(None, "invalid", "ref: a string or number of at most 100 characters")
-            return
+        # Checked against its declaration here, before any service runs (tabletop/protocol).
+        decoded = decode(raw, system=self.access.session.campaign.system, is_gm=self.viewer.is_gm)
         if not allowed:
-            await self._error(ref, "rate-limited", "slow down: too many messages")
+            await self._error(decoded.ref, "rate-limited", "slow down: too many messages")
             return
-        kind = message.get("type")
-        if kind == "ping":
-            await self._pong(ref)
+        if isinstance(decoded, Refused):
+            await self._send(decoded.as_message())
             return
-        handler = actions.HANDLERS.get(kind) if isinstance(kind, str) else None
-        if handler is None:
-            await self._error(ref, "unknown-type", f"unknown message type {kind!r}")
+        if decoded.command.type in ANSWERED_BY_THE_SOCKET:
+            await self._pong(decoded.ref)
             return
         seat_work, room_work = _seat_work(self.access.seat.pk), _room_work(self.group)
         if not (seat_work.has_credit() and room_work.has_credit()):
             wait = max(seat_work.wait(), room_work.wait())
             whose = "this seat" if not seat_work.has_credit() else "this table"
             await self._error(
-                ref,
+                decoded.ref,
                 "rate-limited",
                 f"{whose} has made a lot of heavy changes (many dice) just now; "
                 f"try again in {max(1, round(wait))} s",
             )
             return
-        await self._act(kind, handler, ref, message)
+        await self._act(decoded)
 
     async def _pong(self, ref: Any) -> None:
         """pong carries the store's last seq as this process last read it (at most a second or
@@ -263,37 +241,35 @@ class RoomConsumer(AsyncWebsocketConsumer):
             {"type": "pong", "ref": ref, "last_seq": max(stored, self.delivery.delivered)}
         )
 
-    async def _act(self, kind: str, handler: Any, ref: Any, message: dict[str, Any]) -> None:
-        # database_sync_to_async closes stale connections around the call, on the ORM thread.
-        outbox: list[tuple[str, dict[str, Any]]] = []
-        token = OUTBOX.set(outbox)
-        seq = None
+    async def _act(self, decoded: Decoded) -> None:
+        ref = decoded.ref
+        done = None
         try:
-            seq = await database_sync_to_async(_in_time)(
-                handler,
-                deadline=time.monotonic() + settings.TABLETOP["ACTION_DEADLINE_SECONDS"],
+            # database_sync_to_async closes stale connections around the call, on the ORM thread.
+            done = await database_sync_to_async(perform)(
+                decoded,
                 seat_id=self.access.seat.pk,
-                message=message,
+                deadline=time.monotonic() + settings.TABLETOP["ACTION_DEADLINE_SECONDS"],
             )
         except ServiceError as exc:
             await self._error(ref, exc.code, exc.message, field=exc.field)
         except Exception:
-            log.exception("room action %s failed", kind)
+            log.exception("room action %s failed", decoded.command.type)
             await self._error(
                 ref, "server-error", "the table could not do that; nothing was changed"
             )
-        finally:
-            OUTBOX.reset(token)
+        if done is None:
+            return
         # The sender's copy carries its ref: note it before the event can come back.
-        if seq is not None:
-            self.delivery.expect(seq, ref)
-        # Committed events are published from here, not from the ORM thread; what they weigh
-        # is charged to the seat's and the room's work budgets.
-        work = sum(len(payload["text"]) for _group, payload in outbox)
+        if done.seq is not None:
+            self.delivery.expect(done.seq, ref)
+        # The unit of work's committed events are published from here, not from the ORM thread;
+        # what they weigh is charged to the seat's and the room's work budgets.
+        work = sum(len(payload["text"]) for payload in done.payloads)
         _seat_work(self.access.seat.pk).charge(work)
         _room_work(self.group).charge(work)
-        for group, payload in outbox:
-            await hub.publish(self.layer, group, payload)
+        for payload in done.payloads:
+            await hub.publish(self.layer, self.group, payload)
 
     async def hub_deliver(self, message: dict[str, Any]) -> None:
         """The room's fast path: the next event in order goes straight out, serialised once for

@@ -7,14 +7,16 @@ yet, so it can be tested without a socket.
 
 Live events come through the room's hub (at-most-once); any gap is filled from the event store,
 which is the record. An event too large to send goes out as a stand-in with the same seq, never
-skipped. A client that stops reading is let go (``TooFarBehind``) rather than buffered without
-end; it resumes from the store with ``after=`` when it reconnects.
+skipped. A client that reads slowly is waited for (its events wait in its backlog, never
+holding up the room); one that stops reading is let go (``TooFarBehind``) rather than buffered
+without end, and resumes from the store with ``after=`` when it reconnects.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -64,12 +66,14 @@ class Delivery:
         fetch_after: FetchAfter,
         unsent: Unsent | None = None,
         max_unsent: int = 4 * 1024 * 1024,
+        stall_seconds: float = 5.0,
     ) -> None:
         self.viewer = viewer
         self.send_text = send_text
         self.fetch_after = fetch_after
         self.unsent = unsent or (lambda: None)
         self.max_unsent = max_unsent
+        self.stall_seconds = stall_seconds
         self.delivered = 0
         self.ready = False  # until the replay after hello is sent, live events wait
         self.refs: dict[int, Any] = {}
@@ -80,10 +84,19 @@ class Delivery:
         """A message to this socket alone (hello, error, pong)."""
         await self._send_text(dumps(message))
 
-    async def _send_text(self, text: str) -> None:
+    def behind(self) -> bool:
         unsent = self.unsent()
-        if unsent is not None and unsent > self.max_unsent:
-            raise TooFarBehind(unsent)
+        return unsent is not None and unsent > self.max_unsent
+
+    async def _send_text(self, text: str) -> None:
+        if self.behind():
+            # Give the client a moment to read what it has (a replay of big events fills the
+            # buffer faster than any network drains it); one that does not is let go.
+            deadline = time.monotonic() + self.stall_seconds
+            while self.behind():
+                if time.monotonic() > deadline:
+                    raise TooFarBehind(self.unsent() or 0)
+                await asyncio.sleep(0.02)
         await self.send_text(text)
 
     def expect(self, seq: int, ref: Any) -> None:
@@ -104,7 +117,8 @@ class Delivery:
         once for the whole room); anything else waits in the backlog to be put in order.
         Answers whether the backlog has something to put in order."""
         seq = message["event"]["seq"]
-        if self.ready and self.backlog.empty() and seq == self.delivered + 1:
+        # (a socket whose client is behind never holds up the room: its events wait here)
+        if self.ready and self.backlog.empty() and seq == self.delivered + 1 and not self.behind():
             await self.send_live(message)
             return False
         if (not self.ready or seq > self.delivered) and self.backlog.qsize() < BACKLOG_LIMIT:

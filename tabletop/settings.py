@@ -208,9 +208,11 @@ TABLETOP = {
     "ODDS_SECONDS": float(os.environ.get("TABLETOP_ODDS_SECONDS", "2")),
     "ODDS_WORKERS": int(os.environ.get("TABLETOP_ODDS_WORKERS", "1")),
     "ODDS_WAITING": int(os.environ.get("TABLETOP_ODDS_WAITING", "4")),
-    # What a socket may have sent but its client not yet read; past it the socket is closed
-    # (code 4408) and the client resumes from the store with after=<last seq>.
+    # What a socket may have sent but its client not yet read; past it the socket waits, and
+    # is closed (code 4408; the client resumes from the store with after=<last seq>) ...
     "SEND_BUFFER_BYTES": int(os.environ.get("TABLETOP_SEND_BUFFER_BYTES", str(4 * 1024 * 1024))),
+    # ... once it has stayed past that for this long (a slow reader is waited for that long).
+    "SEND_STALL_SECONDS": float(os.environ.get("TABLETOP_SEND_STALL_SECONDS", "5")),
     # How often each process compares its rooms with the store (events lost by the channel
     # layer, e.g. during a Redis outage, reach sockets within about twice this).
     "STORE_WATCH_SECONDS": float(os.environ.get("TABLETOP_STORE_WATCH_SECONDS", "1")),

@@ -3,6 +3,7 @@ gaps filled from the store, undeliverable events as stand-ins, the send buffer b
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -89,12 +90,32 @@ async def test_an_event_too_large_to_send_goes_out_as_a_stand_in_never_skipped()
     assert other_sent[0]["data"] == {"hidden": True}
 
 
+async def test_a_slow_reader_is_waited_for_without_holding_up_the_room():
+    unsent = [0]
+    delivery, sent = socket(
+        ANA, Store([]), unsent=lambda: unsent[0], max_unsent=1000, stall_seconds=5
+    )
+    await delivery.replay([], upto=0)
+    unsent[0] = 5000  # behind: the hub's offer returns at once, the event waits
+    assert await delivery.offer(message_payload(event(1)))
+    drain = asyncio.ensure_future(delivery.drain())
+    await asyncio.sleep(0.1)
+    assert sent == []
+    unsent[0] = 0  # the client read its buffer
+    await asyncio.sleep(0.1)
+    assert [m["seq"] for m in sent] == [1]
+    drain.cancel()
+
+
 async def test_a_client_too_far_behind_is_let_go_instead_of_buffered():
     unsent = [0]
-    delivery, sent = socket(ANA, Store([]), unsent=lambda: unsent[0], max_unsent=1000)
+    delivery, sent = socket(
+        ANA, Store([]), unsent=lambda: unsent[0], max_unsent=1000, stall_seconds=0.1
+    )
     await delivery.replay([], upto=0)
     await delivery.offer(message_payload(event(1)))
     unsent[0] = 5000  # the client stopped reading
+    assert await delivery.offer(message_payload(event(2)))
     with pytest.raises(TooFarBehind):
-        await delivery.offer(message_payload(event(2)))
+        await asyncio.wait_for(delivery.drain(), 2)
     assert [m["seq"] for m in sent] == [1]

@@ -1,0 +1,96 @@
+"""A client that stops reading is let go with a reason instead of growing the server, and
+resumes from the store when it reconnects (a real daphne, real sockets)."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import os
+import socket
+import time
+
+import pytest
+import websockets
+
+from tabletop.services.seats import join_session
+from tests.servers import daphne_servers
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+BUFFER = 256 * 1024
+SERVER_ENV = {
+    "TABLETOP_SEND_BUFFER_BYTES": str(BUFFER),
+    "TABLETOP_SEND_STALL_SECONDS": "1",
+    "TABLETOP_SEAT_WORK_BURST": str(64 * 1024 * 1024),
+    "TABLETOP_ROOM_WORK_BURST": str(64 * 1024 * 1024),
+}
+
+
+def never_reading_socket(port: int, code: str, token: str) -> socket.socket:
+    """A websocket client that does the handshake, then never reads another byte."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect(("127.0.0.1", port))
+    key = base64.b64encode(os.urandom(16)).decode()
+    sock.sendall(
+        (
+            f"GET /ws/play/{code}/?token={token} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+            "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        ).encode()
+    )
+    assert b"101" in sock.recv(64)
+    return sock
+
+
+def closed_by_server(sock: socket.socket, within: float) -> bool:
+    """Read what the server sent until it hangs up (True) or ``within`` runs out (False)."""
+    sock.settimeout(0.5)
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            if not sock.recv(1 << 20):
+                return True
+        except (ConnectionResetError, BrokenPipeError):
+            return True
+        except TimeoutError:
+            continue
+    return False
+
+
+async def roll_heavy(port: int, code: str, token: str, count: int) -> int:
+    url = f"ws://127.0.0.1:{port}/ws/play/{code}/?token={token}"
+    async with websockets.connect(url, max_size=None) as ws:
+        json.loads(await ws.recv())
+        last = 0
+        for i in range(count):
+            message = {"type": "roll", "ref": i, "request": {"notation": "500d6!>2"}}
+            await ws.send(json.dumps(message))
+            while True:
+                reply = json.loads(await asyncio.wait_for(ws.recv(), 20))
+                if reply.get("ref") == i:
+                    assert reply["type"] == "event", reply
+                    last = reply["seq"]
+                    break
+        return last
+
+
+def test_a_socket_that_stops_reading_is_closed_and_resumes_from_the_store(live_session):
+    code = live_session.invite_code
+    slow_token = join_session(session=live_session, name="Sleepy").token
+    roller = join_session(session=live_session, name="Roller").token
+    with daphne_servers(1, env=SERVER_ENV) as (port,):
+        slow = never_reading_socket(port, code, slow_token)
+        # ~200 KB an event: far more than the kernel's buffers and the allowance together.
+        last = asyncio.run(roll_heavy(port, code, roller, 40))
+        assert closed_by_server(slow, within=10), "the server kept buffering for a non-reader"
+        slow.close()
+
+        async def resume() -> list[int]:
+            url = f"ws://127.0.0.1:{port}/ws/play/{code}/?token={slow_token}&after={last - 3}"
+            async with websockets.connect(url, max_size=None) as ws:
+                json.loads(await ws.recv())
+                return [json.loads(await ws.recv())["seq"] for _ in range(3)]
+
+        assert asyncio.run(resume()) == [last - 2, last - 1, last]

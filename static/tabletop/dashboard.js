@@ -1,9 +1,10 @@
 // The GM dashboard: every seat's pools and resources live, and the GM's controls for the table.
-// The room socket (with reconnect and resume) and the log are the room page's own modules.
-import {connectionStatus, h} from "./dom.js";
+// The room socket (with reconnect and resume) and the log are the room page's own modules; the
+// table system's sections and tools come from its module (systems/<engine id>.js).
+import {connectionStatus} from "./dom.js";
 import {Log} from "./log.js";
 import {RoomSocket} from "./socket.js";
-import {hiddenRollView, keyed, openRollView, seatView} from "./gm-views.js";
+import {hiddenRollView, keyed, seatView} from "./gm-views.js";
 
 const $ = (id) => document.getElementById(id);
 const page = JSON.parse($("dashboard-data").textContent);
@@ -19,7 +20,6 @@ const state = {
   characters: new Map((page.characters || []).map((c) => [c.id, c])),
   pools: new Map(),
   resources: new Map(), // "character:name" -> amount
-  openRolls: new Map(), // roll seq -> summary
   extended: new Map(),
   lucky: new Set(),
   table: {},
@@ -73,8 +73,12 @@ function reveal(seq, button, error) {
 const ctx = {
   system,
   gmSeatId,
+  page,
+  state,
   act,
+  showError,
   reveal,
+  home: null, // the table system's dashboard hooks, once its module is loaded
   lucky: state.lucky,
   resources: page.system.resources || [],
   seatName: (id) => (state.seats.get(id) || {}).name || `seat ${id}`,
@@ -107,76 +111,15 @@ function drawHeader() {
 }
 
 function drawSeats() {
-  // The GM first; at tables with no GM pool, the GM's card only when it has something to show.
+  // The GM first; the GM's card only when it has something to show (or the system deals the GM
+  // a pool of their own).
   const seats = [...state.seats.values()]
-    .filter((s) => s.role !== "gm" || system === "zoria" || (s.characters || []).length || ctx.poolsOf(s.id).length)
+    .filter((s) => s.role !== "gm" || ctx.home?.gmSeatShown || (s.characters || []).length || ctx.poolsOf(s.id).length)
     .sort((a, b) => (b.role === "gm") - (a.role === "gm"));
   keyed($("seat-cards"), seats, (s) => s.id, (s) => seatView(ctx, s));
   const players = seats.filter((s) => s.role !== "gm").length;
   $("seat-count").textContent = `(${players} ${players === 1 ? "player" : "players"})`;
   $("no-seats").hidden = players > 0;
-}
-
-function drawOpenRolls() {
-  const box = $("open-rolls");
-  if (!box) return;
-  const rolls = [...state.openRolls.values()].filter((r) => r.open !== false).sort((a, b) => a.seq - b.seq);
-  keyed(box, rolls, (r) => r.seq, (r) => openRollView(ctx, r));
-  $("no-open").hidden = rolls.length > 0;
-  $("open-count").textContent = rolls.length ? `(${rolls.length})` : "";
-}
-
-function drawDiscord() {
-  const face = $("discord-value");
-  if (!face) return;
-  const discord = state.table.discord || null;
-  const mode = (discord && discord.mode) || (page.settings || {}).discord_mode || "round";
-  face.classList.toggle("none", !discord || discord.value == null);
-  face.textContent = !discord ? "none" : discord.wandered ? "wandered off" : String(discord.value);
-  $("discord-mode").textContent = mode === "scene"
-    ? "Scene mode: one Discord Die for the scene; if it wanders off, it is gone for the adventure."
-    : "Round mode: a new Discord Die each round.";
-  $("discord-roll").dataset.blocked = mode === "scene" && discord && discord.wandered ? "1" : "";
-}
-
-function drawExtended() {
-  const list = $("extended");
-  if (!list) return;
-  const open = [...state.extended.values()].filter((x) => x.open).sort((a, b) => a.id - b.id);
-  keyed(list, open, (x) => x.id, (x) => {
-    const label = h("span", {class: "ext-label"});
-    const bar = h("progress", {max: 1, value: 0});
-    const count = h("span", {class: "ext-count"});
-    const error = h("span", {class: "error small", role: "alert"});
-    const close = h("button", {type: "button", class: "secondary small", "data-needs": "live",
-      "aria-label": `Close the extended action ${x.label}`,
-      onclick: () => act({type: "extended.close", extended: x.id}, {button: close, error})}, "Close");
-    return {
-      node: h("li", {class: "ext"}, label, bar, count, close, error),
-      update(item) {
-        label.textContent = item.label;
-        bar.max = item.target;
-        bar.value = Math.min(item.progress, item.target);
-        bar.setAttribute("aria-label", `${item.label}: ${item.progress} of ${item.target} successes`);
-        count.textContent = `${item.progress} / ${item.target}`;
-      },
-    };
-  });
-  $("no-extended").hidden = open.length > 0;
-}
-
-function drawRounds() {
-  const no = $("round-no");
-  if (!no) return;
-  const round = state.table.round || 0;
-  no.textContent = round ? `Round ${round}` : "No round yet";
-  const defense = Object.entries(state.table.defense || {});
-  const cell = (v) => h("td", null, v == null ? "—" : String(v));
-  $("defense").replaceChildren(...defense.map(([id, d]) => h("tr", null,
-    h("th", {scope: "row"}, d.name || ctx.characterName(Number(id))),
-    cell(d.action), cell(d.general), cell(d.against_opponent), cell(d.against_everyone_else))));
-  $("defense-table").hidden = !defense.length;
-  $("no-defense").hidden = defense.length > 0;
 }
 
 function drawHidden() {
@@ -207,10 +150,7 @@ function draw() {
     scheduled = false;
     drawHeader();
     drawSeats();
-    drawOpenRolls();
-    drawDiscord();
-    drawExtended();
-    drawRounds();
+    ctx.home?.draw?.();
     drawHidden();
     refreshControls();
   }, 0);
@@ -222,7 +162,7 @@ function loadState(s) {
   if (s.characters) state.characters = new Map(s.characters.map((c) => [c.id, c]));
   state.pools = new Map((s.pools || []).map((p) => [p.id, p]));
   state.resources = new Map((s.resources || []).map((r) => [`${r.character}:${r.name}`, r.amount]));
-  state.openRolls = new Map((s.open_rolls || []).map((r) => [r.seq, r]));
+  ctx.home?.load?.(s);
   state.extended = new Map((s.extended || []).map((x) => [x.id, x]));
   state.lucky.clear();
   for (const id of s.lucky_breaks || []) state.lucky.add(id);
@@ -236,6 +176,7 @@ const HIDDEN = new Set(["gm", "blind"]);
 function apply(event) {
   const data = event.data || {};
   if (data.hidden) return; // not ours to see
+  ctx.home?.apply?.(event);
   switch (event.kind) {
     case "seat.join":
       if (data.seat) state.seats.set(data.seat.id, data.seat);
@@ -249,14 +190,6 @@ function apply(event) {
       state.fairness = {...state.fairness, server_seed: data.server_seed || state.fairness.server_seed};
       break;
     case "roll": {
-      if (data.reroll_of != null) state.openRolls.delete(data.reroll_of);
-      if (data.system === "zoria" && !data.stat_roll && event.actor) {
-        state.openRolls.set(event.seq, {
-          seq: event.seq, seat: event.actor.seat, character: data.character || null, total: data.total ?? 0,
-          added: 0, dc: data.request ? data.request.dc ?? null : null, flags: data.flags || [],
-          botch_dice: 0, critical_dice: 0, open: true, declared: "",
-        });
-      }
       const mine = event.actor && event.actor.seat === gmSeatId;
       if (HIDDEN.has(event.visibility) || (event.visibility === "self" && mine)) state.hidden.set(event.seq, event);
       break;
@@ -264,16 +197,9 @@ function apply(event) {
     case "roll.reveal":
       state.hidden.delete(data.seq);
       break;
-    case "roll.close":
-      state.openRolls.delete(data.roll);
-      break;
     case "pool":
       for (const p of data.pools || []) state.pools.set(p.id, p);
       for (const r of data.resources || []) state.resources.set(`${r.character}:${r.name}`, r.amount);
-      if (data.open_roll) {
-        if (data.open_roll.open) state.openRolls.set(data.open_roll.seq, data.open_roll);
-        else state.openRolls.delete(data.open_roll.seq);
-      }
       if (data.extended) state.extended.set(data.extended.id, data.extended);
       if (data.table) state.table = data.table;
       if (data.action === "lucky-break" && data.seat != null) state.lucky.add(data.seat);
@@ -360,37 +286,14 @@ copier($("copy-commitment"), () => state.fairness.commitment || "", () => {
 });
 invite.addEventListener("focus", () => invite.select());
 
-// --- section controls -------------------------------------------------------------------------
-const undo = $("undo-award");
-if (undo) undo.addEventListener("click", () => act({type: "pool.undo-award"}, {button: undo, error: $("undo-error")}));
-
-const discord = $("discord-roll");
-if (discord) discord.addEventListener("click", () => act({type: "discord.roll"}, {button: discord, error: $("discord-error")}));
-
-const newRound = $("new-round");
-if (newRound) newRound.addEventListener("click", () => act({type: "round.new"}, {button: newRound, error: $("round-error")}));
-
-const extForm = $("extended-form");
-if (extForm) {
-  extForm.addEventListener("submit", (e) => {
-    e.preventDefault();
-    const label = $("ext-label").value.trim();
-    const target = Number($("ext-target").value);
-    const error = $("extended-error");
-    if (!label) {
-      showError(error, "Give the extended action a label.");
-      $("ext-label").focus();
-      return;
-    }
-    if (!Number.isInteger(target) || target < 1 || target > 1000) {
-      showError(error, "The target is a number of successes from 1 to 1000.");
-      $("ext-target").focus();
-      return;
-    }
-    if (act({type: "extended.open", label, target}, {button: extForm.querySelector("button"), error})) {
-      $("ext-label").value = "";
-    }
-  });
+// --- the table system's own sections ---------------------------------------------------------
+// Loaded by the engine id before the socket starts, so every view is made with its hooks; a
+// table with no system module (ordinary notation) has none.
+try {
+  const module = await import(`./systems/${system}.js`);
+  ctx.home = (await module.dashboard?.(ctx)) || null;
+} catch {
+  ctx.home = null;
 }
 
 drawHeader();

@@ -1,4 +1,5 @@
-// The GM dashboard's cards: seats with their pools and resources, open Zoria rolls, hidden rolls.
+// The GM dashboard's cards: seats with their pools and resources, hidden rolls. What a game
+// system adds (its tools on a seat, its own sections) comes from its module (ctx.home).
 // Cards are kept by key and updated in place, so a live update never steals focus or typed text.
 import {h, sr, words} from "./dom.js";
 import {badge} from "./dice.js";
@@ -45,7 +46,7 @@ export function pips(remaining, initial) {
   return row;
 }
 
-const KIND_LABEL = {"session-dice": "Action dice", "bonus-dice": "Bonus dice", "round-dice": "Round dice"};
+const KIND_LABEL = {"session-dice": "Pool dice", "bonus-dice": "Bonus dice", "round-dice": "Round dice"};
 const KIND_ORDER = {"session-dice": 0, "bonus-dice": 1, "round-dice": 2};
 
 export function sortPools(pools) {
@@ -104,13 +105,13 @@ function characterView(ctx, character) {
     node,
     update(c) {
       const sheet = ctx.sheet(c.id);
-      info.textContent = ctx.system === "zoria" && sheet.level != null ? `level ${sheet.level}` : "";
+      info.textContent = ctx.home?.characterInfo?.(sheet) || "";
       keyed(res, ctx.resources, (spec) => spec.name, (spec) => resourceView(ctx, c, spec));
     },
   };
 }
 
-/** A seat's card: name, role, characters with resources, pools; Zoria award and refund. */
+/** A seat's card: name, role, characters with resources, pools, and the system's seat tools. */
 export function seatView(ctx, seat) {
   const isGm = seat.role === "gm";
   const id = `seat-${seat.id}`;
@@ -120,21 +121,9 @@ export function seatView(ctx, seat) {
   const pools = h("ul", {class: "pools"});
   const noPool = h("p", {class: "muted small no-pool"});
   const error = h("p", {class: "error small", role: "alert"});
-  let tools = null;
-  if (ctx.system === "zoria" && !isGm) {
-    const count = h("input", {id: `${id}-count`, type: "number", min: 1, max: 20, value: 1, inputmode: "numeric", class: "count"});
-    const n = () => Math.max(1, Math.min(20, Math.trunc(Number(count.value)) || 1));
-    const award = h("button", {type: "button", class: "small award", "data-needs": "live",
-      onclick: () => ctx.act({type: "pool.award", seat: seat.id, count: n()}, {button: award, error})}, "Award die");
-    const refund = h("button", {type: "button", class: "secondary small refund", "data-needs": "live",
-      onclick: () => ctx.act({type: "pool.refund", seat: seat.id, count: n()}, {button: refund, error})}, "Refund");
-    tools = h("div", {class: "seat-tools", role: "group", "aria-label": `Dice for ${seat.name}`},
-      h("label", {for: count.id}, "Dice"), count, award, refund);
-    tools._award = award;
-    tools._refund = refund;
-  }
+  const tools = ctx.home?.seatTools?.(seat) || null;
   const node = h("article", {class: `seat-card${isGm ? " gm" : ""}`, "aria-labelledby": `${id}-h`, "data-seat": seat.id},
-    h("header", {class: "seat-top"}, name, badges), chars, pools, noPool, tools, error);
+    h("header", {class: "seat-top"}, name, badges), chars, pools, noPool, tools && tools.node, error);
   return {
     node,
     update(s) {
@@ -147,80 +136,10 @@ export function seatView(ctx, seat) {
       const mine = sortPools(ctx.poolsOf(s.id));
       keyed(pools, mine, (p) => p.id, () => poolView(ctx));
       const hasChars = (s.characters || []).length > 0;
-      if (ctx.system === "zoria") {
-        noPool.hidden = mine.length > 0;
-        noPool.textContent = isGm ? "The GM's pool comes with the first player's pool."
-          : hasChars ? "The pool is dealt when the session starts." : "No character, so no pool.";
-      } else {
-        noPool.hidden = hasChars || mine.length > 0;
-        noPool.textContent = "No character.";
-      }
-      if (tools) {
-        tools._award.setAttribute("aria-label", `Award ${s.name} dice`);
-        tools._refund.setAttribute("aria-label", `Refund ${s.name} dice`);
-        tools._award.dataset.blocked = lucky || !mine.length ? "1" : "";
-      }
-    },
-  };
-}
-
-const THREATS = new Set(["botch-threat", "special-botch-threat"]);
-
-/** An open Zoria roll: who, total, DC, flags, dice committed; declare, activate, use a GM die. */
-export function openRollView(ctx, roll) {
-  const id = `open-${roll.seq}`;
-  const title = h("h3", {id: `${id}-h`});
-  const flags = h("span", {class: "flags"});
-  const tally = h("p", {class: "tally"});
-  const committed = h("p", {class: "committed small"});
-  const error = h("p", {class: "error small", role: "alert"});
-  const result = h("input", {id: `${id}-result`, maxlength: 200, autocomplete: "off", placeholder: "e.g. the door gives way"});
-  const declare = h("button", {type: "submit", "data-needs": "live"}, "Declare");
-  const form = h("form", {class: "declare", onsubmit: (e) => {
-    e.preventDefault();
-    ctx.act({type: "roll.close", roll: roll.seq, result: result.value.trim()}, {button: declare, error});
-  }}, h("label", {for: result.id}, "Result"), result, declare);
-  const dice = h("input", {id: `${id}-dice`, type: "number", min: 1, max: 100, value: 1, inputmode: "numeric", class: "count"});
-  const n = () => Math.max(1, Math.min(100, Math.trunc(Number(dice.value)) || 1));
-  const spend = (effect, button) => ctx.act({type: "pool.spend", effect, roll: roll.seq, count: n()}, {button, error});
-  const botch = h("button", {type: "button", class: "secondary small", "data-needs": "live",
-    onclick: () => spend("activate-botch", botch)}, "Activate botch");
-  const crit = h("button", {type: "button", class: "secondary small", "data-needs": "live",
-    onclick: () => spend("activate-critical", crit)}, "Activate critical");
-  const use = h("button", {type: "button", class: "small", "data-needs": "live",
-    onclick: () => ctx.act({type: "pool.use", roll: roll.seq}, {button: use, error})}, "Use a GM die");
-  const gmTools = h("div", {class: "gm-spend", role: "group", "aria-label": `GM dice on roll #${roll.seq}`},
-    h("label", {for: dice.id}, "GM dice"), dice, botch, crit);
-  const node = h("article", {class: "open-roll", "aria-labelledby": `${id}-h`, "data-seq": roll.seq},
-    h("header", {class: "open-top"}, title, flags), tally, committed, h("div", {class: "open-tools"}, use, gmTools), form, error);
-  return {
-    node,
-    update(r) {
-      const who = ctx.seatName(r.seat);
-      put(title, h("a", {href: `#ev-${r.seq}`}, `#${r.seq}`), " ", who,
-        r.character ? h("span", {class: "muted"}, ` as ${r.character.name}`) : null);
-      const list = r.flags || [];
-      put(flags, ...list.map((f) => badge(f)));
-      const outcome = r.dc == null ? null : r.total >= r.dc ? "success" : "failure";
-      put(tally,
-        h("span", {class: "num"}, h("small", null, "total"), " ", h("b", {class: "open-total"}, r.total)),
-        r.added ? h("span", {class: "muted small"}, ` (+${r.added} from action dice)`) : null,
-        r.dc != null ? h("span", {class: "num"}, h("small", null, "DC"), " ", h("b", null, r.dc)) : null,
-        outcome ? badge(outcome) : null);
-      const parts = [];
-      if (r.botch_dice) parts.push(`botch severity ${r.botch_dice}`);
-      if (r.critical_dice) parts.push(`${r.critical_dice} ${r.critical_dice === 1 ? "die" : "dice"} on the critical`);
-      committed.textContent = parts.join(" · ");
-      committed.hidden = !parts.length;
-      const threat = list.some((f) => THREATS.has(f));
-      botch.hidden = !threat;
-      crit.hidden = !list.includes("critical-threat");
-      gmTools.hidden = botch.hidden && crit.hidden;
-      use.hidden = r.seat !== ctx.gmSeatId;
-      use.setAttribute("aria-label", `Use a GM die on roll #${r.seq}`);
-      botch.setAttribute("aria-label", `Activate the botch of roll #${r.seq} with GM dice`);
-      crit.setAttribute("aria-label", `Activate the critical of roll #${r.seq} with GM dice`);
-      declare.setAttribute("aria-label", `Declare roll #${r.seq}`);
+      const said = ctx.home?.noPool?.(s, hasChars);
+      noPool.hidden = mine.length > 0 || (said == null && hasChars);
+      noPool.textContent = said ?? "No character.";
+      tools?.update(s, mine);
     },
   };
 }
@@ -240,4 +159,19 @@ export function hiddenRollView(ctx, event) {
       data.outcome ? badge(data.outcome) : null, sr(" "), h("span", {class: "badge badge-warn"}, vis)),
     button, error);
   return {node, update() {}};
+}
+
+/** The GM's round (and scene) buttons of a system's dashboard section; returns its drawing. */
+export function roundControls(ctx) {
+  const $ = (id) => document.getElementById(id);
+  const error = $("round-error");
+  for (const [id, type] of [["new-round", "round.new"], ["new-scene", "scene.new"]]) {
+    const button = $(id);
+    button?.addEventListener("click", () => ctx.act({type}, {button, error}));
+  }
+  return () => {
+    const {round, scene} = ctx.state.table;
+    $("round-no").textContent = [scene ? `Scene ${scene}` : "", round ? `Round ${round}` : "No round yet"]
+      .filter(Boolean).join(" · ");
+  };
 }

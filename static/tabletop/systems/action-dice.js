@@ -1,0 +1,60 @@
+// The Action Dice System at the table (docs/rules/action-dice.md): the round and your characters'
+// action dice left in it (restricted ones by their class or skill), defenses, and the roll options
+// that spend them (a defense against a named opponent, general defense, a group attack, the class
+// or skill a roll is for); rounds and everyone's defenses on the GM dashboard.
+import {h} from "../dom.js";
+import {fill, li} from "../pools.js";
+
+const against = (d) => Object.entries(d.against_opponent || {}).map(([who, n]) => `+${n} against ${who}`);
+
+export function room(t) {
+  const roundBox = h("div", {"aria-live": "polite"});
+  const defBox = h("div");
+  t.card("The round", roundBox, defBox);
+  const defense = t.field("defense", "This roll is", h("select", null, [["", "attack"], ["action", "defense action"],
+    ["general", "general defense"]].map(([value, text]) => h("option", {value}, text))), (v) => v || undefined);
+  const opponent = t.field("opponent", "Against (defense action)", h("input", {maxlength: 80, autocomplete: "off"}),
+    (v) => (defense.value === "action" && v.trim()) || undefined);
+  const extra = t.field("group_extra", "Group attack: extra action dice", h("input", {type: "number", min: 0, max: 20, value: 0}),
+    (v) => (+v > 0 ? +v : undefined));
+  const restricted = t.field("restricted", "Restricted dice for (class or skill)", h("input", {maxlength: 60, autocomplete: "off"}),
+    (v) => v.trim() || undefined);
+  const showOpponent = () => { opponent.closest(".field").hidden = defense.value !== "action"; };
+  defense.addEventListener("change", showOpponent);
+  showOpponent();
+  t.resets.push(() => { defense.value = ""; extra.value = 0; opponent.value = ""; restricted.value = ""; showOpponent(); });
+  return {
+    draw() {
+      const round = t.table.round || 0;
+      const mine = [...t.pools.values()].filter((p) => p.kind === "round-dice" && t.mine.includes(p.character));
+      const defenses = Object.entries(t.table.defense || {});
+      fill(roundBox, JSON.stringify([round, mine]), h("p", null, round ? h("strong", null, `Round ${round}`) : "No round running."),
+        round && mine.length ? h("ul", {class: "resrows"}, mine.map((p) => li(h("strong", null, t.name(p.character)),
+          h("span", {class: "amt"}, h("b", null, p.remaining), ` of ${p.initial} action dice left`,
+            p.label ? ` for ${p.label}` : ""))))
+          : null);
+      fill(defBox, JSON.stringify(defenses), defenses.length ? [h("h3", null, "Defenses this round"),
+        h("ul", {class: "resrows"}, defenses.map(([id, d]) => li(h("strong", null, d.name || t.name(+id)),
+          [...against(d), `+${d.against_everyone_else || 0} against everyone else`].join(", "))))] : null);
+    },
+  };
+}
+
+export async function dashboard(ctx) {
+  const {roundControls} = await import("../gm-views.js");
+  const $ = (id) => document.getElementById(id);
+  const rounds = roundControls(ctx);
+  const cell = (v) => h("td", null, v == null || v === "" ? "—" : String(v));
+  return {
+    draw() {
+      rounds();
+      const defenses = Object.entries(ctx.state.table.defense || {});
+      $("defense").replaceChildren(...defenses.map(([id, d]) => h("tr", null,
+        h("th", {scope: "row"}, d.name || ctx.characterName(Number(id))),
+        cell(Object.entries(d.actions || {}).map(([who, n]) => `${n} vs ${who}`).join(", ")),
+        cell(d.general), cell(against(d).join(", ")), cell(d.against_everyone_else))));
+      $("defense-table").hidden = !defenses.length;
+      $("no-defense").hidden = defenses.length > 0;
+    },
+  };
+}

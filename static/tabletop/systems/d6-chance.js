@@ -1,0 +1,48 @@
+// Sunrider D6 at the table (docs/rules/d6-chance.md): your characters' points, the character
+// point that doubles the base dice for the round, a point spent to survive; rounds on the GM
+// dashboard.
+import {h} from "../dom.js";
+import {drawResources, err} from "../pools.js";
+
+export function room(t) {
+  const list = h("ul", {class: "resrows", "aria-live": "polite"});
+  const e = err();
+  t.card("Your characters", list, e);
+  const cp = document.getElementById("f-d6-chance-character_point");
+  const note = h("span", {class: "cost"});
+  cp?.closest(".field").append(note);
+  t.resets.push(() => { if (cp) cp.checked = false; });
+  // A point spent this round: the character's rolls are doubled until the GM's next round.
+  const active = (c) => c != null && (t.table.character_points || {})[c] === (t.table.round || 0);
+  return {
+    draw() {
+      drawResources(t, list, {character_points: "Character points"}, (c, [points]) => {
+        const who = t.name(c);
+        const survive = t.button("Survive", {type: "resource.spend", character: c, use: "survive"}, e,
+          `Spend one of ${who}'s character points to survive?`);
+        survive.setAttribute("aria-label", `${who} survives (1 character point)`);
+        survive.dataset.off = points ? "" : 1;
+        return [active(c) ? h("span", {class: "badge badge-good"}, "base doubled this round") : null, survive];
+      });
+    },
+    panel(c) {
+      if (!cp) return;
+      if (active(c)) {
+        note.textContent = `${t.name(c)}'s point is spent: doubled for the rest of the round`;
+        cp.disabled = true;
+        return;
+      }
+      note.textContent = c == null ? "choose who rolls" : `${t.name(c)} has ${t.amount(c, "character_points")} left`;
+      cp.disabled = !(c && t.amount(c, "character_points"));
+      if (cp.disabled && cp.checked) {
+        cp.checked = false;
+        cp.dispatchEvent(new Event("change", {bubbles: true}));
+      }
+    },
+  };
+}
+
+export async function dashboard(ctx) {
+  const {roundControls} = await import("../gm-views.js");
+  return {draw: roundControls(ctx)};
+}

@@ -1,0 +1,74 @@
+// Mana roll-and-keep at the table (docs/rules/roll-and-keep.md): extended actions, their
+// progress, and the roll option that counts a roll toward one; opened and closed by the GM.
+import {h} from "../dom.js";
+import {fill, none} from "../pools.js";
+
+export function room(t) {
+  const list = h("ul", {class: "resrows", "aria-live": "polite"});
+  t.card("Extended actions", list);
+  const sel = t.field("extended", "Counts toward", h("select"), (v) => (v ? +v : undefined));
+  return {
+    draw() {
+      const open = [...t.ext.values()];
+      fill(list, JSON.stringify(open), open.length ? open.map((x) => h("li", {class: "xact"},
+        h("span", null, h("strong", null, x.label), ` ${x.progress} / ${x.target} successes`),
+        h("progress", {max: x.target, value: Math.min(x.progress, x.target), "aria-label": x.label})))
+        : none("No extended action under way."));
+      const keep = sel.value;
+      fill(sel, open.map((x) => x.id).join(), h("option", {value: ""}, "(none)"), open.map((x) => h("option", {value: x.id}, x.label)));
+      sel.value = t.ext.has(+keep) ? keep : "";
+      sel.parentNode.hidden = !open.length;
+    },
+  };
+}
+
+export async function dashboard(ctx) {
+  const {keyed} = await import("../gm-views.js");
+  const $ = (id) => document.getElementById(id);
+  const form = $("extended-form");
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const label = $("ext-label").value.trim();
+    const target = Number($("ext-target").value);
+    const error = $("extended-error");
+    if (!label) {
+      ctx.showError(error, "Give the extended action a label.");
+      $("ext-label").focus();
+      return;
+    }
+    if (!Number.isInteger(target) || target < 1 || target > 1000) {
+      ctx.showError(error, "The target is a number of successes from 1 to 1000.");
+      $("ext-target").focus();
+      return;
+    }
+    if (ctx.act({type: "extended.open", label, target}, {button: form.querySelector("button"), error})) {
+      $("ext-label").value = "";
+    }
+  });
+  const view = (x) => {
+    const label = h("span", {class: "ext-label"});
+    const bar = h("progress", {max: 1, value: 0});
+    const count = h("span", {class: "ext-count"});
+    const error = h("span", {class: "error small", role: "alert"});
+    const close = h("button", {type: "button", class: "secondary small", "data-needs": "live",
+      "aria-label": `Close the extended action ${x.label}`,
+      onclick: () => ctx.act({type: "extended.close", extended: x.id}, {button: close, error})}, "Close");
+    return {
+      node: h("li", {class: "ext"}, label, bar, count, close, error),
+      update(item) {
+        label.textContent = item.label;
+        bar.max = item.target;
+        bar.value = Math.min(item.progress, item.target);
+        bar.setAttribute("aria-label", `${item.label}: ${item.progress} of ${item.target} successes`);
+        count.textContent = `${item.progress} / ${item.target}`;
+      },
+    };
+  };
+  return {
+    draw() {
+      const open = [...ctx.state.extended.values()].filter((x) => x.open).sort((a, b) => a.id - b.id);
+      keyed($("extended"), open, (x) => x.id, view);
+      $("no-extended").hidden = open.length > 0;
+    },
+  };
+}

@@ -1,0 +1,287 @@
+// Zoria at the table (docs/rules/zoria.md): on the room page, your pool, everyone's dice, your
+// open checks with the dice you use and spend on them, insight and the lucky break; on the GM
+// dashboard, awards and refunds on each seat, and the open checks the GM declares.
+import {h, words} from "../dom.js";
+import {badge} from "../dice.js";
+import {err, fill, li, none} from "../pools.js";
+
+const THREATS = new Set(["botch-threat", "special-botch-threat"]);
+
+/** A seat's stacks, pool dice first, biggest first; with ``c``, those character c may use. */
+function stacksOf(pools, seat, c) {
+  return [...pools.values()].filter((p) => p.seat === seat && (p.kind === "session-dice"
+    || (p.kind === "bonus-dice" && (c === undefined || p.character === c))))
+    .sort((a, b) => (a.kind === b.kind ? b.sides - a.sides : a.kind === "session-dice" ? -1 : 1));
+}
+
+// Zoria calls its pool dice action dice.
+const stackClass = (p) => `stk ${p.kind === "session-dice" ? "action-dice" : p.kind}`;
+
+export function room(t) {
+  const e = err();
+  const selfRolls = new Set(); // your own self checks: you close them, the GM never sees them
+  let touched = false;
+  const count = h("input", {type: "number", id: "insight-count", class: "num-in", min: 1, max: 100, value: 1});
+  const what = h("input", {id: "insight-note", class: "note-in", maxlength: 200, placeholder: "what you want to learn"});
+  const luckyBtn = t.button("Lucky break", {type: "pool.lucky-break"}, e,
+    "Give up your whole pool for a lucky break? No dice for the rest of the session.");
+  luckyBtn.hidden = t.gm;
+  const stacks = h("ul", {class: "stks", "aria-live": "polite"});
+  const note = h("p", {class: "muted small", hidden: true}, "You took a lucky break: no dice this session.");
+  const list = h("ul", {class: "orolls"});
+  const empty = h("p", {class: "muted small"}, "None: your checks stay open until the GM declares them.");
+  const others = h("ul", {class: "resrows"});
+  t.card("Action dice", h("h3", null, "Your pool"), stacks, note,
+    h("div", {class: "ptools"}, h("label", {for: count.id}, "Insight: dice"), count,
+      h("label", {for: what.id, class: "visually-hidden"}, "Insight: the question"), what,
+      t.button("Spend for insight", () => ({type: "pool.spend", effect: "insight", count: +count.value || 1, note: what.value.trim()}), e),
+      luckyBtn), e,
+    h("h3", null, "Open rolls"), list, empty, h("h3", null, "Everyone's dice"), others);
+  t.check("stat_roll", "Statistic or ability-increase roll (no action dice)");
+  const insight = t.field("insight", "Insight roll about (the GM asked for one)",
+    h("input", {maxlength: 200, autocomplete: "off"}), (v) => v.trim() || undefined);
+  t.resets.push(() => { insight.value = ""; });
+  const dice = document.getElementById("f-zoria-action_dice");
+  dice?.closest(".field")?.append(h("span", {class: "cost"}, "paid from your pool, die for die"));
+
+  const views = new Map();
+  const bonus = (p) => (p.kind === "bonus-dice" ? ` (${t.name(p.character)}'s class bonus)` : "");
+
+  /** One open check: total, dice added and committed, state; use a die, spend dice on it. */
+  function rollView(r) {
+    const {seq} = r;
+    const own = r.seat === t.me;
+    const flags = r.flags || [];
+    const effects = [own && "reroll", own && flags.includes("botch-threat") && "reroll-botch",
+      (own || t.gm) && flags.includes("critical-threat") && "activate-critical",
+      !own && flags.includes("botch-threat") && "activate-botch"].filter(Boolean);
+    const state = h("span");
+    const sum = h("p", {class: "sum"});
+    const tools = h("div", {class: "ptools"});
+    const error = err();
+    let stack;
+    let use;
+    let spend;
+    let close;
+    const pick = () => +stack.value || undefined;
+    if (own) {
+      stack = h("select", {"aria-label": `Dice for roll #${seq}`});
+      use = t.button("Use a die", () => ({type: "pool.use", roll: seq, pool: pick(), client_seed: t.ctx.clientSeed()}), error, null, "small");
+      tools.append(stack, use);
+      if (selfRolls.has(seq)) {
+        close = t.button("Close", {type: "roll.close", roll: seq}, error, "Close this check as it stands? Only you saw it.");
+        tools.append(close);
+      }
+    }
+    if (effects.length) {
+      const effect = h("select", {"aria-label": `Spend dice on roll #${seq}`}, effects.map((v) => h("option", {value: v}, words(v))));
+      const n = h("input", {type: "number", class: "num-in", min: 1, max: 100, value: 1, "aria-label": "How many dice"});
+      (effect.onchange = () => { n.disabled = !effect.value.startsWith("activate"); })();
+      spend = t.button("Spend", () => ({type: "pool.spend", effect: effect.value, roll: seq,
+        count: n.disabled ? 1 : +n.value || 1, pool: own ? pick() : undefined}), error);
+      tools.append(h("span", {class: "ptools"}, effect, n, spend));
+    }
+    const who = r.character ? r.character.name : (t.seats.get(r.seat) || {}).name || "someone";
+    const flagBox = h("span");
+    const node = h("li", {class: "oroll"}, h("div", {class: "ohead"}, h("a", {href: `#ev-${seq}`}, `#${seq}`),
+      h("strong", null, who), flagBox, state), sum, tools.firstChild ? tools : null, error);
+    const update = (o) => {
+      node.classList.toggle("closed", !o.open);
+      fill(flagBox, (o.flags || []).join(), (o.flags || []).map((f) => badge(f)));
+      state.className = `badge badge-${o.open ? "warn" : "plain"}`;
+      state.textContent = o.open ? "open" : /^(declared)?$/.test(o.declared || "") ? "declared" : `declared: ${o.declared}`;
+      const more = [o.added && `+${o.added} from pool dice`, o.critical_dice && `${o.critical_dice} dice on the critical`,
+        o.botch_dice && `botch severity ${o.botch_dice}`].filter(Boolean).join(" · ");
+      fill(sum, o.total + more, "Total ", h("b", null, o.total), o.dc != null ? ` vs DC ${o.dc}` : "",
+        more && h("span", {class: "muted"}, ` · ${more}`));
+      if (stack) {
+        const usable = stacksOf(t.pools, t.me, o.character && o.character.id).filter((p) => p.remaining);
+        const keep = stack.value;
+        fill(stack, usable.map((p) => [p.id, p.remaining]).join(), usable.length
+          ? usable.map((p) => h("option", {value: p.id}, `${p.die}${p.kind === "bonus-dice" ? " bonus" : ""} (${p.remaining} left)`))
+          : h("option", {value: ""}, "no dice left"));
+        if (usable.some((p) => String(p.id) === keep)) stack.value = keep;
+        use.dataset.off = o.open && usable.length ? "" : 1;
+      }
+      if (spend) spend.dataset.off = o.open ? "" : 1;
+      if (close) close.dataset.off = o.open ? "" : 1;
+    };
+    return {node, update};
+  }
+
+  return {
+    event(ev, replay) {
+      const d = ev.data || {};
+      const mine = ev.actor && ev.actor.seat === t.me;
+      if (ev.kind === "pool" && mine && (d.action === "use" || d.action === "commit" || d.effect)) touched = true;
+      if (ev.kind !== "roll" || d.hidden) return;
+      const was = t.open.get(d.reroll_of);
+      if (was) t.open.set(was.seq, {...was, open: false, declared: "re-rolled"});
+      if (mine && ev.visibility === "self") selfRolls.add(ev.seq);
+      if (!replay && d.system === "zoria" && !d.stat_roll) {
+        t.open.set(ev.seq, {seq: ev.seq, seat: ev.actor && ev.actor.seat, character: d.character, total: d.total ?? 0,
+          added: 0, dc: (d.request || {}).dc, flags: d.flags || [], botch_dice: 0, critical_dice: 0, open: true});
+      }
+    },
+
+    draw() {
+      const mine = stacksOf(t.pools, t.me);
+      const took = t.lucky.has(t.me);
+      fill(stacks, mine.map((p) => [p.id, p.remaining]).join(), mine.length
+        ? mine.map((p) => h("li", {class: stackClass(p)}, h("b", null, p.remaining), ` × ${p.die}`,
+          h("span", {class: "muted small"}, bonus(p))))
+        : none("No dice yet."));
+      note.hidden = !took;
+      luckyBtn.dataset.off = took || touched || !mine.some((p) => p.remaining) ? 1 : "";
+
+      // Everyone else's pools are open information at the table; the GM's last.
+      const text = (s) => stacksOf(t.pools, s.id).map((p) => `${p.remaining} × ${p.die}${bonus(p)}`).join(" + ");
+      const seats = [...t.seats.values()].filter((s) => s.id !== t.me && text(s))
+        .sort((a, b) => (a.role === "gm") - (b.role === "gm"));
+      fill(others, seats.map((s) => s.id + text(s) + t.lucky.has(s.id)).join(), seats.length
+        ? seats.map((s) => li(h("strong", null, s.role === "gm" && s.name !== "GM" ? `${s.name} (GM)` : s.name),
+          text(s), t.lucky.has(s.id) ? badge("lucky break", "good") : null))
+        : none("Nobody else has dice yet."));
+
+      // Open checks, newest first; the last few declared ones stay in sight.
+      let closed = 0;
+      const shown = [...t.open.values()].filter((r) => r.seat === t.me || !t.hidden.has(r.seq))
+        .sort((a, b) => b.seq - a.seq).filter((r) => r.open || ++closed <= 3);
+      for (const [seq, view] of views) {
+        if (!shown.some((r) => r.seq === seq)) view.node.remove(), views.delete(seq);
+      }
+      shown.forEach((r, i) => {
+        let view = views.get(r.seq);
+        if (!view) views.set(r.seq, (view = rollView(r)));
+        view.update(r);
+        if (list.children[i] !== view.node) list.insertBefore(view.node, list.children[i] || null);
+      });
+      empty.hidden = shown.length > 0;
+    },
+  };
+}
+
+// --- the GM dashboard ----------------------------------------------------------------------------
+
+/** An open check: who, total, DC, flags, dice committed; declare, activate, use a GM die. */
+function openRollView(ctx, roll, put) {
+  const id = `open-${roll.seq}`;
+  const title = h("h3", {id: `${id}-h`});
+  const flags = h("span", {class: "flags"});
+  const tally = h("p", {class: "tally"});
+  const committed = h("p", {class: "committed small"});
+  const error = h("p", {class: "error small", role: "alert"});
+  const result = h("input", {id: `${id}-result`, maxlength: 200, autocomplete: "off", placeholder: "e.g. the door gives way"});
+  const declare = h("button", {type: "submit", "data-needs": "live"}, "Declare");
+  const form = h("form", {class: "declare", onsubmit: (e) => {
+    e.preventDefault();
+    ctx.act({type: "roll.close", roll: roll.seq, result: result.value.trim()}, {button: declare, error});
+  }}, h("label", {for: result.id}, "Result"), result, declare);
+  const dice = h("input", {id: `${id}-dice`, type: "number", min: 1, max: 100, value: 1, inputmode: "numeric", class: "count"});
+  const n = () => Math.max(1, Math.min(100, Math.trunc(Number(dice.value)) || 1));
+  const spend = (effect, button) => ctx.act({type: "pool.spend", effect, roll: roll.seq, count: n()}, {button, error});
+  const botch = h("button", {type: "button", class: "secondary small", "data-needs": "live",
+    onclick: () => spend("activate-botch", botch)}, "Activate botch");
+  const crit = h("button", {type: "button", class: "secondary small", "data-needs": "live",
+    onclick: () => spend("activate-critical", crit)}, "Activate critical");
+  const use = h("button", {type: "button", class: "small", "data-needs": "live",
+    onclick: () => ctx.act({type: "pool.use", roll: roll.seq}, {button: use, error})}, "Use a GM die");
+  const gmTools = h("div", {class: "gm-spend", role: "group", "aria-label": `GM dice on roll #${roll.seq}`},
+    h("label", {for: dice.id}, "GM dice"), dice, botch, crit);
+  const node = h("article", {class: "open-roll", "aria-labelledby": `${id}-h`, "data-seq": roll.seq},
+    h("header", {class: "open-top"}, title, flags), tally, committed, h("div", {class: "open-tools"}, use, gmTools), form, error);
+  return {
+    node,
+    update(r) {
+      const who = ctx.seatName(r.seat);
+      put(title, h("a", {href: `#ev-${r.seq}`}, `#${r.seq}`), " ", who,
+        r.character ? h("span", {class: "muted"}, ` as ${r.character.name}`) : null);
+      const list = r.flags || [];
+      put(flags, ...list.map((f) => badge(f)));
+      const outcome = r.dc == null ? null : r.total >= r.dc ? "success" : "failure";
+      put(tally,
+        h("span", {class: "num"}, h("small", null, "total"), " ", h("b", {class: "open-total"}, r.total)),
+        r.added ? h("span", {class: "muted small"}, ` (+${r.added} from action dice)`) : null,
+        r.dc != null ? h("span", {class: "num"}, h("small", null, "DC"), " ", h("b", null, r.dc)) : null,
+        outcome ? badge(outcome) : null);
+      const parts = [];
+      if (r.botch_dice) parts.push(`botch severity ${r.botch_dice}`);
+      if (r.critical_dice) parts.push(`${r.critical_dice} ${r.critical_dice === 1 ? "die" : "dice"} on the critical`);
+      committed.textContent = parts.join(" · ");
+      committed.hidden = !parts.length;
+      botch.hidden = !list.some((f) => THREATS.has(f));
+      crit.hidden = !list.includes("critical-threat");
+      gmTools.hidden = botch.hidden && crit.hidden;
+      use.hidden = r.seat !== ctx.gmSeatId;
+      use.setAttribute("aria-label", `Use a GM die on roll #${r.seq}`);
+      botch.setAttribute("aria-label", `Activate the botch of roll #${r.seq} with GM dice`);
+      crit.setAttribute("aria-label", `Activate the critical of roll #${r.seq} with GM dice`);
+      declare.setAttribute("aria-label", `Declare roll #${r.seq}`);
+    },
+  };
+}
+
+export async function dashboard(ctx) {
+  const {keyed, put} = await import("../gm-views.js"); // the dashboard's own views (not the room's)
+  const $ = (id) => document.getElementById(id);
+  const undo = $("undo-award");
+  undo?.addEventListener("click", () => ctx.act({type: "pool.undo-award"}, {button: undo, error: $("undo-error")}));
+  const open = new Map(); // roll seq -> summary
+  return {
+    gmSeatShown: true, // the GM has a pool of their own
+    load(s) {
+      open.clear();
+      for (const r of s.open_rolls || []) open.set(r.seq, r);
+    },
+    apply(event) {
+      const d = event.data || {};
+      if (event.kind === "roll") {
+        if (d.reroll_of != null) open.delete(d.reroll_of);
+        if (d.system === "zoria" && !d.stat_roll && event.actor) {
+          open.set(event.seq, {seq: event.seq, seat: event.actor.seat, character: d.character || null,
+            total: d.total ?? 0, added: 0, dc: d.request ? d.request.dc ?? null : null, flags: d.flags || [],
+            botch_dice: 0, critical_dice: 0, open: true, declared: ""});
+        }
+      } else if (event.kind === "roll.close") {
+        open.delete(d.roll);
+      } else if (event.kind === "pool") {
+        if (d.open_roll) d.open_roll.open ? open.set(d.open_roll.seq, d.open_roll) : open.delete(d.open_roll.seq);
+        for (const seq of d.rolls || []) open.delete(seq);
+      }
+    },
+    draw() {
+      const rolls = [...open.values()].filter((r) => r.open !== false).sort((a, b) => a.seq - b.seq);
+      keyed($("open-rolls"), rolls, (r) => r.seq, (r) => openRollView(ctx, r, put));
+      $("no-open").hidden = rolls.length > 0;
+      $("open-count").textContent = rolls.length ? `(${rolls.length})` : "";
+    },
+    characterInfo: (sheet) => (sheet.level != null ? `level ${sheet.level}` : ""),
+    noPool: (seat, hasChars) => (seat.role === "gm" ? "The GM's pool comes with the first player's pool."
+      : hasChars ? "The pool is dealt when the session starts." : "No character, so no pool."),
+    /** Award and refund dice on a player's card. */
+    seatTools(seat) {
+      if (seat.role === "gm") return null;
+      const id = `seat-${seat.id}`;
+      const error = h("p", {class: "error small", role: "alert"});
+      const count = h("input", {id: `${id}-count`, type: "number", min: 1, max: 20, value: 1, inputmode: "numeric", class: "count"});
+      const n = () => Math.max(1, Math.min(20, Math.trunc(Number(count.value)) || 1));
+      const award = h("button", {type: "button", class: "small award", "data-needs": "live",
+        onclick: () => ctx.act({type: "pool.award", seat: seat.id, count: n()}, {button: award, error})}, "Award die");
+      const refund = h("button", {type: "button", class: "secondary small refund", "data-needs": "live",
+        onclick: () => ctx.act({type: "pool.refund", seat: seat.id, count: n()}, {button: refund, error})}, "Refund");
+      const node = h("div", null, h("div", {class: "seat-tools", role: "group", "aria-label": `Dice for ${seat.name}`},
+        h("label", {for: count.id}, "Dice"), count, award, refund), error);
+      return {
+        node,
+        update(s, pools) {
+          const lucky = ctx.lucky.has(s.id);
+          award.setAttribute("aria-label", `Award ${s.name} dice`);
+          refund.setAttribute("aria-label", `Refund ${s.name} dice`);
+          // After a lucky break the player receives no dice this session: no awards, no refunds.
+          award.dataset.blocked = lucky || !pools.length ? "1" : "";
+          refund.dataset.blocked = lucky || !pools.length ? "1" : "";
+        },
+      };
+    },
+  };
+}

@@ -107,10 +107,10 @@ class DashboardTests(BrowserTestCase):
         self.assertTrue(gm.locator("#seed-row").is_hidden())
         self.assertTrue(gm.locator("#start-session").is_hidden())
         card.locator(".pool").first.wait_for()
-        pool = card.locator(".pool[data-kind=action-dice] .pool-count")
+        pool = card.locator(".pool[data-kind=session-dice] .pool-count")
         self.assertEqual(pool.get_attribute("aria-label"), "4 d6 left (started with 4)")
         self.assertEqual(card.locator(".pip.on").count(), 4)
-        gm_pool = gm.locator(".seat-card.gm .pool[data-kind=action-dice] .pool-count")
+        gm_pool = gm.locator(".seat-card.gm .pool[data-kind=session-dice] .pool-count")
         self.assertEqual(
             gm_pool.get_attribute("aria-label"), "5 d10 left (started with 5)", "1 player + 4 dice"
         )

@@ -15,21 +15,19 @@ const pending = new Map(); // ref -> (error or null) => void
 let counter = 0;
 const newRef = (kind) => `${kind}-${++counter}-${Math.random().toString(36).slice(2, 7)}`;
 
-// --- client seed: one per seat and session, kept in this browser ------------------------------
-const seedKey = `tabletop.client_seed.${page.session.code}`;
-const memory = {};
-const store = {
-  get: (k) => { try { return localStorage.getItem(k); } catch { return memory[k] ?? null; } },
-  set: (k, v) => { try { localStorage.setItem(k, v); } catch { memory[k] = v; } },
-};
+// --- client seed: a fresh one for every roll ----------------------------------------------
+// The field holds the seed the next roll (or die used) takes; taking it puts a new random one
+// in its place. No two rolls share a seed, so once the server seed is revealed a public roll's
+// seed tells nothing about a hidden one (whose seed is hidden with its dice).
 function freshSeed() {
   const bytes = new Uint8Array(16);
   crypto.getRandomValues(bytes);
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 function clientSeed() {
-  let seed = store.get(seedKey);
-  if (seed == null) store.set(seedKey, (seed = freshSeed()));
+  const field = $("client-seed");
+  const seed = field.value.trim().slice(0, 200) || freshSeed();
+  field.value = freshSeed();
   return seed;
 }
 
@@ -280,15 +278,9 @@ if (end) {
 
 // --- client seed field --------------------------------------------------------------------
 const seedInput = $("client-seed");
-seedInput.value = clientSeed();
-seedInput.addEventListener("change", () => {
-  const value = seedInput.value.trim().slice(0, 200);
-  store.set(seedKey, value);
-  seedInput.value = value;
-});
-$("new-seed").addEventListener("click", () => {
-  store.set(seedKey, (seedInput.value = freshSeed()));
-});
+seedInput.value = freshSeed();
+seedInput.addEventListener("change", () => { seedInput.value = seedInput.value.trim().slice(0, 200); });
+$("new-seed").addEventListener("click", () => { seedInput.value = freshSeed(); });
 copier($("copy-commitment"), () => state.fairness.commitment || "");
 copier($("copy-seed"), () => state.fairness.server_seed || "");
 

@@ -33,6 +33,7 @@ class RoomPageTests(BrowserTestCase):
         self.assertEqual(ana.locator("#log li[data-kind=roll]").count(), 0, "odds roll nothing")
 
         # Enter rolls; the other player sees every die with its role.
+        seed = ana.input_value("#client-seed")
         ana.press("#f-generic-notation", "Enter")
         roll = bob.locator("#log li[data-kind=roll]").first
         roll.wait_for()
@@ -43,8 +44,11 @@ class RoomPageTests(BrowserTestCase):
         self.assertIn(roll.locator(".badge").first.inner_text().strip(), {"success", "failure"})
         ana.wait_for_selector("#last-roll .die")
         event = Event.objects.get(session=session, kind="roll")
-        self.assertEqual(event.data["client_seed"], ana.input_value("#client-seed"))
+        # The roll took the field's seed; the next roll gets a fresh one (no seed is shared).
+        self.assertEqual(event.data["client_seed"], seed)
         self.assertRegex(event.data["client_seed"], r"^[0-9a-f]{32}$")
+        self.assertRegex(ana.input_value("#client-seed"), r"^[0-9a-f]{32}$")
+        self.assertNotEqual(ana.input_value("#client-seed"), seed)
         self.shot(ana, "room-generic-desktop")
 
         # A roll for the roller alone is a locked line for everyone else.

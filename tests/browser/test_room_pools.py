@@ -80,13 +80,14 @@ class RoomPoolsTests(BrowserTestCase):
         self.assertIn("open", roll.locator(".ohead").inner_text())
         self.assertIn("d6 (5 left)", roll.locator("select").first.inner_text())
         use = roll.get_by_role("button", name="Use a die")
+        seed = ana.input_value("#client-seed")
         use.click()
         ana.wait_for_function(
             f"+document.querySelector('#table-card .oroll .sum b').textContent > {before}"
         )
         used = Event.objects.get(session=session, kind="pool", data__action="use")
         self.assertEqual(self.number(roll.locator(".sum b")), before + used.data["added"])
-        self.assertEqual(used.data["client_seed"], ana.input_value("#client-seed"))
+        self.assertEqual(used.data["client_seed"], seed)
         self.assertEqual(self.number(d6), 4, "the die left the pool")
         self.assertIn(f"+{used.data['added']} from pool dice", roll.inner_text())
         # A reload draws the same from hello's state and the replayed log.
@@ -104,6 +105,7 @@ class RoomPoolsTests(BrowserTestCase):
         # A spend the server refuses shows its reason next to the control.
         roll.get_by_label(f"Spend dice on roll #{seq}").select_option("reroll")
         card.locator("#insight-count").fill("9")
+        card.locator("#insight-note").fill("who forged the seal?")
         card.get_by_role("button", name="Spend for insight").click()
         self.wait_text(ana, "#table-card .error", "left in that pool")
 
@@ -178,7 +180,7 @@ class RoomPoolsTests(BrowserTestCase):
         ana.click("#quick button:has-text('Hero Dice')")
         ana.fill("#f-discordian-protect", "1")
         protect = ana.inner_text(".field:has(#f-discordian-protect) .cost")
-        self.assertEqual(protect, "costs 1 Instant Karma; Eris has 2 left")
+        self.assertEqual(protect, "costs up to 1 Instant Karma (1 a die it shields); Eris has 2 left")
 
         # The odds follow the luck die the table will add (Eris's d8).
         def odds_pool(request) -> list[str] | None:
@@ -190,8 +192,10 @@ class RoomPoolsTests(BrowserTestCase):
             ana.check("#roll-add_luck_die")
         ana.click(".roll-button")
         ana.wait_for_selector("#last-roll .die")
-        self.wait_text(ana, "#table-card .amt", "Instant Karma 0")
         roll = Event.objects.get(session=session, kind="roll")
+        # The luck die costs 1; protection only for a die it shielded.
+        left = 2 - 1 - roll.data["protected"]
+        self.wait_text(ana, "#table-card .amt", f"Instant Karma {left}")
         self.assertEqual(roll.data["request"]["discord"], value)
         self.assertEqual(roll.data["request"]["protect"], 1)
         self.assertEqual(roll.data["request"]["pool"], ["d6", "d8", "d8"], "the luck die joined")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import Any
 from unittest import mock
 
 import pytest
@@ -168,3 +169,56 @@ async def test_a_rooms_work_budget_is_shared_by_its_seats():
         assert (await next_event(cy))["ref"] == "c", "another room is not held up"
     for comm in (ana, bo, cy):
         await comm.disconnect()
+
+
+async def _all_text(comm: Any, count: int) -> str:
+    return "".join([await comm.receive_from(timeout=5) for _ in range(count)])
+
+
+@pytest.mark.parametrize("visibility", ["gm", "blind", "self"])
+async def test_a_hidden_rolls_client_seed_stays_hidden_live_on_replay_and_after_the_end(
+    visibility,
+):
+    from django.test import Client
+
+    from tabletop.services.sessions import end_session
+
+    table = await make_table()
+    ana_token = await seat_token(table["session"], "Ana")
+    bo_token = await seat_token(table["session"], "Bo")
+    ana, _ = await connect(table["code"], token=ana_token)
+    bo, _ = await connect(table["code"], token=bo_token)
+    secret = "my-hidden-seed-4242"
+    await ana.send_json_to(
+        {
+            "type": "roll",
+            "ref": "h",
+            "request": {"notation": "d20"},
+            "visibility": visibility,
+            "client_seed": secret,
+        }
+    )
+    live = await _all_text(bo, 1)
+    assert '"seq"' in live and secret not in live
+    await database_sync_to_async(end_session)(session_id=table["session"].pk)
+    ended = await _all_text(bo, 1)
+    assert "server_seed" in ended
+    await ana.disconnect()
+    await bo.disconnect()
+    again, hello = await connect(table["code"], token=bo_token, after=0)
+    replay = await _all_text(again, hello["last_seq"])
+    assert secret not in replay and secret not in json.dumps(hello)
+    await again.disconnect()
+
+    def record(token: str | None, user: Any = None) -> str:
+        client = Client()
+        if user is not None:
+            client.force_login(user)
+        query = {"token": token} if token else {}
+        return client.get(f"/play/{table['code']}/record", query).content.decode()
+
+    assert secret not in await database_sync_to_async(record)(bo_token)
+    # The GM verifies every roll, hidden ones too (blind and gm rolls are the GM's to see).
+    gm_record = await database_sync_to_async(record)(None, table["gm"])
+    assert (secret in gm_record) is (visibility != "self")
+    assert secret in await database_sync_to_async(record)(ana_token) or visibility == "blind"

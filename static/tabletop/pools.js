@@ -150,7 +150,7 @@ export class Pools {
     this.sync();
   }
 
-  /** What the roll panel shows of the table (points and Karma left, the Discord Die). */
+  /** What the roll panel shows of the table (the system draws it: resources left, table state). */
   drawPanel() {
     const select = this.ctx.panel.character;
     this.home?.panel?.(select && select.value ? +select.value : null);

@@ -15,8 +15,8 @@ from rules.engines.schema import Field
 from ..models import Character, Event, GameSession, Seat, SeatRole
 from ..models.pools import Pool, PoolKind
 from ..services.errors import conflict, invalid
-from ..services.pools import pools_changed, record_pool_event, take_dice
-from .base import hidden_as_roll, need_character, round_command, save_table_state
+from ..services.pools import pools_changed, take_dice
+from .base import need_character, roll_change, round_command, save_table_state
 from .registry import RollContext, TableSystem
 
 MAX_RESTRICTED = 20
@@ -151,10 +151,8 @@ class ActionDiceTable(TableSystem):
                 taken.append(stack.pk)
         if need:
             raise conflict(f"{name}'s action dice changed meanwhile; try again")
-        record_pool_event(
-            session_id=ctx.session.pk,
-            actor=ctx.seat,
-            **hidden_as_roll(ctx),
+        roll_change(
+            ctx,
             data={
                 "action": "commit",
                 "character": {"id": ctx.character.pk, "name": name},
@@ -171,10 +169,8 @@ class ActionDiceTable(TableSystem):
         extra = ctx.options.get("group_extra") or 0
         if extra:
             attack = rules.group_attack(roll.data.get("total") or 0, extra)
-            record_pool_event(
-                session_id=ctx.session.pk,
-                actor=ctx.seat,
-                visibility=roll.visibility,
+            roll_change(
+                ctx,
                 data={
                     "action": "group-attack",
                     "roll": roll.seq,
@@ -222,10 +218,8 @@ def _defense(ctx: RollContext, roll: Event) -> None:
     defense[str(character.pk)] = mine
     state["defense"] = defense
     save_table_state(ctx.session, state)
-    record_pool_event(
-        session_id=ctx.session.pk,
-        actor=ctx.seat,
-        visibility=roll.visibility,
+    roll_change(
+        ctx,
         data={
             "action": "defense",
             "roll": roll.seq,

@@ -81,10 +81,8 @@ def spend_for_roll(ctx: RollContext, *, name: str, amount: int, use: str, text: 
     """A character's resource spent on the roll being made (an event before the roll)."""
     character = need_character(ctx, f"spends {name.replace('_', ' ')}")
     row = spend_resource(character=character, name=name, amount=amount)
-    return record_pool_event(
-        session_id=ctx.session.pk,
-        actor=ctx.seat,
-        **hidden_as_roll(ctx),
+    return roll_change(
+        ctx,
         data={
             "action": "spend",
             "use": use,
@@ -93,6 +91,20 @@ def spend_for_roll(ctx: RollContext, *, name: str, amount: int, use: str, text: 
             "resources": [resource_snapshot(row)],
             "text": text,
         },
+    )
+
+
+def seat_change(seat: Seat, seq: int, *, data: dict[str, Any], **hidden: Any) -> Event:
+    """A change a seat made at the table, stored as pool event ``seq`` (``hidden``: as hidden as
+    the roll it is about)."""
+    return record_pool_event(session_id=seat.session_id, actor=seat, seq=seq, data=data, **hidden)
+
+
+def roll_change(ctx: RollContext, *, data: dict[str, Any]) -> Event:
+    """A change that comes with the roll being made (paid before it, or following from it): as
+    hidden as the roll."""
+    return record_pool_event(
+        session_id=ctx.session.pk, actor=ctx.seat, data=data, **hidden_as_roll(ctx)
     )
 
 
@@ -115,10 +127,9 @@ def begin(*, seat_id: int, unit: str, then: Begin | None = None) -> Event:
         dealt, words = then(session, state) if then else ([], "")
         save_table_state(session, state)
         text = f"{unit.capitalize()} {state[unit]} begins" + (f": {words}" if words else "")
-        return record_pool_event(
-            session_id=session.pk,
-            actor=seat,
-            seq=seq,
+        return seat_change(
+            seat,
+            seq,
             data={
                 "action": unit,
                 unit: state[unit],
@@ -219,10 +230,9 @@ def use_resource(
                 effect = rule.effect(event, amount)
         row = spend_resource(character=who, name=rule.resource, amount=amount)
         # A spend on a hidden roll is as hidden as the roll: its price tells of its dice.
-        return record_pool_event(
-            session_id=seat.session_id,
-            actor=seat,
-            seq=seq,
+        return seat_change(
+            seat,
+            seq,
             **hidden,
             data={
                 "action": "spend",
@@ -270,10 +280,9 @@ def award_resource(*, seat_id: int, character: int, name: str, amount: int = 1) 
         else:
             row = spend_resource(character=who, name=name, amount=-amount)
             text = f"GM takes back {-amount} {label} from {who.name}"
-        return record_pool_event(
-            session_id=seat.session_id,
-            actor=seat,
-            seq=seq,
+        return seat_change(
+            seat,
+            seq,
             data={
                 "action": "award",
                 "character": {"id": who.pk, "name": who.name},

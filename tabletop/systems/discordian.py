@@ -17,18 +17,19 @@ from ..models import Event, GameSession
 from ..protocol.commands import Command
 from ..selectors.pools import resource_snapshot
 from ..services.errors import conflict
-from ..services.pools import ensure_resources, record_pool_event, resource_names, spend_resource
+from ..services.pools import ensure_resources, resource_names, spend_resource
 from .base import (
     CLIENT_SEED,
     ResourceUse,
     gm_session,
-    hidden_as_roll,
     need_character,
     resource_award_command,
     resource_spend_command,
+    roll_change,
     round_command,
     save_table_state,
     scene_command,
+    seat_change,
     seat_of,
     spend_for_roll,
 )
@@ -109,10 +110,8 @@ class DiscordianTable(TableSystem):
             return
         character = need_character(ctx, "protects dice")
         row = spend_resource(character=character, name="instant_karma", amount=protected)
-        record_pool_event(
-            session_id=ctx.session.pk,
-            actor=ctx.seat,
-            **hidden_as_roll(ctx),
+        roll_change(
+            ctx,
             data={
                 "action": "spend",
                 "use": "protect",
@@ -163,10 +162,9 @@ def roll_discord_die(*, seat_id: int, client_seed: str = "") -> Event:
             "round": round_,
         }
         save_table_state(session, state)
-        return record_pool_event(
-            session_id=session.pk,
-            actor=seat,
-            seq=seq,
+        return seat_change(
+            seat,
+            seq,
             data={
                 "action": "discord",
                 "dice": rolled["dice"],

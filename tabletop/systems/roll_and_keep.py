@@ -13,8 +13,7 @@ from ..models.pools import ExtendedAction
 from ..protocol.commands import ID, Command
 from ..selectors.pools import extended_summary
 from ..services.errors import conflict, invalid
-from ..services.pools import record_pool_event
-from .base import gm_session, seat_of
+from .base import gm_session, roll_change, seat_change, seat_of
 from .registry import RollContext, TableSystem
 
 EXTENDED = Field("extended", "int", label="Extended action", nullable=True, default=None, **ID)
@@ -77,10 +76,8 @@ class RollAndKeepTable(TableSystem):
         if completed:
             ExtendedAction.objects.filter(pk=action.pk).update(is_open=False)
             action.is_open = False
-        record_pool_event(
-            session_id=ctx.session.pk,
-            actor=ctx.seat,
-            visibility=roll.visibility,
+        roll_change(
+            ctx,
             data={
                 "action": "extended-progress",
                 "roll": roll.seq,
@@ -104,10 +101,9 @@ def open_extended(*, seat_id: int, label: str, target: int) -> Event:
         action = ExtendedAction.objects.create(
             session=session, label=label.strip(), target=target, opened_seq=seq
         )
-        return record_pool_event(
-            session_id=session.pk,
-            actor=seat,
-            seq=seq,
+        return seat_change(
+            seat,
+            seq,
             data={
                 "action": "extended-open",
                 "extended": extended_summary(action),
@@ -126,10 +122,9 @@ def close_extended(*, seat_id: int, extended: int) -> Event:
         if not ExtendedAction.objects.filter(pk=action.pk, is_open=True).update(is_open=False):
             raise conflict(f"{action.label!r} is already closed")
         action.is_open = False
-        return record_pool_event(
-            session_id=session.pk,
-            actor=seat,
-            seq=seq,
+        return seat_change(
+            seat,
+            seq,
             data={
                 "action": "extended-close",
                 "extended": extended_summary(action),

@@ -25,7 +25,15 @@ from ..services.events import next_seq, record_event
 from ..services.pools import give_dice, pools_changed, record_pool_event, take_dice
 from ..services.rolls import make_roll
 from ..services.seats import table_gm_seat
-from .base import CLIENT_SEED, NOTE, SEQ, hidden_as_roll, live_seq, seat_of
+from .base import (
+    CLIENT_SEED,
+    NOTE,
+    SEQ,
+    live_seq,
+    roll_change,
+    seat_change,
+    seat_of,
+)
 from .registry import RollContext, TableSystem
 
 SPEND_EFFECTS = ("reroll", "reroll-botch", "activate-botch", "activate-critical", "insight")
@@ -295,10 +303,8 @@ class ZoriaTable(TableSystem):
                     taken.append(stack.pk)
         _touch(ctx.seat)
         dice = ", ".join(f"{n}d{s}" for s, n in sorted(wanted.items()))
-        record_pool_event(
-            session_id=ctx.session.pk,
-            actor=ctx.seat,
-            **hidden_as_roll(ctx),
+        roll_change(
+            ctx,
             data={
                 "action": "commit",
                 **(
@@ -391,10 +397,9 @@ def use_die(*, seat_id: int, roll: int, pool: int | None = None, client_seed: st
             # Lifted out of the special botch: the threat is gone.
             check.flags = [f for f in check.flags if f != "special-botch-threat"]
             OpenRoll.objects.filter(pk=check.pk).update(flags=check.flags)
-        return record_pool_event(
-            session_id=seat.session_id,
-            actor=seat,
-            seq=seq,
+        return seat_change(
+            seat,
+            seq,
             **_hidden_as(check),
             data={
                 "action": "use",
@@ -460,10 +465,9 @@ def spend_dice(
             hidden = {"visibility": Visibility.GM, "owner": seat}
         if note:
             text += f": {note}"
-        event = record_pool_event(
-            session_id=seat.session_id,
-            actor=seat,
-            seq=seq,
+        event = seat_change(
+            seat,
+            seq,
             **hidden,
             data={
                 "action": "spend",
@@ -615,10 +619,9 @@ def award(*, seat_id: int, seat: int, count: int = 1) -> Event:
         gm_pool = _session_stack(table_gm_seat(session=gm.session))
         give_dice(pool_id=stack.pk, count=count)
         give_dice(pool_id=gm_pool.pk, count=count)
-        return record_pool_event(
-            session_id=gm.session_id,
-            actor=gm,
-            seq=seq,
+        return seat_change(
+            gm,
+            seq,
             data={
                 "action": "award",
                 "seat": player.pk,
@@ -655,10 +658,9 @@ def undo_award(*, seat_id: int) -> Event:
             raise conflict("the awarded dice are already used or spent")
         if not take_dice(pool_id=gm_pool_id, count=count):
             raise conflict("the GM's matching dice are already used or spent")
-        return record_pool_event(
-            session_id=gm.session_id,
-            actor=gm,
-            seq=seq,
+        return seat_change(
+            gm,
+            seq,
             data={
                 "action": "undo-award",
                 "undoes": last.seq,
@@ -683,10 +685,9 @@ def refund(*, seat_id: int, seat: int, count: int = 1, note: str = "") -> Event:
             raise conflict(f"{target.name} took a lucky break: no dice this session")
         stack = _session_stack(target)
         give_dice(pool_id=stack.pk, count=count)
-        return record_pool_event(
-            session_id=gm.session_id,
-            actor=gm,
-            seq=seq,
+        return seat_change(
+            gm,
+            seq,
             data={
                 "action": "refund",
                 "seat": target.pk,
@@ -718,10 +719,9 @@ def lucky_break(*, seat_id: int) -> Event:
         if given_up == 0:
             raise conflict("your pool is empty")
         Pool.objects.filter(pk__in=[p.pk for p in stacks]).update(remaining=0)
-        return record_pool_event(
-            session_id=seat.session_id,
-            actor=seat,
-            seq=seq,
+        return seat_change(
+            seat,
+            seq,
             data={
                 "action": "lucky-break",
                 "seat": seat.pk,

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from rules.engines.schema import Field
+
 from ..models import GameSession
 from ..services.pools import resource_names
 from .base import (
@@ -22,6 +24,14 @@ from .registry import RollContext, TableSystem
 
 class D6ChanceTable(TableSystem):
     id = "d6-chance"
+    roll_options = (
+        Field(
+            "long_action",
+            "bool",
+            label="A long action (a character point lasts this roll only)",
+            default=False,
+        ),
+    )
     demo_characters = (
         {
             "name": "Captain Sera Vance",
@@ -44,7 +54,7 @@ class D6ChanceTable(TableSystem):
     def prepare(self, ctx: RollContext, request: dict[str, Any]) -> dict[str, Any]:
         """A character point lasts the round: the first roll that asks for one pays it, and
         every roll of that character until the GM starts the next round has its base dice
-        doubled."""
+        doubled. For a long action it lasts that one roll."""
         state = dict(ctx.session.table_state or {})
         round_ = int(state.get("round") or 0)
         active = dict(state.get("character_points") or {})
@@ -54,14 +64,18 @@ class D6ChanceTable(TableSystem):
         if not request.get("character_point"):
             return request
         character = need_character(ctx, "spends a character point")
+        lasts = "this round" if round_ else "until the GM starts a round"
+        if ctx.options.get("long_action"):
+            lasts = "for this long action"
         spend_for_roll(
             ctx,
             name="character_points",
             amount=1,
             use="double-base",
-            text=f"{character.name} spends a character point: base dice doubled "
-            + ("this round" if round_ else "until the GM starts a round"),
+            text=f"{character.name} spends a character point: base dice doubled {lasts}",
         )
+        if ctx.options.get("long_action"):
+            return request
         active[who] = round_
         save_table_state(ctx.session, {**state, "character_points": active})
         return request

@@ -79,6 +79,20 @@ def test_a_character_point_lasts_the_round_and_is_paid_once(gm):
     assert amount(sera, "character_points") == 1
 
 
+def test_a_character_point_for_a_long_action_lasts_that_roll(gm):
+    _, (sera,), (ana,), gm_at = setup_table(gm, "d6-chance", {"Sera": {"character_points": 3}})
+    send(gm_at, "round.new")
+    long = make_roll(
+        seat_id=ana.pk,
+        request={"dice": 3, "character_point": True},
+        character=sera.pk,
+        options={"long_action": True},
+    )
+    after = make_roll(seat_id=ana.pk, request={"dice": 3}, character=sera.pk)
+    assert long.data["request"]["character_point"] and not after.data["request"]["character_point"]
+    assert amount(sera, "character_points") == 2
+
+
 # --- action-dice ----------------------------------------------------------------------------
 
 

@@ -12,6 +12,7 @@ export function room(t) {
   const note = h("span", {class: "cost"});
   cp?.closest(".field").append(note);
   t.resets.push(() => { if (cp) cp.checked = false; });
+  t.check("long_action", "A long action (a character point lasts this roll only)");
   // A point spent this round: the character's rolls are doubled until the GM's next round.
   const active = (c) => c != null && (t.table.character_points || {})[c] === (t.table.round || 0);
   return {

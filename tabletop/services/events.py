@@ -1,12 +1,16 @@
-"""Recording events: the next ``seq`` and the row in the caller's transaction; broadcast after
-commit."""
+"""Recording events: the next ``seq`` and the row in the caller's transaction, published once
+it commits, by one route.
+
+A unit of work (``unit_of_work``: the room socket's actions) hands the events it stored back
+to its caller, which publishes them from its own event loop at once. Whatever else stores
+events (views, the admin, commands) has them published when its transaction commits."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from contextvars import ContextVar
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
@@ -70,7 +74,7 @@ def record_event(
     owner: Seat | None = None,
 ) -> Event:
     """Store one event (taking the next seq unless the caller already took it for the dice)
-    and queue its broadcast for after the commit."""
+    to be published once its transaction commits."""
     text = dumps(data)
     if "\\u0000" in text:
         # Text with NUL characters cannot be stored (PostgreSQL refuses it): refuse it plainly.
@@ -91,13 +95,42 @@ def record_event(
         data=data,
         owner=owner if owner is not None and owner != actor else None,
     )
-    transaction.on_commit(lambda: broadcast(event))
+    transaction.on_commit(_Stored(event))
     return event
 
 
-# Set by the room socket around a service call: events committed during the call are handed
-# back to it to publish from its own event loop, rather than publishing from the ORM thread.
-OUTBOX: ContextVar[list[tuple[str, dict[str, Any]]] | None] = ContextVar("outbox", default=None)
+class _Stored:
+    """An event waiting for its transaction to commit: published then, unless the unit of work
+    that stored it took it for its caller to publish."""
+
+    __slots__ = ("event", "taken")
+
+    def __init__(self, event: Event) -> None:
+        self.event = event
+        self.taken = False
+
+    def __call__(self) -> None:
+        if not self.taken:
+            publish_on_commit([self.event])
+
+
+T = TypeVar("T")
+
+
+def unit_of_work(work: Callable[[], T]) -> tuple[T, list[Event]]:
+    """Run ``work`` as one transaction (the services lock the session and take seqs in it) and
+    hand back what it returned and every event it stored, committed, in seq order, for the
+    caller to publish."""
+    if connection.in_atomic_block:
+        raise RuntimeError("a unit of work is a transaction of its own")
+    with transaction.atomic():
+        result = work()
+        # Django keeps a transaction's on-commit callbacks on its connection and drops those of
+        # savepoints rolled back: the events still waiting there are the ones this work stored.
+        stored = [f for _sids, f, _robust in connection.run_on_commit if isinstance(f, _Stored)]
+        for waiting in stored:
+            waiting.taken = True
+    return result, sorted((waiting.event for waiting in stored), key=lambda e: e.seq)
 
 
 _sending: set[asyncio.Task[None]] = set()  # keeps scheduled sends alive until done
@@ -119,26 +152,24 @@ def message_payload(message: dict[str, Any]) -> dict[str, Any]:
     return payload
 
 
-def broadcast(event: Event) -> None:
-    """Send the event to the room (after commit)."""
-    group, payload = room_group(event.session_id), room_payload(event)
-    outbox = OUTBOX.get()
-    if outbox is not None:
-        outbox.append((group, payload))
-        return
+def publish_on_commit(events: list[Event]) -> None:
+    """Send committed events to their rooms from synchronous code (a view, the admin, a
+    command). The room socket publishes its own units of work with ``hub.publish`` instead."""
     layer = get_channel_layer()
     if layer is None:
         return
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
+    for event in events:
+        group, payload = room_group(event.session_id), room_payload(event)
         try:
-            async_to_sync(layer.group_send)(group, payload)
-        except Exception:
-            # The change is committed; a lost publish (Redis away) is filled from the store by
-            # every process's room watch (tabletop/hub.py), so the caller still succeeds.
-            log.exception("publishing an event to the room failed")
-    else:  # called from code running on an event loop's own thread: don't block it
-        task = loop.create_task(layer.group_send(group, payload))
-        _sending.add(task)
-        task.add_done_callback(_sending.discard)
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            try:
+                async_to_sync(layer.group_send)(group, payload)
+            except Exception:
+                # The change is committed; a lost publish (Redis away) is filled from the store
+                # by every process's room watch (tabletop/hub.py), so the caller still succeeds.
+                log.exception("publishing an event to the room failed")
+        else:  # called on an event loop's own thread (a test's): don't block it
+            task = loop.create_task(layer.group_send(group, payload))
+            _sending.add(task)
+            task.add_done_callback(_sending.discard)

@@ -345,7 +345,7 @@ async def test_replay_while_others_roll_has_no_gap_and_no_duplicate():
 async def test_a_dropped_broadcast_is_filled_from_the_store():
     table = await make_table()
     ana, _ = await connect(table["code"], token=await seat_token(table["session"], "Ana"))
-    with mock.patch("tabletop.services.events.broadcast"):
+    with mock.patch("tabletop.consumers.hub.publish", new=mock.AsyncMock()):
         await roll(ana, ref="lost")  # stored, never sent
         await asyncio.sleep(0.3)
     await roll(ana, ref="next")

@@ -7,14 +7,25 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from tabletop.models import Event, GameSession
-from tabletop.services import actions
+from tabletop.protocol.wire import Decoded, decode, perform
 from tabletop.services.errors import ServiceError
 from tabletop.services.seats import join_session
 from tabletop.services.sessions import end_session
 
-pytestmark = pytest.mark.django_db
+# (a unit of work is a transaction of its own, as on the socket)
+pytestmark = pytest.mark.django_db(transaction=True)
 
-ROLL = {"type": "roll", "system": "generic", "request": {"notation": "3d6"}}
+ROLL = decode(
+    '{"type": "roll", "system": "generic", "request": {"notation": "3d6"}}',
+    system="generic",
+    is_gm=False,
+)
+assert isinstance(ROLL, Decoded)
+
+
+def roll(seat_id: int) -> int | None:
+    """A roll as the socket makes it: the checked message, one unit of work."""
+    return perform(ROLL, seat_id=seat_id, deadline=float("inf")).seq
 
 
 def statements(queries) -> list[str]:
@@ -25,9 +36,9 @@ def statements(queries) -> list[str]:
 
 def test_a_roll_reads_its_seat_and_locks_its_session_in_one_statement(live_session):
     seat = join_session(session=live_session, name="Ana").seat
-    actions.roll(seat_id=seat.pk, message=ROLL)  # warm
+    roll(seat.pk)  # warm
     with CaptureQueriesContext(connection) as queries:
-        seq = actions.roll(seat_id=seat.pk, message=ROLL)
+        seq = roll(seat.pk)
     # the seat with its session (locked) and campaign; the next seq; the event
     assert statements(queries.captured_queries) == ["SELECT", "UPDATE", "INSERT"]
     event = Event.objects.get(session=live_session, seq=seq)
@@ -42,6 +53,6 @@ def test_a_roll_at_an_ended_session_is_refused_and_records_nothing(live_session)
     end_session(session_id=live_session.pk)
     last = GameSession.objects.get(pk=live_session.pk).last_seq
     with pytest.raises(ServiceError) as err:
-        actions.roll(seat_id=seat.pk, message=ROLL)
+        roll(seat.pk)
     assert err.value.code == "conflict"
     assert GameSession.objects.get(pk=live_session.pk).last_seq == last

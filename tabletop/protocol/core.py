@@ -1,0 +1,103 @@
+"""The commands every table takes, whatever its system: roll, reveal, session start and end,
+ping. A system's own commands (and its roll options) come from ``tabletop.systems``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rules.engines import system_ids
+from rules.engines.schema import Field
+
+from ..models import Event, Seat, Visibility
+from ..services.rolls import make_roll, reveal_roll
+from ..services.sessions import end_session, start_session
+from .commands import ID, Command
+
+
+def _seat(seat_id: int) -> Seat:
+    return Seat.objects.select_related("session__campaign").get(pk=seat_id)
+
+
+def roll(
+    *,
+    seat_id: int,
+    request: dict[str, Any],
+    visibility: str,
+    client_seed: str,
+    system: str | None = None,
+    character: int | None = None,
+    **options: Any,
+) -> Event:
+    """``options`` are the table system's own roll fields, checked against its declaration."""
+    return make_roll(
+        seat_id=seat_id,
+        request=request,
+        system=system,
+        visibility=visibility,
+        character=character,
+        client_seed=client_seed,
+        options=options,
+    )
+
+
+def reveal(*, seat_id: int, seq: int) -> Event:
+    return reveal_roll(seat=_seat(seat_id), seq=seq)
+
+
+def session_start(*, seat_id: int) -> Event:
+    seat = _seat(seat_id)
+    start_session(session_id=seat.session_id, by=seat)
+    return Event.objects.filter(session_id=seat.session_id, kind="session.start").latest("seq")
+
+
+def session_end(*, seat_id: int) -> Event:
+    seat = _seat(seat_id)
+    end_session(session_id=seat.session_id, by=seat)
+    return Event.objects.filter(session_id=seat.session_id, kind="session.end").latest("seq")
+
+
+def ping(*, seat_id: int) -> None:
+    """Answered by the socket itself with a ``pong``: nothing to do at the table."""
+
+
+CLIENT_SEED = Field(
+    "client_seed",
+    "text",
+    label="Client seed",
+    help="your own seed for the fair-dice stream",
+    default="",
+    max_length=200,
+)
+
+ROLL_FIELDS: tuple[Field, ...] = (
+    Field("request", "json", label="Request", required=True, help="the engine's request"),
+    Field(
+        "system",
+        "choice",
+        label="System",
+        choices=tuple(system_ids()),
+        help="the table's system (the default) or generic",
+    ),
+    Field(
+        "visibility",
+        "choice",
+        label="Visibility",
+        choices=tuple(Visibility.values),
+        default=Visibility.PUBLIC.value,
+    ),
+    Field("character", "int", label="Character", nullable=True, help="a character id", **ID),
+    CLIENT_SEED,
+)
+
+CORE: tuple[Command, ...] = (
+    Command("roll", ROLL_FIELDS, roll, "roll dice: a roll event to everyone allowed to see it"),
+    Command(
+        "reveal",
+        (Field("seq", "int", label="Roll", required=True, help="the hidden roll's seq", **ID),),
+        reveal,
+        "show a hidden roll to the room (the GM: gm and blind rolls; the roller: gm and self)",
+    ),
+    Command("session.start", (), session_start, "start the planned session", gm_only=True),
+    Command("session.end", (), session_end, "end the session and reveal its seed", gm_only=True),
+    Command("ping", (), ping, "keep the socket alive: a pong with last_seq answers"),
+)

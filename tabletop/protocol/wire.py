@@ -1,0 +1,101 @@
+"""The socket's way in: a message is decoded and checked against its declaration here, at the
+edge, then run as one unit of work whose stored events come back to the socket to publish.
+
+    decode(raw, system=..., is_gm=...) -> Decoded | Refused      (the socket's event loop)
+    perform(decoded, seat_id=..., deadline=...) -> Done          (the ORM thread)
+    hub.publish(layer, group, payload) for each of Done.payloads (the socket's event loop)
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from ..services.errors import busy, forbidden
+from ..services.events import room_payload, unit_of_work
+from ..systems import registry
+from .commands import Command, Decoded, Refused, check_fields, parse_json, valid_ref
+from .core import CORE
+
+ANSWERED_BY_THE_SOCKET = frozenset({"ping"})
+
+
+@cache
+def commands(system: str) -> dict[str, Command]:
+    """Every command a table playing ``system`` takes, by type: the core ones (its ``roll``
+    with the system's own roll options) and the system's."""
+    table = {c.type: c for c in CORE}
+    options = registry.table_system(system).roll_options
+    if options:
+        roll = table["roll"]
+        table["roll"] = Command("roll", roll.fields + tuple(options), roll.handler, roll.doc)
+    for command in registry.commands_for(system):
+        table[command.type] = command
+    return table
+
+
+@cache
+def tables_taking(kind: str) -> tuple[str, ...]:
+    """The systems whose tables take message type ``kind`` (empty for an unknown type)."""
+    from rules.engines import system_ids
+
+    return tuple(s for s in system_ids() if registry.command(s, kind) is not None)
+
+
+def decode(raw: str | bytes, *, system: str, is_gm: bool) -> Decoded | Refused:
+    """One socket message, checked against its declaration for a table playing ``system``:
+    JSON, a ``ref`` that can come back, a known type, the seat's role, and every field (types,
+    ranges, text that encodes, finite numbers, no unknown fields)."""
+    try:
+        message = parse_json(raw)
+    except ValueError:
+        message = None
+    if not isinstance(message, dict):
+        return Refused(None, "invalid", "The message is not a JSON object with a type.")
+    ref = message.get("ref")
+    if not valid_ref(ref):
+        return Refused(None, "invalid", "Ref: text or a number of at most 100 characters", "ref")
+    kind = message.get("type")
+    command = commands(system).get(kind) if isinstance(kind, str) else None
+    if command is None:
+        homes = tables_taking(kind) if isinstance(kind, str) else ()
+        if homes:
+            where = " and ".join(homes)
+            text = f"Type: {kind} is played at {where} tables; this table plays {system}"
+            return Refused(ref, "invalid", text, "type")
+        shown = repr(kind)[:60] if isinstance(kind, str) and kind.isprintable() else "that"
+        return Refused(ref, "unknown-type", f"Unknown message type {shown}")
+    if command.gm_only and not is_gm:
+        return Refused.because(ref, forbidden(f"only the GM can {command.doc}"))
+    body = {key: value for key, value in message.items() if key not in ("type", "ref")}
+    try:
+        values = check_fields(command.fields, body)
+    except Exception as exc:  # ServiceError: a field's refusal
+        from ..services.errors import ServiceError
+
+        if not isinstance(exc, ServiceError):
+            raise
+        return Refused.because(ref, exc)
+    return Decoded(command, ref, values)
+
+
+@dataclass(frozen=True)
+class Done:
+    """What a command did: the seq its sender's ``ref`` goes with (None if it stored nothing),
+    and the room payloads of every event it stored, committed, in seq order."""
+
+    seq: int | None
+    payloads: list[dict[str, Any]]
+
+
+def perform(decoded: Decoded, *, seat_id: int, deadline: float) -> Done:
+    """Run a checked command on the ORM thread as one unit of work (its own transaction), unless
+    it waited for the thread past its ``deadline``. Refusals raise ServiceError."""
+    if time.monotonic() > deadline:
+        raise busy()
+    handler = decoded.command.handler
+    main, events = unit_of_work(lambda: handler(seat_id=seat_id, **decoded.values))
+    seq = main if isinstance(main, int) else getattr(main, "seq", None)
+    return Done(seq=seq, payloads=[room_payload(event) for event in events])

@@ -6,24 +6,63 @@ import json
 from typing import Any
 
 from django.contrib import admin, messages
-from django.db.models import Count, QuerySet
+from django.contrib.auth import get_user_model
+from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 
-from .models import Campaign, Character, CharacterResource, Event, GameSession, Seat, Visibility
+from .models import (
+    Campaign,
+    Character,
+    CharacterResource,
+    Event,
+    GameSession,
+    Seat,
+    SessionStatus,
+    Visibility,
+)
 from .models.pools import Pool
 from .services.errors import ServiceError
 from .services.sessions import end_session, start_session
 
 
+def own_campaigns(request: HttpRequest) -> QuerySet:
+    """The campaigns this admin user may see and change: all for a superuser, else their own."""
+    if request.user.is_superuser:
+        return Campaign.objects.all()
+    return Campaign.objects.filter(gm=request.user)
+
+
+def known_users(request: HttpRequest) -> QuerySet:
+    """The users this admin user may pick or see named: all for a superuser; for a GM, themself
+    and the players of their own campaigns (a seat or a character in them)."""
+    users = get_user_model().objects.all()
+    if request.user.is_superuser:
+        return users
+    mine = own_campaigns(request)
+    return users.filter(
+        Q(pk=request.user.pk)
+        | Q(characters__campaign__in=mine)
+        | Q(seats__session__campaign__in=mine)
+    ).distinct()
+
+
 class OwnCampaignsMixin:
-    """A GM who is staff but not superuser sees and edits only the campaigns they run.
+    """A GM who is staff but not superuser sees and changes only the campaigns they run: lists,
+    change pages, the choices a form offers (a campaign, a session, a user) and the list
+    filters, which name only what the list itself may show. Superusers see everything.
 
     No admin page may filter on a session's secret seed: a filter is an oracle that reads it
     back one guess at a time, before the session ends."""
 
     campaign_path = "campaign__gm"
+
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        limited = _choices_for(db_field.related_model, request)
+        if limited is not None:
+            kwargs["queryset"] = limited
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)  # type: ignore[misc]
 
     def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None = None) -> bool:
         if "server_seed" in lookup:
@@ -37,7 +76,27 @@ class OwnCampaignsMixin:
         return qs.filter(**{self.campaign_path: request.user})
 
 
-class CharacterInline(admin.TabularInline):
+def _choices_for(model: Any, request: HttpRequest) -> QuerySet | None:
+    if request.user.is_superuser:
+        return None
+    if model is Campaign:
+        return own_campaigns(request)
+    if model is GameSession:
+        return GameSession.objects.filter(campaign__in=own_campaigns(request))
+    if model is Character:
+        return Character.objects.filter(campaign__in=own_campaigns(request))
+    if model is get_user_model():
+        return known_users(request)
+    return None
+
+
+class OwnRelatedFilter(admin.RelatedOnlyFieldListFilter):
+    """A list filter offering only what the list itself holds for this admin user."""
+
+
+# Inlines are stacked: every field keeps its own label (a tabular inline labels only its columns,
+# which screen readers do not tie to the inputs).
+class CharacterInline(OwnCampaignsMixin, admin.StackedInline):
     model = Character
     extra = 0
     fields = ("name", "owner", "sheet")
@@ -62,7 +121,7 @@ class SessionInline(admin.TabularInline):
 class CampaignAdmin(OwnCampaignsMixin, admin.ModelAdmin):
     campaign_path = "gm"
     list_display = ("name", "system", "gm", "character_count", "session_count", "created_at")
-    list_filter = ("system", "gm")
+    list_filter = ("system", ("gm", OwnRelatedFilter))
     search_fields = ("name", "gm__username")
     inlines = [CharacterInline, SessionInline]
     fields = ("name", "system", "gm", "settings", "settings_help")
@@ -100,6 +159,12 @@ class CampaignAdmin(OwnCampaignsMixin, admin.ModelAdmin):
     def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
         return {"gm": request.user.pk}
 
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        if db_field.name == "gm" and not request.user.is_superuser:
+            # A GM runs their own campaigns; only a superuser hands one to someone else.
+            kwargs["queryset"] = get_user_model().objects.filter(pk=request.user.pk)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
 
 def _fields_text(fields: list[dict[str, Any]], indent: str = "") -> str:
     lines = []
@@ -120,7 +185,7 @@ def _fields_text(fields: list[dict[str, Any]], indent: str = "") -> str:
     return "\n".join(lines) or "(none)"
 
 
-class ResourceInline(admin.TabularInline):
+class ResourceInline(admin.StackedInline):
     model = CharacterResource
     extra = 0
     fields = ("name", "amount")
@@ -129,18 +194,31 @@ class ResourceInline(admin.TabularInline):
 @admin.register(Character)
 class CharacterAdmin(OwnCampaignsMixin, admin.ModelAdmin):
     list_display = ("name", "campaign", "owner", "created_at")
-    list_filter = ("campaign__system", "campaign")
+    list_filter = ("campaign__system", ("campaign", OwnRelatedFilter))
     search_fields = ("name", "campaign__name", "owner__username")
     autocomplete_fields = ("campaign",)
     inlines = [ResourceInline]
 
 
-class SeatInline(admin.TabularInline):
+class SeatInline(OwnCampaignsMixin, admin.StackedInline):
     model = Seat
+    campaign_path = "session__campaign__gm"
     extra = 0
     fields = ("name", "role", "user", "characters", "created_at")
     readonly_fields = ("created_at",)
     filter_horizontal = ()
+
+    def get_formset(self, request: HttpRequest, obj: Any = None, **kwargs: Any) -> Any:
+        formset = super().get_formset(request, obj, **kwargs)
+        # A seat plays the session's own campaign's characters, none other.
+        field = formset.form.base_fields.get("characters")
+        if field is not None:
+            field.queryset = (
+                Character.objects.filter(campaign_id=obj.campaign_id)
+                if obj is not None
+                else Character.objects.none()
+            )
+        return formset
 
 
 class PoolInline(admin.TabularInline):
@@ -168,7 +246,7 @@ class GameSessionAdmin(OwnCampaignsMixin, admin.ModelAdmin):
         "ended_at",
         "invite",
     )
-    list_filter = ("status", "campaign__system", "campaign")
+    list_filter = ("status", "campaign__system", ("campaign", OwnRelatedFilter))
     search_fields = ("title", "invite_code", "campaign__name")
     autocomplete_fields = ("campaign",)
     readonly_fields = (
@@ -186,6 +264,11 @@ class GameSessionAdmin(OwnCampaignsMixin, admin.ModelAdmin):
     fields = ("campaign", "title", *readonly_fields)
     inlines = [SeatInline, PoolInline]
     actions = ["start_sessions", "end_sessions"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        # Once a session has started, its events belong to its campaign: the campaign is fixed.
+        fixed = obj is not None and obj.status != SessionStatus.PLANNED
+        return ("campaign", *self.readonly_fields) if fixed else self.readonly_fields
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         return super().get_queryset(request).annotate(n_seats=Count("seats"))
@@ -240,7 +323,7 @@ class EventAdmin(OwnCampaignsMixin, admin.ModelAdmin):
     """The session's record, read-only: events are never edited or removed."""
 
     list_display = ("seq", "session", "kind", "actor_name", "visibility", "created_at", "summary")
-    list_filter = ("kind", "visibility", "session")
+    list_filter = ("kind", "visibility", ("session", OwnRelatedFilter))
     search_fields = ("session__title", "session__invite_code", "actor_name", "kind")
     list_select_related = ("session",)
     ordering = ("session", "seq")

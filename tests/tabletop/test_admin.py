@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tabletop.models import Campaign, Character, Event, GameSession, SessionStatus
+from tabletop.services.seats import join_session
 
 pytestmark = pytest.mark.django_db
 
@@ -156,3 +157,24 @@ def test_rolls_for_the_roller_alone_stay_hidden_in_the_event_log(admin_client_gm
     assert (
         secret.data["text"] not in detail.content.decode() and "hidden" in detail.content.decode()
     )
+
+
+def test_a_seat_is_offered_only_its_campaigns_characters(admin_client_gm, campaign, live_session):
+    ours = Character.objects.create(campaign=campaign, name="Ana")
+    other = Campaign.objects.create(name="Elsewhere", system="generic", gm=campaign.gm)
+    theirs = Character.objects.create(campaign=other, name="Stranger")
+    join_session(session=live_session, name="Bea")
+    page = admin_client_gm.get(f"/admin/tabletop/gamesession/{live_session.pk}/change/")
+    field = page.context["inline_admin_formsets"][0].formset.forms[0].fields["characters"]
+    assert list(field.queryset) == [ours]
+    assert theirs not in field.queryset
+
+
+def test_a_started_sessions_campaign_is_fixed(admin_client_gm, campaign, live_session):
+    url = f"/admin/tabletop/gamesession/{live_session.pk}/change/"
+    page = admin_client_gm.get(url)
+    assert "campaign" not in page.context["adminform"].form.fields
+    planned = GameSession.objects.create(campaign=campaign, title="Next")
+    assert planned.status == SessionStatus.PLANNED
+    page = admin_client_gm.get(f"/admin/tabletop/gamesession/{planned.pk}/change/")
+    assert "campaign" in page.context["adminform"].form.fields

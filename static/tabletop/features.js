@@ -24,5 +24,7 @@ document.addEventListener("table:event", (e) => {
   const event = e.detail || {};
   if (event.replay) return;
   if (fx) fx.play(event);
-  if (panel && (event.kind === "roll" || event.kind === "roll.reveal")) panel.soon();
+  // Only a panel someone looks at refreshes itself: a room of players need not all ask at once.
+  const shown = (!details || details.open) && document.visibilityState === "visible";
+  if (panel && shown && (event.kind === "roll" || event.kind === "roll.reveal")) panel.soon();
 });

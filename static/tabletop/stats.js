@@ -61,10 +61,11 @@ export class StatsPanel {
     if (this.scope) this.scope.addEventListener("change", () => this.load());
   }
 
-  /** Reload a moment after a roll (several rolls in a burst cost one request). */
+  /** Reload a moment after a roll: several rolls in a burst cost one request, and the screens
+   * of a room spread their requests over a second or two. */
   soon() {
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.load(), 1500);
+    if (this.timer) return;
+    this.timer = setTimeout(() => { this.timer = null; this.load(); }, 1000 + Math.random() * 1500);
   }
 
   async load() {

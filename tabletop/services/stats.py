@@ -5,8 +5,10 @@ The maths is ``rules/stats.py``'s; this module reads events and decides what cou
 
 from __future__ import annotations
 
-from collections import defaultdict
+import threading
+from collections import OrderedDict, defaultdict
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 from rules.stats import analyse, faces_of
@@ -16,6 +18,14 @@ from ..selectors.events import Viewer, can_see
 from .sessions import assert_runs_campaign
 
 WHOLE_TABLE = "Whole table"
+
+
+@lru_cache(maxsize=4096)
+def _analysed(die: str, faces: tuple[int, ...], counts: tuple[int, ...]) -> dict[str, Any]:
+    # After a roll only its die's groups have new counts: the others are answered from here.
+    return analyse(die, faces, counts).as_dict()
+
+
 MAX_SIDES = 1000  # the engines' largest die (RULES.md limits)
 
 
@@ -54,8 +64,8 @@ class Tally:
         people: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for (who, label), by_face in self.counts.items():
             faces = faces_of(label, self.sides[label])
-            stats = analyse(label, faces, [by_face.get(f, 0) for f in faces])
-            people[who].append(stats.as_dict())
+            counts = tuple(by_face.get(f, 0) for f in faces)
+            people[who].append(_analysed(label, faces, counts))
         order = sorted(people, key=lambda w: (w != WHOLE_TABLE, w.lower()))
         return [
             {
@@ -69,12 +79,14 @@ class Tally:
 Row = tuple[int, str, int | None, str, int | None, str, dict[str, Any]]
 
 
-def tally_rows(tally: Tally, rows: Iterable[Row], viewer: Viewer | None) -> None:
-    """Count the dice of ``rows`` (seq, kind, actor id, actor name, owner id, visibility, data)
-    that ``viewer`` may see; ``None`` sees everything. A revealed roll counts once: at the roll,
-    or at its reveal for whoever could not see the roll itself."""
-    counted: set[int] = set()
+def tally_rows(tally: Tally, rows: Iterable[Row], viewer: Viewer | None, counted: set[int]) -> int:
+    """Count the dice of one session's ``rows`` (seq, kind, actor id, actor name, owner id,
+    visibility, data) that ``viewer`` may see; ``None`` sees everything. A revealed roll counts
+    once: at the roll, or at its reveal for whoever could not see the roll itself (``counted``
+    holds the hidden rolls already counted). Answers the last seq read."""
+    last = 0
     for seq, kind, actor_id, actor_name, owner_id, visibility, data in rows:
+        last = seq
         if not isinstance(data, dict):
             continue
         if kind == "roll.reveal":
@@ -97,11 +109,13 @@ def tally_rows(tally: Tally, rows: Iterable[Row], viewer: Viewer | None) -> None
             tally.hidden += 1
             continue
         if tally.add_dice(actor_name or "The table", data["dice"]):
-            counted.add(seq)
+            if visibility != "public":  # (only a hidden roll can be revealed later)
+                counted.add(seq)
             tally.rolls += 1
+    return last
 
 
-def _rows(session_ids: list[int]) -> Iterable[tuple[int, Row]]:
+def _rows(session_ids: list[int], after: int = 0) -> Iterable[tuple[int, Row]]:
     fields = (
         "session_id",
         "seq",
@@ -112,7 +126,8 @@ def _rows(session_ids: list[int]) -> Iterable[tuple[int, Row]]:
         "visibility",
         "data",
     )
-    qs = Event.objects.filter(session_id__in=session_ids).order_by("session_id", "seq")
+    qs = Event.objects.filter(session_id__in=session_ids, seq__gt=after)
+    qs = qs.order_by("session_id", "seq")
     for session_id, *row in qs.values_list(*fields).iterator(chunk_size=2000):
         yield session_id, tuple(row)  # type: ignore[misc]
 
@@ -124,14 +139,28 @@ def stats_viewer(session: GameSession, viewer: Viewer) -> Viewer | None:
     return viewer
 
 
+# Each viewer's tally of a session, kept per process and brought up to date from the events
+# after its last seq (events never change): a refresh after a roll reads one event, not all.
+_tallies: OrderedDict[tuple[int, Any], tuple[Tally, set[int], int]] = OrderedDict()
+_tallies_lock = threading.Lock()
+TALLIES = 512
+
+
 def session_stats(*, session: GameSession, viewer: Viewer | None) -> dict[str, Any]:
-    tally = Tally()
-    tally_rows(
-        tally,
-        (row for _, row in _rows([session.pk])),
-        stats_viewer(session, viewer) if viewer else None,
-    )
-    return _report("session", session.title, tally)
+    who = stats_viewer(session, viewer) if viewer else None
+    # (the commitment and creation time tell a session from another that took its id)
+    session_key = (session.pk, session.commitment, session.created_at)
+    key = (session_key, None if who is None else (who.seat_id, who.is_gm))
+    with _tallies_lock:
+        entry = _tallies.pop(key, None)  # taken: no other thread adds to it meanwhile
+    tally, counted, last = entry if entry is not None else (Tally(), set(), 0)
+    read = tally_rows(tally, (row for _, row in _rows([session.pk], after=last)), who, counted)
+    report = _report("session", session.title, tally)
+    with _tallies_lock:
+        _tallies[key] = (tally, counted, max(last, read))
+        while len(_tallies) > TALLIES:
+            _tallies.popitem(last=False)
+    return report
 
 
 def campaign_stats(*, campaign: Campaign, user: Any) -> dict[str, Any]:
@@ -148,12 +177,13 @@ def campaign_stats_for_gm(*, campaign: Campaign) -> dict[str, Any]:
     batch: list[Row] = []
     for session_id, row in _rows(list(sessions)):
         if session_id != current and batch:
-            tally_rows(tally, batch, stats_viewer(sessions[current], gm_view))  # type: ignore[index]
+            viewer = stats_viewer(sessions[current], gm_view)  # type: ignore[index]
+            tally_rows(tally, batch, viewer, set())
             batch = []
         current = session_id
         batch.append(row)
     if batch and current is not None:
-        tally_rows(tally, batch, stats_viewer(sessions[current], gm_view))
+        tally_rows(tally, batch, stats_viewer(sessions[current], gm_view), set())
     return _report("campaign", campaign.name, tally)
 
 

@@ -112,3 +112,15 @@ def test_a_viewer_of_nothing_gets_an_empty_report(live_session):
         "hidden": 0,
         "seats": [],
     }
+
+
+def test_a_refresh_counts_only_what_is_new(table, django_assert_num_queries):
+    session, ana = table["session"], viewer_for_seat(table["ana"].seat)
+    first = figures(session_stats(session=session, viewer=ana))
+    make_roll(seat_id=table["ana"].seat.pk, request={"notation": "2d6"})
+    with django_assert_num_queries(1):  # the events after the last one counted, nothing more
+        again = figures(session_stats(session=session, viewer=ana))
+    assert again[("Ana", "d6")] == first[("Ana", "d6")] + 2
+    # A reveal of a roll counted before as hidden still counts once.
+    reveal_roll(seat=table["gm"], seq=table["blind"].seq)
+    assert figures(session_stats(session=session, viewer=ana))[("GM", "d20")] == 2

@@ -76,7 +76,8 @@ def test_the_gm_gets_the_dashboard_with_the_commitment_and_never_the_seed(client
     # Controls the page draws for every system; none of the system-specific ones at a generic table.
     for control in ('id="end-session"', 'id="copy-invite"', 'id="hidden-rolls"', 'id="log"'):
         assert control in html
-    for section in ('id="open-rolls"', 'id="discord-roll"', 'id="extended-form"', 'id="new-round"'):
+    sections = ('id="open-rolls"', 'id="discord-roll"', 'id="extended-form"', 'id="new-round"')
+    for section in (*sections, 'id="new-scene"'):
         assert section not in html
 
 
@@ -104,10 +105,14 @@ def test_a_planned_session_offers_start(client, gm, campaign):
     ("system", "present", "resources"),
     [
         ("zoria", ['id="open-rolls"', 'id="undo-award"'], []),
-        ("discordian", ['id="discord-roll"'], ["luck", "instant_karma"]),
+        (
+            "discordian",
+            ['id="discord-roll"', 'id="new-round"', 'id="new-scene"'],
+            ["luck", "instant_karma"],
+        ),
         ("roll-and-keep", ['id="extended-form"'], []),
         ("action-dice", ['id="new-round"'], []),
-        ("d6-chance", [], ["character_points"]),
+        ("d6-chance", ['id="new-round"'], ["character_points"]),
     ],
 )
 def test_only_the_sections_of_the_tables_system(client, gm, system, present, resources):
@@ -118,7 +123,8 @@ def test_only_the_sections_of_the_tables_system(client, gm, system, present, res
     session = start_session(session_id=create_session(campaign=campaign, title="t").pk)
     client.force_login(gm)
     html = client.get(dashboard_url(session)).content.decode()
-    for section in ('id="open-rolls"', 'id="discord-roll"', 'id="extended-form"', 'id="new-round"'):
+    sections = ('id="open-rolls"', 'id="discord-roll"', 'id="extended-form"', 'id="new-round"')
+    for section in (*sections, 'id="new-scene"'):
         assert (section in html) == (section in present), section
     page = dashboard_data(html)
     assert [r["name"] for r in page["system"]["resources"]] == resources

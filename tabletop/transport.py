@@ -4,8 +4,9 @@ Daphne writes every message into the connection's buffer at once and never pushe
 client that stops reading would keep all of it in the server's memory. ``SocketProbe`` (the
 outermost ASGI layer for websockets) finds the connection behind a socket so the socket can
 ask how many bytes its client has not read yet, and close with a reason (daphne's own close
-message carries only a code). Under other servers, and in tests without a server, the probe
-answers None and the socket does without.
+message carries only a code); a frame too large to take is answered with a close frame. Under
+other servers, and in tests without a server, the probe answers None and the socket does
+without.
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ class SocketProbe:
         if scope["type"] == "websocket":
             connection = _daphne_connection(send)
             if connection is not None:
+                # A frame over daphne's 1 MiB limit (or any other protocol fault) gets a close
+                # frame with its code and reason (1009 "message too big"), not a silent drop.
+                connection.failByDrop = False
                 scope = {**scope, SCOPE_KEY: connection}
         await self.app(scope, receive, send)
 

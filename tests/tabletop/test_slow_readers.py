@@ -94,3 +94,22 @@ def test_a_socket_that_stops_reading_is_closed_and_resumes_from_the_store(live_s
                 return [json.loads(await ws.recv())["seq"] for _ in range(3)]
 
         assert asyncio.run(resume()) == [last - 2, last - 1, last]
+
+
+def test_a_frame_over_the_servers_limit_gets_a_close_frame_saying_so(live_session):
+    token = join_session(session=live_session, name="Loud").token
+
+    async def shout() -> websockets.frames.Close | None:
+        url = f"ws://127.0.0.1:{port}/ws/play/{live_session.invite_code}/?token={token}"
+        async with websockets.connect(url, max_size=None) as ws:
+            await ws.recv()
+            await ws.send(json.dumps({"type": "ping", "pad": "x" * (1024 * 1024 + 10)}))
+            with pytest.raises(websockets.ConnectionClosed) as closed:
+                while True:
+                    await asyncio.wait_for(ws.recv(), 10)
+            return closed.value.rcvd
+
+    with daphne_servers(1) as (port,):
+        close = asyncio.run(shout())
+    assert close is not None, "the connection was dropped without a close frame"
+    assert close.code == 1009 and "exceeds payload limit" in close.reason

@@ -4,15 +4,21 @@ import { checkDice, sha256hex, unhex } from "./fairdice.js";
 const root = document.getElementById("verify");
 const $ = (id) => document.getElementById(id);
 
+// Column names, shown beside each cell where a phone stacks a row into a card.
+const HEADS = ["#", "What", "Who", "Dice", "Verdict"];
+
 function row(cells, verdict, cls) {
   const tr = document.createElement("tr");
   tr.className = cls;
   cells.forEach((text, i) => {
     const td = document.createElement("td");
-    if (i === 1) td.append(...[richText(text)].flat()); else td.textContent = text;
+    td.dataset.label = HEADS[i];
+    const body = document.createElement("span"); // one box, whatever the text holds
+    if (i === 1) body.append(...[richText(text)].flat()); else body.textContent = text;
+    td.append(body);
     tr.append(td);
   });
-  const td = document.createElement("td"); td.textContent = verdict; tr.append(td);
+  const td = document.createElement("td"); td.dataset.label = HEADS[4]; td.textContent = verdict; tr.append(td);
   $("rows").append(tr);
 }
 

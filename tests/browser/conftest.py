@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
+import axe_playwright_python
 from asgiref.sync import SyncToAsync
 from channels.layers import channel_layers
 from channels.testing import ChannelsLiveServerTestCase
@@ -52,6 +53,7 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 DESKTOP = {"width": 1200, "height": 900}
 PHONE = {"width": 375, "height": 740}
 GM_PASSWORD = "pw-for-tests-only"
+AXE_SOURCE = Path(axe_playwright_python.__file__).with_name("axe.min.js")
 
 # Keep every socket a page opens reachable, so a test can cut one like a flaky network would.
 TRACK_SOCKETS = """
@@ -211,3 +213,24 @@ class BrowserTestCase(ChannelsLiveServerTestCase):
     @staticmethod
     def shot(page, name: str, full_page: bool = True) -> None:
         page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=full_page)
+
+    @staticmethod
+    def axe(page, name: str) -> list[dict]:
+        """Run axe-core (bundled with axe-playwright-python, never fetched) on the page as it
+        stands; save its report and a screenshot under ``name``; return the serious and
+        critical violations, each as {id, impact, help, targets}."""
+        if not page.evaluate("typeof window.axe === 'object'"):
+            page.add_script_tag(content=AXE_SOURCE.read_text())
+        report = page.evaluate(
+            """async () => {
+              const result = await axe.run(document, {
+                resultTypes: ["violations"],
+                rules: {"label-content-name-mismatch": {enabled: true}},
+              });
+              return result.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
+                targets: v.nodes.map(n => n.target.join(" ")).slice(0, 5)}));
+            }"""
+        )
+        (ARTIFACTS / f"axe-{name}.json").write_text(json.dumps(report, indent=1))
+        page.screenshot(path=str(ARTIFACTS / f"axe-{name}.png"))
+        return [v for v in report if v["impact"] in ("serious", "critical")]

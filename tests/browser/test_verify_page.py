@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from tabletop.models import Event
-from tests.browser.conftest import BrowserTestCase, off_thread
+from tests.browser.conftest import PHONE, BrowserTestCase, off_thread
 
 pytestmark = pytest.mark.browser
 
@@ -48,6 +48,19 @@ class VerifyPageTests(BrowserTestCase):
         self.shot(ana, "verify-honest")
         ok, text = off_thread(lambda: run_verify(code))
         self.assertTrue(ok, text)
+
+        # On a phone: the seed reads in a few lines and nothing runs off the side.
+        ana.set_viewport_size(PHONE)
+        ana.wait_for_timeout(50)
+        width = ana.evaluate("[document.documentElement.scrollWidth, innerWidth]")
+        self.assertLessEqual(width[0], width[1], "no sideways scrolling")
+        lines = ana.eval_on_selector(
+            "#seed",
+            """el => Math.round(el.getBoundingClientRect().height
+                               / (parseFloat(getComputedStyle(el).lineHeight) || 20))""",
+        )
+        self.assertLessEqual(lines, 4, "the 64-character seed takes a few lines")
+        self.shot(ana, "verify-honest-phone", full_page=False)
         self.assertIn("4 of 4 events with dice verified", text)
         rolls = Event.objects.filter(kind="roll")
         seeds = off_thread(lambda: set(rolls.values_list("data__client_seed", flat=True)))

@@ -1,0 +1,132 @@
+"""axe-core on every page a player or GM uses, with a real log in it (kept and dropped dice,
+hidden rolls, revealed rolls, the end of the session): no serious or critical violation, on a
+phone and on a desktop. Reports and screenshots land in test-artifacts/axe-*.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from rules.engines import get_system, system_ids
+from tabletop.models import Character, GameSession, Seat
+from tabletop.services.demo import ensure_demo_tables
+from tabletop.services.rolls import make_roll
+from tabletop.services.sessions import end_session
+from tests.browser.conftest import DESKTOP, GM_PASSWORD, PHONE, BrowserTestCase, off_thread
+
+pytestmark = pytest.mark.browser
+
+PHONE_390 = {"width": 390, "height": 844}
+VISIBILITIES = ("public", "public", "gm", "blind", "public", "self")
+
+
+def fill_log(session: GameSession, player: Seat) -> None:
+    """Rolls from every character's sheet (the table's own system), public and hidden, by the
+    player and the GM, plain notation with dropped dice, and one revealed roll."""
+    from tabletop.services.rolls import reveal_roll
+
+    system = get_system(session.campaign.system)
+    gm = Seat.objects.get(session=session, role="gm")
+    made = 0
+    for character in Character.objects.filter(campaign=session.campaign).order_by("pk"):
+        for quick in system.quick_rolls(character.sheet or {}, session.campaign.settings or {})[:2]:
+            seat = player if player.characters.filter(pk=character.pk).exists() else gm
+            make_roll(
+                seat_id=seat.pk,
+                request=quick["request"],
+                character=character.pk,
+                visibility=VISIBILITIES[made % len(VISIBILITIES)],
+            )
+            made += 1
+    for notation, seat in (("4d6kh3+2", player), ("2d20kl1+5", gm), ("6d10>7", player)):
+        make_roll(seat_id=seat.pk, request={"notation": notation}, system="generic")
+    hidden = make_roll(
+        seat_id=gm.pk, request={"notation": "1d20"}, system="generic", visibility="gm"
+    )
+    reveal_roll(seat=gm, seq=hidden.seq)
+
+
+class AccessibilityTests(BrowserTestCase):
+    def setUp(self) -> None:
+        def make():
+            gm = get_user_model().objects.create_user(
+                "gm", password=GM_PASSWORD, is_staff=True, is_superuser=True
+            )
+            return ensure_demo_tables(gm=gm)
+
+        self.tables = off_thread(make)
+
+    def seated_player(self, session: GameSession) -> Seat:
+        character = off_thread(
+            lambda: Character.objects.filter(campaign=session.campaign).order_by("pk").first()
+        )
+        body = self.join(session, "Ana", character=character.pk if character else None)
+        return off_thread(lambda: Seat.objects.get(pk=body["seat"]["id"]))
+
+    def check(self, page, name: str) -> None:
+        self.checked += 1
+        for violation in self.axe(page, name):
+            self.found.append({"page": name, **violation})
+
+    def test_every_room_join_dashboard_verify_and_admin_page(self):
+        self.found: list[dict] = []
+        self.checked = 0
+        self.assertEqual(sorted(t.system for t in self.tables), sorted(system_ids()))
+        gm_page = self.open_page(viewport=DESKTOP)
+        first = self.tables[0].session
+        self.log_in_gm(gm_page, f"/play/{first.invite_code}/")
+
+        # The join page, on a phone.
+        joiner = self.open_page(viewport=PHONE)
+        joiner.goto(f"{self.live_server_url}/play/{first.invite_code}/")
+        joiner.wait_for_selector("#name")
+        self.check(joiner, "join-phone")
+
+        for table in self.tables:
+            session = table.session
+            player = self.seated_player(session)
+            off_thread(lambda session=session, player=player: fill_log(session, player))
+            token = self.join(session, "Bea")["token"]
+
+            # A player's room on a phone, with the log drawn.
+            phone = self.open_page(viewport=PHONE_390)
+            phone.goto(f"{self.live_server_url}/play/{session.invite_code}/?token={token}")
+            self.wait_live(phone)
+            phone.wait_for_selector("#log li[data-kind='roll.reveal']")
+            self.check(phone, f"room-{table.system}-phone")
+
+            # The GM's room and dashboard on a desktop.
+            gm_page.goto(f"{self.live_server_url}/play/{session.invite_code}/")
+            self.wait_live(gm_page)
+            gm_page.wait_for_selector("#log li[data-kind='roll.reveal']")
+            self.check(gm_page, f"room-{table.system}-gm-desktop")
+            gm_page.goto(f"{self.live_server_url}/gm/{session.pk}/")
+            gm_page.wait_for_selector("#log li[data-kind='roll.reveal']")
+            self.check(gm_page, f"dashboard-{table.system}")
+
+            # After the end: the verify page (and, at one table, the ended room).
+            off_thread(lambda session=session: end_session(session_id=session.pk))
+            phone.goto(f"{self.live_server_url}/play/{session.invite_code}/verify")
+            phone.wait_for_selector("table, .verify-table, #verify")
+            self.check(phone, f"verify-{table.system}-phone")
+            if session == first:
+                phone.goto(f"{self.live_server_url}/play/{session.invite_code}/")
+                phone.wait_for_selector("#log li[data-kind='session.end']")
+                self.check(phone, f"room-{table.system}-ended-phone")
+
+        # The admin pages a GM uses.
+        campaign = self.tables[0].campaign
+        character = off_thread(lambda: Character.objects.filter(campaign=campaign).first())
+        for name, path in (
+            ("admin-index", "/admin/"),
+            ("admin-campaigns", "/admin/tabletop/campaign/"),
+            ("admin-campaign", f"/admin/tabletop/campaign/{campaign.pk}/change/"),
+            ("admin-character", f"/admin/tabletop/character/{character.pk}/change/"),
+            ("admin-session", f"/admin/tabletop/gamesession/{first.pk}/change/"),
+        ):
+            gm_page.goto(f"{self.live_server_url}{path}")
+            gm_page.wait_for_selector("#content")
+            self.check(gm_page, name)
+        self.assertGreater(self.checked, 25)
+        self.assertEqual(self.found, [], "serious or critical axe violations")

@@ -38,4 +38,5 @@ const socket = new RoomSocket(page.socket, {
     while (list.childElementCount > page.rolls) list.lastElementChild.remove();
   },
 });
+socket.lastSeq = page.after; // replay only the end of a long session
 socket.start();

@@ -20,6 +20,7 @@ from ..services.watch import (
 )
 
 OVERLAY_ROLLS = 5  # the last few public rolls an overlay shows, unless ?rolls= says otherwise
+OVERLAY_REPLAY = 200  # events an overlay replays on opening
 
 
 def gone(request: HttpRequest) -> HttpResponse:
@@ -58,7 +59,10 @@ def overlay(request: HttpRequest, code: str) -> HttpResponse:
         rolls = min(max(int(request.GET.get("rolls", OVERLAY_ROLLS)), 1), 20)
     except ValueError:
         rolls = OVERLAY_ROLLS
-    page = {"socket": f"/ws/watch/{code}/", "rolls": rolls, "title": session.title}
+    # The overlay shows the last few rolls: its replay starts a little before the end, not at
+    # the session's first event.
+    after = max(0, session.last_seq - OVERLAY_REPLAY)
+    page = {"socket": f"/ws/watch/{code}/", "rolls": rolls, "title": session.title, "after": after}
     return render(request, "tabletop/overlay.html", {"session": session, "page": page})
 
 

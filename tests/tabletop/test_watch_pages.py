@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tabletop.models import WatchLink
+from tabletop.models import GameSession, WatchLink
 from tabletop.services.watch import create_watch_link, revoke_watch_link
 
 pytestmark = pytest.mark.django_db
@@ -20,7 +20,9 @@ def test_the_watch_page_and_overlay_open_with_a_live_link_only(client, live_sess
     assert live_session.invite_code not in html  # the watch page never hands out the invite
     overlay = client.get(f"/watch/{link.code}/overlay", {"rolls": "3"})
     assert overlay.status_code == 200 and b"overlay.css" in overlay.content
-    assert b'"rolls": 3' in overlay.content
+    assert b'"rolls": 3' in overlay.content and b'"after": 0' in overlay.content
+    GameSession.objects.filter(pk=live_session.pk).update(last_seq=1234)
+    assert b'"after": 1034' in client.get(f"/watch/{link.code}/overlay").content
     revoke_watch_link(session=live_session, user=gm, link_id=link.pk)
     for url in (f"/watch/{link.code}/", f"/watch/{link.code}/overlay", f"/watch/{link.code}/stats"):
         assert client.get(url).status_code == 404

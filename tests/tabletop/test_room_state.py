@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from tabletop.consumers import _connect_snapshot
+from tabletop.arrivals import hellos
 from tabletop.selectors import room
 from tabletop.services.access import resolve_access
 from tabletop.services.seats import join_session
@@ -26,7 +26,7 @@ def _forget_rooms():
 def hello_for(session, token):
     access = resolve_access(code=session.invite_code, token=token, cookie_token=None, user=None)
     with CaptureQueriesContext(connection) as queries:
-        hello, _ = _connect_snapshot(access, None)
+        ((hello, _),) = hellos([(access, None)])
     return hello, len(queries.captured_queries)
 
 

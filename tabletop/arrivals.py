@@ -1,0 +1,204 @@
+"""Sockets arriving at a table: who they are, and their ``hello``, read for many at once.
+
+A connect needs two reads: the seat behind its token (before it may join the room) and, once it
+has joined the room's fan-out, the room's state at the store's ``last_seq`` (joined first, so
+anything committed after that read reaches it live). Each read is one trip to the process's
+database thread, and a socket's trip waits behind every other socket's. When a stream starts or
+a class logs in, hundreds of sockets arrive at once and each paid two trips of its own: 200
+sockets took ~0.8 s to get their hello.
+
+Here the sockets arriving while a read is under way wait for the next one and share it: one trip
+resolves every waiting token (a query for the rooms, one for the seats, one for their
+characters), and one trip reads the rooms' ``last_seq`` for every waiting hello (one query for
+all the rooms; the room's shared state, ``selectors.room.room_state``, is read once per room and
+``last_seq``). Each socket still joins the room before its hello's ``last_seq`` is read, so the
+order that makes the room lossless is unchanged; a lone socket pays what it paid before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from channels.db import database_sync_to_async
+
+from .models import GameSession, Seat
+from .models.sessions import hash_token
+from .selectors.events import Viewer, events_after
+from .selectors.room import room_state, seat_summary
+from .services.access import Access, resolve_access
+
+Request = TypeVar("Request")
+Answer = TypeVar("Answer")
+
+# What the hello carries of the session row (read again for it: the row changes as the room plays).
+HELLO_FIELDS = ("last_seq", "status", "ended_at", "table_state", "server_seed")
+MAX_TOKEN = 200  # services.seats.seat_for_token refuses longer ones
+
+
+class Coalescer(Generic[Request, Answer]):
+    """Calls made while a batch is on the database thread wait and go together in the next one.
+
+    ``work`` runs on the database thread with every waiting request and returns one answer (or
+    exception) per request, in order. A call that finds nothing under way starts a batch at
+    once, so nothing waits for a timer."""
+
+    def __init__(self, work: Callable[[list[Request]], list[Answer | BaseException]]) -> None:
+        self._work = database_sync_to_async(work)
+        self._waiting: list[tuple[Request, asyncio.Future[Answer]]] = []
+        self._running: asyncio.Task[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def __call__(self, request: Request) -> Awaitable[Answer]:
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:  # (a new event loop: tests run one each)
+            self._loop, self._waiting, self._running = loop, [], None
+        future: asyncio.Future[Answer] = loop.create_future()
+        self._waiting.append((request, future))
+        if self._running is None or self._running.done():
+            self._running = loop.create_task(self._drain())
+        return future
+
+    async def _drain(self) -> None:
+        while self._waiting:
+            batch, self._waiting = self._waiting, []
+            try:
+                answers = await self._work([request for request, _ in batch])
+            except BaseException as exc:  # the batch failed as a whole: each caller hears it
+                answers = [exc] * len(batch)
+            for (_, future), answer in zip(batch, answers, strict=True):
+                if future.done():  # the socket went away meanwhile
+                    continue
+                if isinstance(answer, BaseException):
+                    future.set_exception(answer)
+                else:
+                    future.set_result(answer)
+
+
+@dataclass(frozen=True)
+class Arrival:
+    code: str
+    token: str | None
+    cookie_token: str | None
+    user: Any
+
+
+def _usable(token: str | None) -> bool:
+    return bool(token) and len(token) <= MAX_TOKEN  # type: ignore[arg-type]
+
+
+def resolve_arrivals(arrivals: list[Arrival]) -> list[Access | BaseException | None]:
+    """``services.access.resolve_access`` for many sockets: the same answers, shared queries.
+
+    Tokens and seat cookies are looked up together; a socket with neither (a logged-in GM) is
+    resolved on its own, as before."""
+    sessions = {
+        s.invite_code: s
+        for s in GameSession.objects.select_related("campaign").filter(
+            invite_code__in={a.code for a in arrivals}
+        )
+    }
+    hashes = {hash_token(t) for a in arrivals for t in (a.token, a.cookie_token) if _usable(t)}
+    seats: dict[tuple[int, str], Seat] = {}
+    if sessions and hashes:
+        for seat in Seat.objects.filter(
+            session__in=list(sessions.values()), token_hash__in=hashes
+        ).prefetch_related("characters"):
+            seats[seat.session_id, seat.token_hash] = seat
+
+    def seat_for(session: GameSession, token: str | None) -> Seat | None:
+        return seats.get((session.pk, hash_token(token))) if _usable(token) else None
+
+    out: list[Access | BaseException | None] = []
+    for a in arrivals:
+        session = sessions.get(a.code)
+        if session is None:
+            out.append(None)
+            continue
+        # Each socket gets its own copy: its hello refreshes the row's fields in place.
+        session = copy.copy(session)
+        if a.token:
+            # A wrong token is an outsider, even if a cookie would have let them in.
+            seat = seat_for(session, a.token)
+            out.append(Access(session, seat, "token") if seat is not None else None)
+            continue
+        seat = seat_for(session, a.cookie_token)
+        if seat is not None:
+            out.append(Access(session, seat, "cookie"))
+            continue
+        try:
+            out.append(resolve_access(code=a.code, token=None, cookie_token=None, user=a.user))
+        except Exception as exc:
+            out.append(exc)
+    return out
+
+
+def hello_for(access: Access, after: int | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """hello (``last_seq`` already read into ``access.session``, before the state, so the state
+    is never older than it) and the events to replay after ``after``."""
+    session = access.session
+    last_seq = session.last_seq
+    hello = {
+        "type": "hello",
+        "seat": seat_summary(access.seat),
+        "role": access.seat.role,
+        "last_seq": last_seq,
+        "state": room_state(
+            session=session,
+            viewer=Viewer(seat_id=access.seat.pk, is_gm=access.seat.is_gm),
+            last_seq=last_seq,
+        ),
+    }
+    replay = [] if after is None else events_after(session_id=session.pk, after=after, limit=None)
+    return hello, [e for e in replay if e["seq"] <= last_seq]
+
+
+def hellos(
+    requests: list[tuple[Access, int | None]],
+) -> list[tuple[dict[str, Any], list[dict[str, Any]]] | BaseException]:
+    """Every waiting socket's hello, the rooms' rows read in one query."""
+    rows = {
+        row["pk"]: row
+        for row in GameSession.objects.filter(
+            pk__in={access.session.pk for access, _ in requests}
+        ).values("pk", *HELLO_FIELDS)
+    }
+    out: list[tuple[dict[str, Any], list[dict[str, Any]]] | BaseException] = []
+    for access, after in requests:
+        row = rows.get(access.session.pk)
+        if row is None:
+            out.append(GameSession.DoesNotExist(access.session.pk))
+            continue
+        for field in HELLO_FIELDS:
+            setattr(access.session, field, row[field])
+        try:
+            out.append(hello_for(access, after))
+        except Exception as exc:
+            out.append(exc)
+    return out
+
+
+class Arrivals:
+    """The process's arrivals: ``await arrivals.access(...)`` then, once joined, ``hello``."""
+
+    def __init__(self) -> None:
+        self._access: Coalescer[Arrival, Access | None] = Coalescer(resolve_arrivals)
+        self._hello: Coalescer[
+            tuple[Access, int | None], tuple[dict[str, Any], list[dict[str, Any]]]
+        ] = Coalescer(hellos)
+
+    async def access(
+        self, *, code: str, token: str | None, cookie_token: str | None, user: Any
+    ) -> Access | None:
+        return await self._access(Arrival(code, token, cookie_token, user))
+
+    async def hello(
+        self, access: Access, after: int | None
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        return await self._hello((access, after))
+
+
+arrivals = Arrivals()

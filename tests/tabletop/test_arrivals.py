@@ -1,0 +1,105 @@
+"""Sockets arriving together share their reads: the same answers as one at a time, in a fixed
+number of queries however many arrive, and a socket arriving during a read waits for the next."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from tabletop.arrivals import Arrival, Coalescer, hellos, resolve_arrivals
+from tabletop.selectors import room
+from tabletop.services.access import resolve_access
+from tabletop.services.seats import join_session
+from tabletop.services.sessions import create_session, start_session
+
+
+@pytest.fixture(autouse=True)
+def _forget_rooms():
+    room._shared.clear()
+    yield
+    room._shared.clear()
+
+
+@pytest.mark.django_db
+def test_tokens_and_cookies_resolve_as_one_at_a_time(live_session):
+    other = start_session(session_id=create_session(campaign=live_session.campaign, title="B").pk)
+    ana = join_session(session=live_session, name="Ana").token
+    bo = join_session(session=other, name="Bo").token
+    code, elsewhere = live_session.invite_code, other.invite_code
+    arrivals = [
+        Arrival(code, ana, None, None),  # a bot's token
+        Arrival(code, None, ana, None),  # a browser's seat cookie
+        Arrival(code, "wrong", ana, None),  # a wrong token is an outsider, cookie or not
+        Arrival(code, bo, None, None),  # a seat of another room
+        Arrival(elsewhere, bo, None, None),
+        Arrival("nosuchroom", ana, None, None),
+        Arrival(code, "x" * 201, None, None),
+        Arrival(code, None, None, None),  # nobody (no login either)
+    ]
+    together = resolve_arrivals(arrivals)
+    one_by_one = [
+        resolve_access(code=a.code, token=a.token, cookie_token=a.cookie_token, user=a.user)
+        for a in arrivals
+    ]
+    assert [(x.seat.pk, x.session.pk, x.via) if x else None for x in together] == [
+        (x.seat.pk, x.session.pk, x.via) if x else None for x in one_by_one
+    ]
+    assert [x.via if x else None for x in together] == [
+        "token", "cookie", None, None, "token", None, None, None,
+    ]  # fmt: skip
+
+
+@pytest.mark.django_db
+def test_twenty_arrivals_cost_the_queries_of_one(live_session):
+    tokens = [join_session(session=live_session, name=f"P{i}").token for i in range(20)]
+    code = live_session.invite_code
+    with CaptureQueriesContext(connection) as one:
+        (single,) = resolve_arrivals([Arrival(code, tokens[0], None, None)])
+        hellos([(single, None)])
+    room._shared.clear()
+    with CaptureQueriesContext(connection) as twenty:
+        accesses = resolve_arrivals([Arrival(code, t, None, None) for t in tokens])
+        answers = hellos([(a, None) for a in accesses])
+    assert len(twenty.captured_queries) == len(one.captured_queries)
+    stored = type(live_session).objects.get(pk=live_session.pk).last_seq
+    assert {hello["last_seq"] for hello, _ in answers} == {stored}
+    assert [hello["seat"]["name"] for hello, _ in answers] == [f"P{i}" for i in range(20)]
+    assert all(hello["state"]["seats"] == answers[0][0]["state"]["seats"] for hello, _ in answers)
+
+
+@pytest.mark.django_db
+def test_a_hello_after_a_seq_replays_what_came_since(live_session):
+    ana = join_session(session=live_session, name="Ana")
+    (access,) = resolve_arrivals([Arrival(live_session.invite_code, ana.token, None, None)])
+    join_session(session=live_session, name="Bo")  # one more event
+    ((hello, replay),) = hellos([(access, hello_seq := access.session.last_seq)])
+    assert hello["last_seq"] == hello_seq + 1
+    assert [e["seq"] for e in replay] == [hello_seq + 1]
+
+
+@pytest.mark.asyncio
+async def test_calls_made_during_a_batch_go_together_in_the_next():
+    batches: list[list[int]] = []
+    first_running, release = threading.Event(), threading.Event()
+
+    def work(requests: list[int]) -> list[int | BaseException]:
+        batches.append(list(requests))
+        if len(batches) == 1:
+            first_running.set()
+            release.wait(5)
+        return [ValueError(r) if r == 3 else r * 10 for r in requests]
+
+    together = Coalescer(work)
+    first = asyncio.ensure_future(together(1))
+    await asyncio.to_thread(first_running.wait, 5)
+    rest = [asyncio.ensure_future(together(r)) for r in (2, 3, 4)]
+    await asyncio.sleep(0.05)
+    release.set()
+    assert await first == 10
+    two, three, four = await asyncio.gather(*rest, return_exceptions=True)
+    assert (two, four) == (20, 40) and isinstance(three, ValueError)
+    assert batches == [[1], [2, 3, 4]]

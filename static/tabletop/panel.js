@@ -335,13 +335,10 @@ export class Panel {
       if (page.role !== "gm") this.character.value = String(all[0].id);
       opts.push(h("div", {class: "field"}, h("label", {for: "roll-character"}, "Rolling for"), this.character));
     }
-    // What the roll is for ("Attack"), carried into the roll where the table takes it.
-    this.label = null;
-    if ((page.roll_fields || []).includes("label")) {
-      this.label = h("input", {id: "roll-label", name: "label", maxlength: 60, autocomplete: "off",
-        placeholder: "Attack, Stealth…", list: "roll-labels"});
-      opts.unshift(h("div", {class: "field"}, h("label", {for: "roll-label"}, "What for"), this.label));
-    }
+    // What the roll is for ("Attack"), carried into the roll and shown with it in the log.
+    this.label = h("input", {id: "roll-label", name: "label", maxlength: 60, autocomplete: "off",
+      placeholder: "Attack, Stealth…"});
+    opts.unshift(h("div", {class: "field"}, h("label", {for: "roll-label"}, "What for"), this.label));
     this.visibility = h("select", {id: "roll-visibility", name: "visibility"},
       VISIBILITY.map(([value, text]) => h("option", {value}, text)));
     opts.push(h("div", {class: "field"}, h("label", {for: "roll-visibility"}, "Who sees it"), this.visibility));
@@ -375,6 +372,7 @@ export class Panel {
       this.drawVisibility();
       return;
     }
+    if (event.target === this.label) return; // the odds do not depend on it
     // A text field's "change" comes on blur, i.e. on the mouse press on Roll: clearing its error
     // then would move the button from under the pointer and the click would be lost.
     if (event.type === "change" && event.target.matches?.("input:not([type=checkbox]):not([type=radio])")) return;
@@ -404,7 +402,7 @@ export class Panel {
     const {system, request, character} = this.current();
     const out = {type: "roll", system, request, visibility: this.visibility.value};
     if (character != null) out.character = character;
-    if (this.label && this.label.value.trim()) out.label = this.label.value.trim();
+    if (this.label.value.trim()) out.label = this.label.value.trim();
     for (const hook of this.hooks) hook(out);
     return out;
   }
@@ -414,7 +412,7 @@ export class Panel {
     const id = system && this.modes.some((m) => m.id === system) ? system : this.modes[0].id;
     this.switchTo(id);
     this.mode.set.set(request || {});
-    if (this.label) this.label.value = label || "";
+    this.label.value = label || "";
     if (this.character && characterId != null) this.character.value = String(characterId);
     this.clearErrors();
     this.changedRequest();
@@ -477,7 +475,7 @@ export class Panel {
   rolled() {
     for (const input of this.mode.node.querySelectorAll("input.notation")) this.history.remember(input.value);
     this.trays.forEach((t) => t.draw());
-    if (this.label) this.label.value = "";
+    this.label.value = "";
     if (this.visibility.value === "public") return;
     this.visibility.value = "public";
     this.drawVisibility();

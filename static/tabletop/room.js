@@ -251,7 +251,7 @@ for (const group of page.quick_rolls || []) {
     h("span", {class: "quick-who"}, group.character.name),
     group.rolls.map((roll) => h("button", {type: "button", class: "secondary small",
       onclick: () => {
-        panel.fill(roll.request, group.character.id, roll.system);
+        panel.fill(roll.request, group.character.id, roll.system, roll.label);
         panel.button.focus();
       }}, roll.label))));
 }

@@ -26,10 +26,12 @@ def roll(
     client_seed: str,
     system: str | None = None,
     character: int | None = None,
+    label: str = "",
     **options: Any,
 ) -> Event:
     """``options`` are the table system's own roll fields, checked against its declaration."""
     return make_roll(
+        label=label,
         seat_id=seat_id,
         request=request,
         system=system,
@@ -87,6 +89,14 @@ ROLL_FIELDS: tuple[Field, ...] = (
     ),
     Field("character", "int", label="Character", nullable=True, help="a character id", **ID),
     CLIENT_SEED,
+    Field(
+        "label",
+        "text",
+        label="What for",
+        help='what the roll is for, shown with it: "Attack", "Stealth"',
+        default="",
+        max_length=60,
+    ),
 )
 
 CORE: tuple[Command, ...] = (

@@ -56,6 +56,22 @@ def clean_name(name: Any) -> str:
     return name
 
 
+MAX_LABEL = 60
+
+
+def clean_label(label: Any) -> str:
+    """What a roll is for ("Attack", "Stealth"), shown in its log line: text as typed, minus
+    what hides or reorders text; "" when there is none."""
+    if label is None:
+        return ""
+    if not isinstance(label, str):
+        raise invalid("text, like Attack or Stealth", field="label")
+    text = " ".join("".join(c if _shown(c) else " " if c.isspace() else "" for c in label).split())
+    if len(text) > MAX_LABEL:
+        raise invalid(f"at most {MAX_LABEL} characters", field="label")
+    return text
+
+
 def skeleton(name: str) -> str:
     """What a name looks like: case, width, accents, look-alike letters and punctuation folded."""
     folded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", name).casefold())

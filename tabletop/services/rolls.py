@@ -14,6 +14,7 @@ from ..models.pools import OpenRoll
 from ..systems.registry import RollContext, TableSystem, table_system
 from .errors import ServiceError, conflict, forbidden, invalid, not_found
 from .events import next_seq, record_event
+from .names import clean_label
 from .pools import character_for
 
 MAX_CLIENT_SEED = 200
@@ -58,15 +59,18 @@ def make_roll(
     client_seed: Any = "",
     options: dict[str, Any] | None = None,
     reroll_of: int | None = None,
+    label: Any = "",
 ) -> Event:
     """Validate, pay what the table rules ask, take the next seq, draw the dice for that seq,
-    store the event, then settle what follows it: all in one transaction."""
+    store the event, then settle what follows it: all in one transaction. ``label``: what the
+    roll is for ("Attack"), shown with it."""
     if visibility not in Visibility.values:
         raise invalid(f"must be one of {Visibility.values}", field="visibility")
     if client_seed is None:
         client_seed = ""
     if not isinstance(client_seed, str) or len(client_seed) > MAX_CLIENT_SEED:
         raise invalid(f"text of at most {MAX_CLIENT_SEED} characters", field="client_seed")
+    label = clean_label(label)
     with transaction.atomic():
         # The seat, its session locked, and the campaign: one statement (this is every roll's
         # path, and each statement is a round trip to the database).
@@ -110,6 +114,8 @@ def make_roll(
         result["character"] = {"id": who.pk, "name": who.name} if who else None
         if reroll_of is not None:
             result["reroll_of"] = reroll_of
+        if label:
+            result["label"] = label
         table.annotate(ctx, result)
         event = record_event(
             session_id=locked.pk,

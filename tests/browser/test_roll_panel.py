@@ -40,8 +40,10 @@ class RollPanelTests(BrowserTestCase):
         page.click(".tray-dice button:text-is('d20')")
         page.click("button.edge:text-is('Advantage')")
         self.assertEqual(page.input_value(field), "2d20kh1")
+        page.fill("#roll-label", "Attack\u202e")
         page.click(".roll-button")
-        page.wait_for_selector("#log li[data-kind=roll]")
+        page.wait_for_selector("#log li[data-kind=roll] .roll-label:text-is('Attack')")
+        self.assertEqual(page.input_value("#roll-label"), "", "a label is for one roll")
         self.shot(page, "room-phone-tray", full_page=False)
 
         # The field remembers: the last roll is one tap away, after a reload too.
@@ -66,3 +68,7 @@ class RollPanelTests(BrowserTestCase):
             ]
         )
         self.assertEqual(notations, ["2d20kh1", "3d4", "2d20kh1"])
+        again = page.locator("#log li[data-kind=roll]").nth(2)
+        self.assertEqual(
+            again.locator(".roll-label").inner_text(), "Attack", "the label comes along"
+        )

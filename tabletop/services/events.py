@@ -39,7 +39,10 @@ def too_large(size: int, *, kind: str) -> ServiceError:
             " The dice are drawn for the next seq with your client seed, so the same request "
             "with the same client seed is refused again: roll fewer dice."
         )
-    return ServiceError("too-large", message)
+    error = ServiceError("too-large", message)
+    # The work was done (the dice drawn) though nothing is kept: it counts against the budgets.
+    error.cost = size
+    return error
 
 
 def room_group(session_id: int) -> str:

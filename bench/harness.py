@@ -159,7 +159,6 @@ WHATIF: dict[str, str] = {
     # name: what the served table does differently (bench/servers/settings.py applies it)
     "server-binding": "PostgreSQL binds parameters on the server (psycopg prepares statements)",
     "no-db-pool": "PostgreSQL without the connection pool: one kept connection per thread",
-    "one-db-thread": "every database call of a process on its one ORM thread",
 }
 
 

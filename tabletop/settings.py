@@ -105,6 +105,22 @@ if DATABASE_URL:
     # derive the test database's name from this, find the same database.
     if DATABASES["default"]["ENGINE"] != "django.db.backends.sqlite3":
         DATABASES["default"]["TEST"] = {"NAME": f"test_{DATABASES['default']['NAME']}"}
+    # PostgreSQL connections come from a pool per process (psycopg_pool), checked when taken.
+    # Under ASGI every page request runs in a thread of its own; with kept connections each of
+    # those threads opened one and left it to the garbage collector, and seating 2,000 players
+    # ran a 100-connection server out of connections (docs/benchmarks.md). A pool bounds them
+    # per process and reuses them. TABLETOP_DB_POOL=0 turns it off.
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and os.environ.get(
+        "TABLETOP_DB_POOL", "1"
+    ) not in {"0", "false", "no"}:
+        DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps them instead
+        DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+            "min_size": int(os.environ.get("TABLETOP_DB_POOL_MIN", "2")),
+            "max_size": int(os.environ.get("TABLETOP_DB_POOL_MAX", "8")),
+            # A request waits this long for a free connection (or for the database to come
+            # back) before it fails, well under the room page's 8 s "no answer".
+            "timeout": float(os.environ.get("TABLETOP_DB_POOL_TIMEOUT", "4")),
+        }
 else:
     DATA_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {

@@ -28,3 +28,11 @@ POSTGRES = "postgresql" in DATABASES["default"]["ENGINE"]
 
 if "server-binding" in WHATIF and POSTGRES:
     DATABASES["default"].setdefault("OPTIONS", {})["server_side_binding"] = True
+
+if "no-db-pool" in WHATIF and POSTGRES:  # as before the pool: kept connections, one per thread
+    DATABASES["default"].get("OPTIONS", {}).pop("pool", None)
+    DATABASES["default"]["CONN_MAX_AGE"] = 60
+
+# Every benchmark client joins from 127.0.0.1: the per-address join budget (against one address
+# making seats without end) would refuse the seating of a benchmark's hundreds of players.
+TABLETOP["JOINS_PER_MINUTE"] = 1e9

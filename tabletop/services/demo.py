@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -32,13 +33,24 @@ class DemoTable:
     session: GameSession
 
 
-def reset_demo_gm(*, username: str = DEMO_GM) -> tuple[Any, str]:
-    """The demo GM with a freshly generated password (printed by ``play``, stored only hashed)."""
+def demo_gm(*, secret_file: Path, username: str = DEMO_GM) -> tuple[Any, str | None]:
+    """The demo GM and the password to print. The password is made once and kept in
+    ``secret_file`` (readable by its owner only), so running ``play`` again never locks the GM
+    out; a password the GM has since set is left alone (then None is returned)."""
     user_model = get_user_model()
-    user, _ = user_model.objects.get_or_create(
+    user, created = user_model.objects.get_or_create(
         username=username, defaults={"is_staff": True, "is_superuser": True}
     )
-    password = secrets.token_urlsafe(12)
+    kept = secret_file.read_text().strip() if secret_file.exists() else ""
+    if not created and kept and user.check_password(kept):
+        return user, kept
+    if not created and user.has_usable_password() and kept:
+        return user, None  # changed by the GM since: theirs now
+    password = kept or secrets.token_urlsafe(12)
+    if not kept:
+        secret_file.parent.mkdir(parents=True, exist_ok=True)
+        secret_file.touch(mode=0o600)
+        secret_file.write_text(password + "\n")
     user.set_password(password)
     user.is_staff = True
     user.is_superuser = True

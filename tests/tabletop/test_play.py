@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import io
 import re
+import socket
+import sys
 
 import pytest
+from django.conf import settings
 from django.contrib.auth import authenticate
 from django.core.management import call_command
+from django.core.management.base import CommandError
 
 from rules.engines import system_ids
 from tabletop.models import Campaign, GameSession, SessionStatus
@@ -15,13 +19,18 @@ from tabletop.models import Campaign, GameSession, SessionStatus
 pytestmark = pytest.mark.django_db
 
 
-def run_play() -> str:
-    out = io.StringIO()
-    import sys
+@pytest.fixture(autouse=True)
+def _own_data_dir(tmp_path, monkeypatch):
+    """The demo GM's password file in a directory of the test's own; ALLOWED_HOSTS restored."""
+    monkeypatch.setattr(settings, "DATA_DIR", tmp_path)
+    monkeypatch.setattr(settings, "ALLOWED_HOSTS", list(settings.ALLOWED_HOSTS))
 
+
+def run_play(*args: str) -> str:
+    out = io.StringIO()
     real, sys.stdout = sys.stdout, out
     try:
-        call_command("play", "--no-serve")
+        call_command("play", "--no-serve", *args)
     finally:
         sys.stdout = real
     return out.getvalue()
@@ -64,3 +73,54 @@ def test_home_page_lists_a_gms_campaigns(client, gm, live_session):
     client.force_login(gm)
     page = client.get("/").content.decode()
     assert "Night Market" in page and f"/gm/{live_session.pk}/" in page
+
+
+def test_play_again_keeps_the_gm_password():
+    first = re.search(r"^gm login: (\S+) (\S+)$", run_play(), re.M)
+    second = re.search(r"^gm login: (\S+) (\S+)$", run_play(), re.M)
+    assert first[2] == second[2]
+    assert authenticate(username="gm", password=first[2]) is not None
+    assert oct((settings.DATA_DIR / "demo-gm-password").stat().st_mode & 0o777) == "0o600"
+
+
+def test_a_password_the_gm_set_is_left_alone(django_user_model):
+    run_play()
+    gm = django_user_model.objects.get(username="gm")
+    gm.set_password("my-own-password")
+    gm.save()
+    text = run_play()
+    assert "gm login: gm (the password you set for it)" in text
+    assert authenticate(username="gm", password="my-own-password") is not None
+
+
+def test_a_busy_port_stops_play_before_anything_changes(django_user_model):
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    try:
+        with pytest.raises(CommandError, match="--port"):
+            call_command("play", "--port", str(port))
+    finally:
+        taken.close()
+    assert not django_user_model.objects.filter(username="gm").exists()
+    assert not (settings.DATA_DIR / "demo-gm-password").exists()
+
+
+def test_links_printed_for_another_address_answer_there(client):
+    text = run_play("--host", "10.1.2.3", "--port", "8123")
+    invite = re.search(r"^generic invite: http://10\.1\.2\.3:8123(/play/[\w-]+/)$", text, re.M)
+    assert invite, text
+    page = client.get(invite[1], HTTP_HOST="10.1.2.3:8123")
+    assert page.status_code == 200  # the join form, not 400 Bad Request
+    from tabletop.origin import origin_allowed
+
+    scope = {"headers": [(b"origin", b"http://10.1.2.3:8123")], "scheme": "ws"}
+    assert origin_allowed(scope)
+    assert not origin_allowed({"headers": [(b"origin", b"http://evil.example")], "scheme": "ws"})
+
+
+def test_every_interface_prints_an_address_others_can_use():
+    text = run_play("--host", "0.0.0.0")
+    hosts = re.findall(r"^generic invite: http://([^/:]+|\[[^]]+\]):8000/", text, re.M)
+    assert hosts and hosts[0] != "0.0.0.0"

@@ -34,19 +34,24 @@ def _restricted(character: Character) -> dict[str, int]:
     }
 
 
-def _deal(seat: Seat, characters: list[Character]) -> list[int]:
+def _deal(seat: Seat, characters: list[Character], *, fresh: bool = True) -> list[int]:
     """Each character gets its action dice for the round (and its restricted dice), held on
-    ``seat``: its player's, or the GM's for the NPCs."""
+    ``seat``: its player's, or the GM's for the NPCs. Not ``fresh`` (a player sitting down
+    mid-round): dice the character already has this round stay as they are, only their holder
+    changes."""
     changed = []
     for character in characters:
         stacks = {"": rules.new_round(character.sheet or {}), **_restricted(character)}
         for label, dice in stacks.items():
+            key = {"session_id": seat.session_id, "character": character, "label": label}
+            held = Pool.objects.filter(kind=PoolKind.ROUND_DICE, sides=6, **key)
+            if not fresh and held.update(seat=seat):
+                changed += list(held.values_list("pk", flat=True))
+                continue
             pool, _ = Pool.objects.update_or_create(
-                session_id=seat.session_id,
-                character=character,
                 kind=PoolKind.ROUND_DICE,
                 sides=6,
-                label=label,
+                **key,
                 defaults={"seat": seat, "remaining": dice, "initial": dice},
             )
             changed.append(pool.pk)
@@ -183,7 +188,7 @@ class ActionDiceTable(TableSystem):
     def seat_joined(self, seat: Seat) -> None:
         if (seat.session.table_state or {}).get("round"):
             # Sitting down mid-round: this round's action dice, as if present when it began.
-            _deal(seat, list(seat.characters.all()))
+            _deal(seat, list(seat.characters.all()), fresh=False)
 
 
 def _defense(ctx: RollContext, roll: Event) -> None:

@@ -10,6 +10,7 @@ from tabletop.models import Character, Event, GameSession
 from tabletop.models.pools import Pool, PoolKind
 from tabletop.services.errors import ServiceError
 from tabletop.services.rolls import make_roll
+from tabletop.services.seats import join_session
 from tabletop.services.sessions import end_session
 from tabletop.systems import registry
 
@@ -113,6 +114,17 @@ def test_npcs_the_gm_runs_get_their_action_dice_each_round(gm):
         )
         == "conflict"
     )
+
+
+def test_a_player_sitting_down_mid_round_does_not_refill_dice_the_gm_spent_for_them(gm):
+    session, _, _, gm_at = setup_table(gm, "action-dice", {"Nadia": {"action_dice": 3}})
+    kit = Character.objects.create(campaign=session.campaign, name="Kit", sheet={"action_dice": 2})
+    send(gm_at, "round.new")  # Kit has no player yet: the GM runs Kit this round
+    make_roll(seat_id=gm_at.pk, request={"action_dice": 2, "skill_dice": 1}, character=kit.pk)
+    session.refresh_from_db()
+    late = join_session(session=session, name="Kit's player", character_id=kit.pk).seat
+    stack = Pool.objects.get(character=kit, kind=PoolKind.ROUND_DICE)
+    assert (stack.seat_id, stack.remaining) == (late.pk, 0)
 
 
 def test_defense_actions_name_their_opponents_and_a_second_does_not_replace_the_first(gm):

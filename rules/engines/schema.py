@@ -215,7 +215,8 @@ def validate(
         for key in data:
             if key not in known:
                 where = _path(prefix, str(key)) if str(key).strip() else (prefix or "request")
-                raise RuleError(where, f"unknown field {key!r}; expected one of {sorted(known)}")
+                expected = f"expected one of {sorted(known)}" if known else "it takes none"
+                raise RuleError(where, f"unknown field {key!r}; {expected}")
     out: dict[str, Any] = {}
     for spec in fields:
         where = _path(prefix, spec.name)

@@ -74,7 +74,10 @@ class OddsQuery:
 
 def odds_query(params: Mapping[str, Any]) -> OddsQuery:
     """The odds endpoint's query parameters, checked; ``request`` parsed as a JSON object."""
-    values = check_fields(ODDS.fields, dict(params))
+    # (an empty system is the table's own)
+    values = check_fields(
+        ODDS.fields, {k: v for k, v in params.items() if v != "" or k != "system"}
+    )
     try:
         request = parse_json(values.get("request") or "{}")
     except ValueError:

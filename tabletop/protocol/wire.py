@@ -20,6 +20,7 @@ from .commands import Command, Decoded, Refused, check_fields, parse_json, valid
 from .core import CORE
 
 ANSWERED_BY_THE_SOCKET = frozenset({"ping"})
+CORE_ROLL = next(c for c in CORE if c.type == "roll")
 
 
 @cache
@@ -70,6 +71,9 @@ def decode(raw: str | bytes, *, system: str, is_gm: bool) -> Decoded | Refused:
     if command.gm_only and not is_gm:
         return Refused.because(ref, forbidden(f"only the GM can {command.doc}"))
     body = {key: value for key, value in message.items() if key not in ("type", "ref")}
+    if command.type == "roll" and body.get("system") not in (None, system):
+        # The table's roll options belong to rolls in its own system, not to the notation box.
+        command = CORE_ROLL
     try:
         values = check_fields(command.fields, body)
     except Exception as exc:  # ServiceError: a field's refusal

@@ -23,7 +23,7 @@ def human_field(field: str) -> str:
     ``client_seed`` -> ``Client seed``. The path itself travels in the error's ``field``."""
     parts = [p for p in field.split(".") if p]
     items = []
-    while parts and parts[-1].isdigit():
+    while parts and parts[-1].isascii() and parts[-1].isdigit():
         items.insert(0, int(parts.pop()) + 1)
     name = (parts[-1] if parts else "message").replace("_", " ").replace("-", " ")
     name = name[:1].upper() + name[1:]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -17,10 +16,12 @@ from rules.engines import GameSystem, OddsTooLarge, RuleError, get_system
 
 from ..limits import Buckets
 from ..models import Character, GameSession, Seat
+from ..protocol.bodies import join_body, odds_query
+from ..protocol.commands import parse_json
 from ..selectors.odds import OddsBusy, OddsFailed, odds_for
 from ..selectors.room import fairness, seat_summary, session_summary
 from ..services.access import Access, resolve_access, seat_cookie_name
-from ..services.errors import ServiceError
+from ..services.errors import ServiceError, human_field, invalid
 from ..services.seats import join_session, seat_for_token
 
 COOKIE_AGE = 60 * 60 * 24 * 60
@@ -157,9 +158,9 @@ def join(request: HttpRequest, code: str) -> HttpResponse:
     as_json = _wants_json(request)
     if request.content_type == "application/json":
         try:
-            body = json.loads(request.body or b"{}")
-        except (ValueError, RecursionError):
-            return _json_error(ServiceError("invalid", "the body is not JSON"))
+            body = parse_json(request.body or b"{}")
+        except ValueError:
+            return _json_error(ServiceError("invalid", "The body is not JSON."))
         if not isinstance(body, dict):
             return _json_error(ServiceError("invalid", "expected a JSON object"))
     else:
@@ -182,11 +183,12 @@ def join(request: HttpRequest, code: str) -> HttpResponse:
             return _json_error(exc)
         return _join_form(request, session, error=exc, status=429)
     try:
+        # Checked against its declaration before the service sees it (docs/protocol.md).
+        checked = join_body(
+            {key: body.get(key) for key in body}, form=request.content_type != "application/json"
+        )
         joined = join_session(
-            session=session,
-            name=body.get("name"),
-            character_id=body.get("character") or None,
-            user=request.user,
+            session=session, name=checked.name, character_id=checked.character, user=request.user
         )
     except ServiceError as exc:
         if as_json:
@@ -262,23 +264,21 @@ async def odds(request: HttpRequest, code: str) -> HttpResponse:
         return _json_error(
             ServiceError("rate-limited", "too many odds requests just now; try again in a moment")
         )
-    system_id = request.GET.get("system") or table_system
+    try:
+        query = odds_query({key: request.GET.get(key) for key in request.GET})
+    except ServiceError as exc:
+        return _json_error(exc)
+    system_id = query.system or table_system
     if system_id not in {table_system, "generic"}:
-        return _json_error(
-            ServiceError("invalid", "system: not played at this table", field="system")
-        )
+        return _json_error(invalid("not played at this table", field="system"))
     try:
-        payload = json.loads(request.GET.get("request", "{}"))
-    except (ValueError, RecursionError):
-        return _json_error(ServiceError("invalid", "request: not JSON", field="request"))
-    try:
-        answer = await odds_for(system_id=system_id, request=payload)
+        answer = await odds_for(system_id=system_id, request=query.request)
     except OddsTooLarge as exc:
         return JsonResponse(
             {
                 "error": {
                     "code": "too-large",
-                    "message": f"{exc.field}: {exc.reason}",
+                    "message": f"{human_field(exc.field)}: {exc.reason}",
                     "field": f"request.{exc.field}",
                 }
             },

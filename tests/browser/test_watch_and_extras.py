@@ -49,8 +49,8 @@ class WatchAndExtrasTests(BrowserTestCase):
         self.assertEqual(background, "rgba(0, 0, 0, 0)")
         for page in (watch, overlay):
             self.assertNotIn(SECRET, page.content())
-        self.shot(watch, "watch-phone")
-        self.shot(overlay, "overlay")
+        self.assertEqual(self.axe(watch, "watch-phone"), [])
+        self.assertEqual(self.axe(overlay, "overlay"), [])
 
         # On replay (a fresh page) the same: the public dice, the hidden roll still hidden.
         watch.reload()
@@ -132,7 +132,7 @@ class WatchAndExtrasTests(BrowserTestCase):
         ana.wait_for_function(
             "document.querySelector('.stats-sentence').textContent.startsWith('15 d6s')"
         )
-        self.shot(ana, "room-stats")
+        self.assertEqual(self.axe(ana, "room-stats"), [])
         with ana.expect_download() as download:
             ana.click(".export-links a:has-text('JSON')")
         self.assertTrue(download.value.suggested_filename.endswith(".json"))
@@ -147,7 +147,7 @@ class WatchAndExtrasTests(BrowserTestCase):
         link = WatchLink.objects.get(session=session)
         self.assertIn(f"/watch/{link.code}/overlay", page.input_value(f"#overlay-{link.pk}"))
         page.wait_for_selector("#stats .stats-body")
-        self.shot(page, "dashboard-extras")
+        self.assertEqual(self.axe(page, "dashboard-extras"), [])
         page.click("#watch button:has-text('Revoke')")
         page.wait_for_selector("#watch li.revoked")
 

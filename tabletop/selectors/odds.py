@@ -17,6 +17,7 @@ import multiprocessing
 import threading
 from collections import OrderedDict
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from django.conf import settings
@@ -42,6 +43,7 @@ class _Workers:
         self._lock = threading.Lock()
         self.in_flight = 0
         self.cache: OrderedDict[tuple[str, str], tuple[str, str]] = OrderedDict()
+        self.slots: dict[int, asyncio.Semaphore] = {}
 
     def pool(self) -> ProcessPoolExecutor:
         with self._lock:
@@ -60,7 +62,8 @@ class _Workers:
         if pool is not None:
             for process in list((pool._processes or {}).values()):
                 process.kill()
-            pool.shutdown(wait=False, cancel_futures=True)
+            # (a computation still queued there fails as BrokenProcessPool and is tried again)
+            pool.shutdown(wait=False)
 
     def remember(self, key: tuple[str, str], answer: tuple[str, str]) -> None:
         self.cache[key] = answer
@@ -88,32 +91,51 @@ async def odds_for(*, system_id: str, request: Any) -> dict[str, Any]:
     raise OddsFailed(body)
 
 
+def _slots() -> asyncio.Semaphore:
+    """One computation per worker at a time, so the time budget counts computing, not waiting."""
+    loop = asyncio.get_running_loop()
+    slots = _workers.slots.get(id(loop))
+    if slots is None:
+        slots = _workers.slots[id(loop)] = asyncio.Semaphore(settings.TABLETOP["ODDS_WORKERS"])
+    return slots
+
+
 async def _compute(key: tuple[str, str]) -> tuple[str, str]:
     conf = settings.TABLETOP
     if _workers.in_flight >= conf["ODDS_WORKERS"] + conf["ODDS_WAITING"]:
         raise OddsBusy()
     _workers.in_flight += 1
     try:
-        future = asyncio.get_running_loop().run_in_executor(_workers.pool(), compute, *key)
-        try:
-            answer = await asyncio.wait_for(future, conf["ODDS_SECONDS"])
-        except TimeoutError:
-            log.warning("odds for %s took over %ss; stopped", key, conf["ODDS_SECONDS"])
-            _workers.restart()
-            answer = (
-                "too-large",
-                json.dumps(
-                    {
-                        "field": "notation" if "notation" in key[1] else "request",
-                        "reason": "too large to work out exact odds in time",
-                    }
-                ),
-            )
-        except Exception as exc:  # a worker died: start afresh next time
-            log.warning("odds worker failed: %s", exc)
-            _workers.restart()
-            raise OddsFailed("the odds could not be computed just now; try again") from None
-        _workers.remember(key, answer)
-        return answer
+        async with _slots():
+            for attempt in range(2):
+                try:
+                    answer = await _run(key, conf["ODDS_SECONDS"])
+                except BrokenProcessPool:
+                    # Another computation overran and its worker was stopped: once more.
+                    if attempt:
+                        raise OddsFailed("the odds could not be worked out just now") from None
+                    continue
+                _workers.remember(key, answer)
+                return answer
+        raise AssertionError("unreachable")
     finally:
         _workers.in_flight -= 1
+
+
+async def _run(key: tuple[str, str], seconds: float) -> tuple[str, str]:
+    future = asyncio.get_running_loop().run_in_executor(_workers.pool(), compute, *key)
+    try:
+        return await asyncio.wait_for(future, seconds)
+    except TimeoutError:
+        log.warning("odds for %s took over %ss; stopped", key, seconds)
+        _workers.restart()
+        field = "notation" if "notation" in key[1] else "request"
+        reason = "too large to work out exact odds in time"
+        return "too-large", json.dumps({"field": field, "reason": reason})
+    except BrokenProcessPool:
+        _workers.restart()
+        raise
+    except Exception as exc:  # the worker could not be reached: start afresh next time
+        log.warning("odds worker failed: %s", exc)
+        _workers.restart()
+        raise OddsFailed("the odds could not be worked out just now; try again") from None

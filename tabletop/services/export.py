@@ -6,12 +6,15 @@ Everything comes from the event store, redacted for the viewer exactly as the so
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from django.template.loader import render_to_string
 from django.utils import timezone
+from django.utils.html import escape
+from django.utils.safestring import mark_safe
 
 from ..models import GameSession, Seat, SessionStatus
 from ..selectors.events import Viewer, events_after, for_everyone, for_viewer
@@ -168,6 +171,22 @@ def to_markdown(record: Record) -> str:
     return "\n".join(out)
 
 
+# The engines' lines mark dice that do not count (~~x~~), successes (**x**) and failures (_x_).
+_MARKS = re.compile(r"~~(.+?)~~|\*\*(.+?)\*\*|\b_(-?\d+)_\b")
+
+
+def rich_html(text: str) -> str:
+    """An engine's line as HTML: escaped, its marks as <s>, <b> and <em>."""
+
+    def mark(match: re.Match[str]) -> str:
+        struck, hit, miss = match.groups()
+        if struck is not None:
+            return f"<s>{struck}</s>"
+        return f"<b>{hit}</b>" if hit is not None else f"<em>{miss}</em>"
+
+    return mark_safe(_MARKS.sub(mark, escape(text)))  # (escaped first)
+
+
 def to_html(record: Record) -> str:
     rows = []
     for event in record.events:
@@ -178,7 +197,7 @@ def to_html(record: Record) -> str:
                 "at": _when(event["at"]),
                 "kind": event["kind"],
                 "hidden": event["visibility"] != "public",
-                "line": event_line(event),
+                "line": rich_html(event_line(event)),
                 "dice": dice_text(data["dice"])
                 if data.get("dice") and event["kind"] == "roll"
                 else "",

@@ -129,6 +129,7 @@ def test_markdown_and_printable_html(client, played):
     page = html.content.decode()
     assert "<title>Session one · session log</title>" in page and "@media print" in page
     assert "ana-secret" not in page
+    assert "<s>" in page and "~~" not in page  # the dropped die of 4d6kh3, struck through
 
 
 def test_outsiders_and_unknown_formats_get_nothing(client, played):

@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from .views import dashboard, export, gm_features, home, room, stats, verify, watch
+from .views import dashboard, export, gm_features, home, room, saved, stats, verify, watch
 
 urlpatterns = [
     path("", home.home, name="home"),
@@ -9,6 +9,8 @@ urlpatterns = [
     path("play/<str:code>/", room.room, name="room"),
     path("play/<str:code>/join", room.join, name="join"),
     path("play/<str:code>/odds", room.odds, name="odds"),
+    path("play/<str:code>/saved", saved.saved_rolls, name="saved-rolls"),
+    path("play/<str:code>/saved/<int:roll_id>", saved.saved_roll, name="saved-roll"),
     path("play/<str:code>/record", verify.record, name="record"),
     path("play/<str:code>/verify", verify.verify_page, name="verify"),
     path("play/<str:code>/export.<str:fmt>", export.seat_export, name="export"),

@@ -5,6 +5,7 @@ import {Log, short} from "./log.js";
 import {Odds} from "./odds.js";
 import {Panel} from "./panel.js";
 import {Pools} from "./pools.js";
+import {SavedRolls} from "./saved.js";
 import {RoomSocket} from "./socket.js";
 
 const $ = (id) => document.getElementById(id);
@@ -256,6 +257,12 @@ for (const group of page.quick_rolls || []) {
       }}, roll.label))));
 }
 quick.hidden = !quick.childElementCount;
+if (page.seat.characters?.length || page.role === "gm") {
+  const saved = new SavedRolls({box: quick, panel, url: `/play/${page.session.code}/saved`,
+    csrf: document.querySelector("meta[name=csrf-token]")?.content || "",
+    roll: () => $("roll-form").requestSubmit()});
+  saved.load();
+}
 
 // --- GM: end the session --------------------------------------------------------------------
 const end = $("end-session");

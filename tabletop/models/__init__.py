@@ -1,5 +1,6 @@
 from .campaigns import Campaign, Character, CharacterResource
 from .events import Event, Visibility
+from .saved import SavedRoll
 from .sessions import GameSession, Seat, SeatRole, SessionStatus
 from .watch import WatchLink
 from .webhooks import DeliveryStatus, Webhook, WebhookDelivery
@@ -11,6 +12,7 @@ __all__ = [
     "DeliveryStatus",
     "Event",
     "GameSession",
+    "SavedRoll",
     "Seat",
     "SeatRole",
     "SessionStatus",

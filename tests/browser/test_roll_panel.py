@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tabletop.models import Event
+from tabletop.models import Event, SavedRoll
 from tests.browser.conftest import BrowserTestCase, off_thread
 
 pytestmark = pytest.mark.browser
@@ -72,3 +72,33 @@ class RollPanelTests(BrowserTestCase):
         self.assertEqual(
             again.locator(".roll-label").inner_text(), "Attack", "the label comes along"
         )
+
+    def test_saved_rolls_are_one_tap_kept_on_the_server_and_editable(self):
+        _, _, session = self.make_table("generic", characters={"Wren": {}})
+        page = self.open_page(viewport=PHONE_390)
+        self.sit_down(page, session, "Ana", character="Wren")
+        page.fill("#f-generic-notation", "1d20+5")
+        page.fill("#roll-label", "Longsword")
+        page.click("button.save-roll")
+        chip = page.locator("button.saved-roll:text-is('Longsword')")
+        chip.wait_for()
+
+        # Kept on the server: there after a reload; one tap rolls it with its name.
+        page.reload()
+        self.wait_live(page)
+        chip.click()
+        entry = page.locator("#log li[data-kind=roll]").first
+        entry.wait_for()
+        self.assertEqual(entry.locator(".roll-label").inner_text(), "Longsword")
+        self.assertIn("as Wren", entry.inner_text())
+        self.shot(page, "room-phone-saved-rolls", full_page=False)
+
+        # Renamed, then forgotten.
+        page.click("button:text-is('Edit saved rolls')")
+        page.once("dialog", lambda dialog: dialog.accept("Longsword attack"))
+        page.click("button:text-is('Rename Longsword')")
+        page.wait_for_selector("button:text-is('Remove Longsword attack')")
+        page.once("dialog", lambda dialog: dialog.accept())
+        page.click("button:text-is('Remove Longsword attack')")
+        page.wait_for_selector("button:text-is('Remove Longsword attack')", state="detached")
+        self.assertEqual(off_thread(lambda: SavedRoll.objects.count()), 0)

@@ -1,0 +1,103 @@
+"""Saved rolls: a player keeps named rolls for their characters (the GM for any of the
+campaign's), checked like a roll is, so one tap rolls them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Max
+
+from rules.engines import RuleError, get_system, system_ids
+
+from ..models import Character, SavedRoll, Seat
+from .errors import ServiceError, invalid, not_found
+from .names import clean_label
+from .pools import character_for
+
+MAX_PER_CHARACTER = 40
+
+
+def saved_for(*, seat: Seat) -> list[dict[str, Any]]:
+    """The seat's characters (the GM: the campaign's) with their saved rolls."""
+    characters = (
+        Character.objects.filter(campaign_id=seat.session.campaign_id)
+        if seat.is_gm
+        else seat.characters.all()
+    )
+    out = []
+    for character in characters.order_by("name").prefetch_related("saved_rolls"):
+        out.append(
+            {
+                "id": character.pk,
+                "name": character.name,
+                "rolls": [_summary(r) for r in character.saved_rolls.all()],
+            }
+        )
+    return out
+
+
+def _summary(roll: SavedRoll) -> dict[str, Any]:
+    return {"id": roll.pk, "label": roll.label, "system": roll.system, "request": roll.request}
+
+
+def _checked(*, seat: Seat, label: Any, system: Any, request: Any) -> tuple[str, str, dict]:
+    label = clean_label(label)
+    if not label:
+        raise invalid("name the roll, like Longsword attack", field="label")
+    table = seat.session.campaign.system
+    if system in (None, ""):
+        system = table
+    if system not in (table, "generic") or system not in system_ids():
+        raise invalid(f"one of {table!r} or 'generic'", field="system")
+    try:
+        request = get_system(system).normalise(request)
+    except RuleError as exc:
+        raise ServiceError.from_rule(exc) from None
+    return label, system, request
+
+
+def save_roll(*, seat: Seat, character_id: Any, label: Any, system: Any, request: Any) -> SavedRoll:
+    """Keep a new roll for a character this seat acts for."""
+    character = character_for(seat=seat, character_id=character_id)
+    label, system, request = _checked(seat=seat, label=label, system=system, request=request)
+    with transaction.atomic():
+        rolls = SavedRoll.objects.select_for_update().filter(character=character)
+        if rolls.count() >= MAX_PER_CHARACTER:
+            raise invalid(f"at most {MAX_PER_CHARACTER} saved rolls a character", field="label")
+        last = rolls.aggregate(last=Max("position"))["last"]
+        return SavedRoll.objects.create(
+            character=character,
+            label=label,
+            system=system,
+            request=request,
+            position=0 if last is None else last + 1,
+        )
+
+
+def _own(*, seat: Seat, roll_id: Any) -> SavedRoll:
+    if isinstance(roll_id, bool) or not isinstance(roll_id, int):
+        raise invalid("expected a saved roll's id", field="id")
+    roll = SavedRoll.objects.select_related("character").filter(pk=roll_id).first()
+    if roll is None or roll.character.campaign_id != seat.session.campaign_id:
+        raise not_found("no such saved roll")
+    character_for(seat=seat, character_id=roll.character_id)  # refuses another's character
+    return roll
+
+
+def change_roll(
+    *, seat: Seat, roll_id: Any, label: Any, system: Any = None, request: Any = None
+) -> SavedRoll:
+    """Rename a saved roll, or (with ``request``) change what it rolls."""
+    roll = _own(seat=seat, roll_id=roll_id)
+    if request is None:
+        request, system = roll.request, roll.system
+    roll.label, roll.system, roll.request = _checked(
+        seat=seat, label=label, system=system, request=request
+    )
+    roll.save(update_fields=["label", "system", "request"])
+    return roll
+
+
+def delete_roll(*, seat: Seat, roll_id: Any) -> None:
+    _own(seat=seat, roll_id=roll_id).delete()

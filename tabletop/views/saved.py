@@ -1,0 +1,79 @@
+"""Saved rolls over HTTP, for the seat behind the room's cookie (or the GM's login): list, keep,
+rename or change, forget. JSON in and out; the page sends its CSRF token."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.http import require_http_methods
+
+from ..services.errors import ServiceError, invalid
+from ..services.saved import change_roll, delete_roll, save_roll, saved_for
+from .room import STATUS_FOR, _access
+
+
+def _error(exc: ServiceError) -> JsonResponse:
+    body = {"error": {"code": exc.code, "message": exc.message, "field": exc.field}}
+    return JsonResponse(body, status=STATUS_FOR.get(exc.code, 400))
+
+
+def _body(request: HttpRequest) -> dict[str, Any]:
+    if request.content_type != "application/json":
+        raise invalid("send JSON (Content-Type: application/json)")
+    try:
+        body = json.loads(request.body or b"{}")
+    except (ValueError, RecursionError):
+        raise invalid("the body is not JSON") from None
+    if not isinstance(body, dict):
+        raise invalid("expected a JSON object")
+    return body
+
+
+@require_http_methods(["GET", "POST"])
+def saved_rolls(request: HttpRequest, code: str) -> HttpResponse:
+    access = _access(request, code)
+    if access is None:
+        return JsonResponse(
+            {"error": {"code": "forbidden", "message": "sit down first"}}, status=403
+        )
+    seat = access.seat
+    if request.method == "POST":
+        try:
+            body = _body(request)
+            save_roll(
+                seat=seat,
+                character_id=body.get("character"),
+                label=body.get("label"),
+                system=body.get("system"),
+                request=body.get("request"),
+            )
+        except ServiceError as exc:
+            return _error(exc)
+    return JsonResponse({"characters": saved_for(seat=seat)})
+
+
+@require_http_methods(["POST", "DELETE"])
+def saved_roll(request: HttpRequest, code: str, roll_id: int) -> HttpResponse:
+    access = _access(request, code)
+    if access is None:
+        return JsonResponse(
+            {"error": {"code": "forbidden", "message": "sit down first"}}, status=403
+        )
+    seat = access.seat
+    try:
+        if request.method == "DELETE":
+            delete_roll(seat=seat, roll_id=roll_id)
+        else:
+            body = _body(request)
+            change_roll(
+                seat=seat,
+                roll_id=roll_id,
+                label=body.get("label"),
+                system=body.get("system"),
+                request=body.get("request"),
+            )
+    except ServiceError as exc:
+        return _error(exc)
+    return JsonResponse({"characters": saved_for(seat=seat)})

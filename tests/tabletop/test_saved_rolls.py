@@ -1,0 +1,105 @@
+"""Saved rolls: a player keeps named rolls for their own characters on the server, renames,
+changes and forgets them; nobody else's characters, nothing that would not roll."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.test import Client
+
+from tabletop.models import Character, SavedRoll
+
+pytestmark = pytest.mark.django_db
+
+
+def sit(session, name, character=None) -> Client:
+    client = Client(enforce_csrf_checks=True)
+    body = {"name": name, "character": character.pk if character else None}
+    response = client.post(
+        f"/play/{session.invite_code}/join", json.dumps(body), content_type="application/json"
+    )
+    assert response.status_code == 200
+    client.cookies.update(response.cookies)
+    client.get(f"/play/{session.invite_code}/")  # the room page sets the CSRF cookie
+    return client
+
+
+def send(client, session, method, path="", body=None):
+    token = client.cookies["csrftoken"].value
+    return getattr(client, method)(
+        f"/play/{session.invite_code}/saved{path}",
+        json.dumps(body) if body is not None else None,
+        content_type="application/json",
+        HTTP_X_CSRFTOKEN=token,
+    )
+
+
+def test_keep_rename_change_and_forget_a_roll(live_session, campaign):
+    wren = Character.objects.create(campaign=campaign, name="Wren")
+    ana = sit(live_session, "Ana", wren)
+    answer = send(
+        ana, live_session, "post", body={"character": wren.pk, "label": "Longsword",
+                                          "request": {"notation": "1d20+5"}},
+    )  # fmt: skip
+    assert answer.status_code == 200, answer.content
+    rolls = answer.json()["characters"][0]["rolls"]
+    assert [(r["label"], r["system"], r["request"]["notation"]) for r in rolls] == [
+        ("Longsword", "generic", "1d20+5")
+    ]
+    roll_id = rolls[0]["id"]
+    answer = send(ana, live_session, "post", f"/{roll_id}", {"label": "Longsword attack"})
+    assert answer.json()["characters"][0]["rolls"][0]["label"] == "Longsword attack"
+    answer = send(
+        ana, live_session, "post", f"/{roll_id}",
+        {"label": "Greatsword", "request": {"notation": "2d6+5"}},
+    )  # fmt: skip
+    assert answer.json()["characters"][0]["rolls"][0]["request"]["notation"] == "2d6+5"
+    assert send(ana, live_session, "get").json()["characters"][0]["name"] == "Wren"
+    assert send(ana, live_session, "delete", f"/{roll_id}").status_code == 200
+    assert not SavedRoll.objects.exists()
+
+
+def test_refusals_name_the_field_and_keep_nothing(live_session, campaign):
+    wren = Character.objects.create(campaign=campaign, name="Wren")
+    other = Character.objects.create(campaign=campaign, name="Ossian")
+    ana = sit(live_session, "Ana", wren)
+    cases = [
+        ({"character": other.pk, "label": "X", "request": {"notation": "1d6"}}, 403, None),
+        ({"character": wren.pk, "label": "", "request": {"notation": "1d6"}}, 400, "label"),
+        ({"character": wren.pk, "label": "X", "request": {"notation": "2d"}}, 400, "request"),
+        ({"character": wren.pk, "label": "X", "system": "zoria", "request": {}}, 400, "system"),
+        ({"character": "one", "label": "X", "request": {"notation": "1d6"}}, 400, "character"),
+    ]
+    for body, status, field in cases:
+        answer = send(ana, live_session, "post", body=body)
+        assert answer.status_code == status, (body, answer.content)
+        if field:
+            assert answer.json()["error"]["field"].startswith(field), body
+    assert not SavedRoll.objects.exists()
+
+
+def test_another_players_roll_is_not_theirs_to_change(live_session, campaign):
+    wren = Character.objects.create(campaign=campaign, name="Wren")
+    ossian = Character.objects.create(campaign=campaign, name="Ossian")
+    ana = sit(live_session, "Ana", wren)
+    bob = sit(live_session, "Bob", ossian)
+    roll = send(
+        ana, live_session, "post",
+        body={"character": wren.pk, "label": "Sneak", "request": {"notation": "1d20"}},
+    ).json()["characters"][0]["rolls"][0]  # fmt: skip
+    assert send(bob, live_session, "delete", f"/{roll['id']}").status_code == 403
+    assert send(bob, live_session, "post", f"/{roll['id']}", {"label": "Mine"}).status_code == 403
+    assert SavedRoll.objects.get().label == "Sneak"
+
+
+def test_outsiders_and_forged_posts_are_refused(live_session, campaign, client):
+    assert client.get(f"/play/{live_session.invite_code}/saved").status_code == 403
+    wren = Character.objects.create(campaign=campaign, name="Wren")
+    ana = sit(live_session, "Ana", wren)
+    body = {"character": wren.pk, "label": "X", "request": {"notation": "1d6"}}
+    forged = ana.post(
+        f"/play/{live_session.invite_code}/saved", json.dumps(body), content_type="application/json"
+    )
+    assert forged.status_code == 403  # no CSRF token: not from the room page
+    assert not SavedRoll.objects.exists()

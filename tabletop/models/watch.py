@@ -11,7 +11,7 @@ from .sessions import GameSession
 
 
 def new_watch_code() -> str:
-    # 128 random bits, URL-safe: a watch link cannot be guessed from the invite code or another link.
+    # 128 random bits, URL-safe: no link can be guessed from the invite code or another link.
     return secrets.token_urlsafe(16)
 
 

@@ -8,6 +8,7 @@ urlpatterns = [
     path("join", home.join_by_code, name="join-by-code"),
     path("play/<str:code>/", room.room, name="room"),
     path("play/<str:code>/join", room.join, name="join"),
+    path("play/<str:code>/seat", room.switch_seat, name="switch-seat"),
     path("play/<str:code>/odds", room.odds, name="odds"),
     path("play/<str:code>/saved", saved.saved_rolls, name="saved-rolls"),
     path("play/<str:code>/saved/<int:roll_id>", saved.saved_roll, name="saved-roll"),

@@ -63,15 +63,45 @@ def room(request: HttpRequest, code: str) -> HttpResponse:
     session = get_object_or_404(GameSession.objects.select_related("campaign"), invite_code=code)
     token = request.GET.get("token")
     if token:
-        # A seat link opened on another device: keep the token in a cookie, not in the address bar.
+        # A seat link opened on another device: keep the token in a cookie, not in the address
+        # bar. A browser that already sits at this table is asked first: a link must never
+        # silently swap its seat (whoever made the link would then read its own rolls).
+        linked = seat_for_token(session=session, token=token)
+        current = _access(request, code)
+        if linked is not None and current is not None and current.seat.pk != linked.pk:
+            return _ask_to_switch(request, session, current, linked, token)
         response = redirect(f"/play/{code}/")
-        if seat_for_token(session=session, token=token) is not None:
+        if linked is not None:
             _set_seat_cookie(response, code, token)
         return response
     access = _access(request, code)
     if access is None:
         return _join_form(request, session)
     return render(request, "tabletop/room.html", room_context(access))
+
+
+def _ask_to_switch(
+    request: HttpRequest, session: GameSession, current: Access, linked: Seat, token: str
+) -> HttpResponse:
+    response = render(
+        request,
+        "tabletop/switch_seat.html",
+        {"session": session, "current": current.seat, "linked": linked, "token": token},
+    )
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@require_POST
+def switch_seat(request: HttpRequest, code: str) -> HttpResponse:
+    """Take the seat of a seat link in this browser, once its holder said yes (a form post with
+    its CSRF token: another site cannot make the choice for them)."""
+    session = get_object_or_404(GameSession, invite_code=code)
+    token = request.POST.get("token", "")
+    response = redirect(f"/play/{code}/")
+    if token and seat_for_token(session=session, token=token) is not None:
+        _set_seat_cookie(response, code, token)
+    return response
 
 
 def room_context(access: Access) -> dict[str, Any]:

@@ -68,3 +68,28 @@ def test_a_json_join_while_the_channel_layer_is_away_succeeds_fully(client, live
         response = post_json(client, f"/play/{live_session.invite_code}/join", {"name": "Ana"})
     assert response.status_code == 200 and response.json()["token"]
     assert Seat.objects.filter(session=live_session, name="Ana").count() == 1
+
+
+def test_a_seat_link_never_silently_replaces_the_browsers_own_seat(client, live_session):
+    from django.test import Client
+
+    code = live_session.invite_code
+    own = post_json(client, f"/play/{code}/join", {"name": "Ana"}).json()
+    stranger = Client()
+    other = post_json(stranger, f"/play/{code}/join", {"name": "Mallory"}, REMOTE_ADDR="10.9.9.9")
+    link_token = other.json()["token"]
+    asked = client.get(f"/play/{code}/", {"token": link_token})
+    assert asked.status_code == 200 and f"seat_{code}" not in asked.cookies
+    page = asked.content.decode()
+    assert "Switch seats?" in page and "Mallory" in page and "Ana" in page
+    assert client.cookies[f"seat_{code}"].value == own["token"], "still Ana's seat"
+    # Saying yes takes the linked seat (a form post with the CSRF token).
+    csrf = Client(enforce_csrf_checks=True)
+    csrf.cookies = client.cookies
+    assert csrf.post(f"/play/{code}/seat", {"token": link_token}).status_code == 403
+    switched = client.post(f"/play/{code}/seat", {"token": link_token})
+    assert switched.status_code == 302 and switched.cookies[f"seat_{code}"].value == link_token
+    # The same link in a browser with no seat here (or the same seat) just sits down.
+    fresh = Client()
+    assert fresh.get(f"/play/{code}/", {"token": link_token}).status_code == 302
+    assert fresh.cookies[f"seat_{code}"].value == link_token

@@ -35,7 +35,7 @@ JOIN = Body(
 ODDS = Body(
     "GET /play/<code>/odds",
     (
-        Field("system", "choice", label="System", choices=tuple(system_ids())),
+        Field("system", "choice", label="System", choices=tuple(sorted(system_ids()))),
         Field("request", "text", label="Request", max_length=8192, help="the request, as JSON"),
         Field("token", "text", label="Token", max_length=200, help="a bot's seat token"),
     ),

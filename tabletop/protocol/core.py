@@ -77,7 +77,7 @@ ROLL_FIELDS: tuple[Field, ...] = (
         "system",
         "choice",
         label="System",
-        choices=tuple(system_ids()),
+        choices=tuple(sorted(system_ids())),
         help="the table's system (the default) or generic",
     ),
     Field(

@@ -21,9 +21,14 @@ import asyncio
 import copy
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any, Generic, TypeVar
 
+from channels.auth import AuthMiddleware
 from channels.db import database_sync_to_async
+from channels.sessions import CookieMiddleware, SessionMiddleware
+from django.contrib import auth
+from django.utils.functional import SimpleLazyObject
 
 from .models import GameSession, Seat
 from .models.sessions import hash_token
@@ -202,3 +207,19 @@ class Arrivals:
 
 
 arrivals = Arrivals()
+
+
+class LazyUserMiddleware(AuthMiddleware):
+    """``scope["user"]`` read from the session on first use, by the code that needs it (on the
+    database thread), instead of one database trip per socket before it may even connect: a
+    socket with a seat token or a seat cookie never needs it. Channels' own middleware makes that
+    trip for every socket, and in a burst each one waits behind every other."""
+
+    async def resolve_scope(self, scope: dict[str, Any]) -> None:
+        request = SimpleNamespace(session=scope["session"])
+        scope["user"] = SimpleLazyObject(lambda: auth.get_user(request))
+
+
+def lazy_user_stack(inner: Any) -> Any:
+    """``channels.auth.AuthMiddlewareStack`` with the user read on first use."""
+    return CookieMiddleware(SessionMiddleware(LazyUserMiddleware(inner)))

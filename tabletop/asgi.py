@@ -11,10 +11,10 @@ from .access_log import install as keep_tokens_out_of_the_access_log  # noqa: E4
 
 keep_tokens_out_of_the_access_log()
 
-from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.urls import path  # noqa: E402
 
+from .arrivals import lazy_user_stack  # noqa: E402
 from .consumers import RoomConsumer  # noqa: E402
 from .transport import SocketProbe  # noqa: E402
 from .watch_consumer import WatchConsumer  # noqa: E402
@@ -28,6 +28,6 @@ application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
         # Origin is checked in the consumer: bots holding a seat token may connect without one.
-        "websocket": SocketProbe(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "websocket": SocketProbe(lazy_user_stack(URLRouter(websocket_urlpatterns))),
     }
 )

@@ -19,6 +19,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.layers import get_channel_layer
 from django.conf import settings
 
+from .arrivals import arrivals
 from .delivery import Delivery, TooFarBehind
 from .hub import hub
 from .limits import Buckets, TokenBucket
@@ -26,8 +27,7 @@ from .origin import origin_allowed
 from .protocol.commands import Decoded, Refused
 from .protocol.wire import ANSWERED_BY_THE_SOCKET, decode, perform
 from .selectors.events import Viewer, dumps, events_after
-from .selectors.room import room_state, seat_summary
-from .services.access import Access, resolve_access, seat_cookie_name
+from .services.access import Access, seat_cookie_name
 from .services.errors import ServiceError
 from .services.events import room_group
 from .transport import close_with_reason, unsent_bytes
@@ -62,29 +62,6 @@ def _configure_buckets() -> None:
 def _bucket(seat_id: int) -> TokenBucket:
     _configure_buckets()
     return _buckets(seat_id)
-
-
-def _connect_snapshot(
-    access: Access, after: int | None
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """hello (last_seq read before the state, so the state is never older than last_seq) and
-    the events to replay after ``after``."""
-    session = access.session
-    session.refresh_from_db(fields=["last_seq", "status", "ended_at", "table_state", "server_seed"])
-    last_seq = session.last_seq
-    hello = {
-        "type": "hello",
-        "seat": seat_summary(access.seat),
-        "role": access.seat.role,
-        "last_seq": last_seq,
-        "state": room_state(
-            session=session,
-            viewer=Viewer(seat_id=access.seat.pk, is_gm=access.seat.is_gm),
-            last_seq=last_seq,
-        ),
-    }
-    replay = [] if after is None else events_after(session_id=session.pk, after=after, limit=None)
-    return hello, [e for e in replay if e["seq"] <= last_seq]
 
 
 class RoomConsumer(AsyncWebsocketConsumer):
@@ -125,7 +102,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
                 await self.close(code=CLOSE_BAD_REQUEST)
                 return
         cookies = self.scope.get("cookies", {})
-        access = await database_sync_to_async(resolve_access)(
+        access = await arrivals.access(
             code=code,
             token=token,
             cookie_token=cookies.get(seat_cookie_name(code)),
@@ -161,7 +138,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
         await hub.join(self.layer, self.group, self, session_id=session_id)
         self.joined = True
         await self.accept()
-        hello, replay = await database_sync_to_async(_connect_snapshot)(access, after)
+        hello, replay = await arrivals.hello(access, after)
         await self._guarded(self._start(hello, replay))
 
     async def _start(self, hello: dict[str, Any], replay: list[dict[str, Any]]) -> None:
@@ -252,6 +229,10 @@ class RoomConsumer(AsyncWebsocketConsumer):
                 deadline=time.monotonic() + settings.TABLETOP["ACTION_DEADLINE_SECONDS"],
             )
         except ServiceError as exc:
+            # Work refused after it was done (a roll too large to keep) still counts.
+            refused_work = getattr(exc, "cost", 0)
+            _seat_work(self.access.seat.pk).charge(refused_work)
+            _room_work(self.group).charge(refused_work)
             await self._error(ref, exc.code, exc.message, field=exc.field)
         except Exception:
             log.exception("room action %s failed", decoded.command.type)

@@ -4,7 +4,8 @@ handler (its publishing is measured in the server, ``python -m bench.scenarios.p
 For SQLite (the defaults, a temporary data directory) and PostgreSQL (a scratch database), in a
 child process with that configuration:
 
-- the statements of one ``roll`` (the socket's handler, ``tabletop.services.actions.roll``),
+- the statements of one ``roll`` as the socket runs it (``tabletop.protocol.wire.perform``: the
+  unit of work, which publishes nothing itself),
   captured with ``django.test.utils.CaptureQueriesContext``, and each one's time
   (``connection.execute_wrapper``); the rest of the handler is the commit and Python;
 - the handler's time with a kept connection, and as the socket runs it (Django's
@@ -51,13 +52,10 @@ def inner(n: int) -> dict[str, Any]:
     from django.test.utils import CaptureQueriesContext
 
     from tabletop.models import Event, GameSession, Seat
-    from tabletop.services import actions
+    from tabletop.protocol.wire import decode, perform
     from tabletop.services import events as events_service
     from tabletop.services.seats import join_session
 
-    # Committed events go to an outbox, as on the room socket, which publishes them from its
-    # event loop: here nothing publishes them (the server's profile measures that).
-    events_service.OUTBOX.set([])
     session = (
         GameSession.objects.filter(campaign__system="generic", status="live")
         .order_by("-pk")
@@ -70,10 +68,16 @@ def inner(n: int) -> dict[str, Any]:
         "request": {"notation": "3d6"},
         "client_seed": "b|q|1|1",
     }
+    decoded = decode(json.dumps(message), system="generic", is_gm=False)
+
+    def roll() -> None:
+        # The unit of work the socket runs (published by the socket afterwards, not here).
+        perform(decoded, seat_id=seat.pk, deadline=float("inf"))
+
     for _ in range(5):
-        actions.roll(seat_id=seat.pk, message=message)
+        roll()
     with CaptureQueriesContext(connection) as captured:
-        actions.roll(seat_id=seat.pk, message=message)
+        roll()
     queries = [q["sql"][:200] for q in captured.captured_queries]
     steps: list[list[float]] = []
     executed: list[str] = []
@@ -91,7 +95,7 @@ def inner(n: int) -> dict[str, Any]:
         current.clear()
         t = time.perf_counter()
         with connection.execute_wrapper(timer):
-            actions.roll(seat_id=seat.pk, message=message)
+            roll()
         total = (time.perf_counter() - t) * 1e3
         if not executed:
             executed = [sql[:200] for sql, _ in current]
@@ -102,11 +106,11 @@ def inner(n: int) -> dict[str, Any]:
     query_ms = {sql: statistics.median(v) for sql, v in zip(executed, steps, strict=True)}
     query_ms["the rest: commit, ORM, dice, JSON (Python)"] = statistics.median(rest)
 
-    kept = timeit(lambda: actions.roll(seat_id=seat.pk, message=message), n)
+    kept = timeit(lambda: roll(), n)
 
     def as_the_socket_does() -> None:
         close_old_connections()  # database_sync_to_async: before ...
-        actions.roll(seat_id=seat.pk, message=message)
+        roll()
         close_old_connections()  # ... and after
 
     socket_path = timeit(as_the_socket_does, n)

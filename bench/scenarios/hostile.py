@@ -1,0 +1,281 @@
+"""A hostile seat: what one player doing everything allowed, at once, costs a bystander.
+
+One daphne (the default setup: SQLite, in-memory layer). A bystander room of ``--players``
+seats rolls 3d6 every ``--every`` seconds; its latency (send to arrival at every socket of the
+room) is measured first alone ("calm"), then while, in another room, one seat rolls heavy
+(``--heavy``, ~200 KB an event) as fast as its message rate lets it, ``--odds`` clients flood
+the odds endpoint with heavy requests (each one new, so nothing is cached), and ``--slow``
+sockets in the hostile room never read a byte. The server's RSS is read before, at the end of
+the hostile phase and ``--settle`` seconds after it.
+
+Two configurations: ``protected`` (the table as it ships: work budgets, send-buffer bound, odds
+under a time budget and a cap) and ``unprotected`` (the same code with every budget set out of
+reach), so the table shows what the budgets buy.
+
+    .venv/bin/python -m bench.scenarios.hostile                  # about 3 minutes
+    .venv/bin/python -m bench.scenarios.hostile --runs 1 --seconds 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import contextlib
+import json
+import os
+import socket
+import time
+import urllib.parse
+from collections import Counter
+from typing import Any
+
+import httpx
+
+from bench.harness import HOST, Setup
+from bench.measure import (
+    Sock,
+    close_all,
+    machine,
+    median_of,
+    open_all,
+    rss_kb,
+    save,
+    save_text,
+    say,
+    stop_on_sigterm,
+    summarize,
+    table,
+)
+
+OUT_OF_REACH = str(10**12)
+CONFIGS = {
+    "protected": {},
+    "unprotected": {
+        "TABLETOP_SEAT_WORK_BURST": OUT_OF_REACH,
+        "TABLETOP_SEAT_WORK_PER_SECOND": OUT_OF_REACH,
+        "TABLETOP_ROOM_WORK_BURST": OUT_OF_REACH,
+        "TABLETOP_ROOM_WORK_PER_SECOND": OUT_OF_REACH,
+        "TABLETOP_SEND_BUFFER_BYTES": OUT_OF_REACH,
+        "TABLETOP_ODDS_PER_SECOND": OUT_OF_REACH,
+        "TABLETOP_ODDS_BURST": OUT_OF_REACH,
+        "TABLETOP_ODDS_WAITING": "1000",
+        "TABLETOP_ODDS_SECONDS": "60",
+    },
+}
+STATS = ("p50", "p99", "max")
+
+
+async def never_reading(port: int, code: str, token: str) -> socket.socket:
+    """A socket that completes the websocket handshake and then reads nothing more."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.setblocking(False)
+    loop = asyncio.get_running_loop()
+    await loop.sock_connect(sock, (HOST, port))
+    key = base64.b64encode(os.urandom(16)).decode()
+    request = (
+        f"GET /ws/play/{code}/?token={token} HTTP/1.1\r\nHost: {HOST}:{port}\r\n"
+        "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+        f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    )
+    await loop.sock_sendall(sock, request.encode())
+    await asyncio.wait_for(loop.sock_recv(sock, 64), 10)
+    return sock
+
+
+async def bystanders(socks: list[Sock], tag: str, every: float, end: float) -> int:
+    rid = 0
+    while time.monotonic() < end:
+        await socks[rid % len(socks)].roll(tag, rid)
+        rid += 1
+        await asyncio.sleep(every)
+    return rid
+
+
+async def heavy_roller(sock: Sock, notation: str, rate: float, end: float) -> int:
+    sent = 0
+    while time.monotonic() < end:
+        await sock.send({"type": "roll", "ref": f"heavy-{sent}", "request": {"notation": notation}})
+        sent += 1
+        await asyncio.sleep(1 / rate)
+    return sent
+
+
+async def odds_flood(port: int, code: str, token: str, end: float, start: int) -> Counter:
+    codes: Counter = Counter()
+    async with httpx.AsyncClient(base_url=f"http://{HOST}:{port}", timeout=120) as client:
+        n = start
+        while time.monotonic() < end:
+            n += 1  # a new request each time: no answer comes from the cache
+            request = json.dumps({"notation": f"1000d1000!>999r61kh1+{n}"})
+            query = urllib.parse.urlencode({"token": token, "request": request})
+            try:
+                response = await client.get(f"/play/{code}/odds?{query}")
+                codes[str(response.status_code)] += 1
+            except httpx.HTTPError as exc:
+                codes[type(exc).__name__] += 1
+    return codes
+
+
+async def phase(
+    setup: Setup,
+    rooms: dict[str, Any],
+    args: argparse.Namespace,
+    tag: str,
+    hostile: bool,
+) -> dict[str, Any]:
+    port = setup.ports[0]
+    calm_code, calm_tokens = rooms["calm"]
+    bad_code, bad_tokens = rooms["hostile"]
+    socks = [Sock(setup.url(calm_code, t), f"calm{i}") for i, t in enumerate(calm_tokens)]
+    await open_all(socks)
+    extra: dict[str, Any] = {}
+    slow: list[socket.socket] = []
+    attacker: Sock | None = None
+    pid = setup.pids[0]
+    rss_before = rss_kb(pid)
+    try:
+        end = time.monotonic() + args.seconds
+        jobs = [bystanders(socks, tag, args.every, end)]
+        if hostile:
+            slow = [await never_reading(port, bad_code, t) for t in bad_tokens[1 : 1 + args.slow]]
+            attacker = Sock(setup.url(bad_code, bad_tokens[0]), "attacker")
+            await attacker.open()
+            jobs.append(heavy_roller(attacker, args.heavy, args.rate, end))
+            jobs += [
+                odds_flood(port, bad_code, bad_tokens[0], end, 10_000 * i) for i in range(args.odds)
+            ]
+        done = await asyncio.gather(*jobs)
+        await asyncio.sleep(args.drain)
+        rss_end = rss_kb(pid)
+        if hostile:
+            odds_codes: Counter = Counter()
+            for c in done[2:]:
+                odds_codes.update(c)
+            assert attacker is not None
+            extra = {
+                "heavy_sent": done[1],
+                "heavy_refused": dict(Counter(str(e.get("code")) for e in attacker.errors)),
+                "odds_answers": dict(odds_codes),
+            }
+    finally:
+        for s in slow:
+            with contextlib.suppress(OSError):
+                s.close()
+        if attacker is not None:
+            await attacker.close()
+        await close_all(socks)
+    await asyncio.sleep(args.settle)
+    latencies = [ms for s in socks for ms in s.rolls.get(tag, {}).values()]
+    expected = done[0] * len(socks)
+    stats = summarize(latencies)
+    return {
+        **{k: stats[k] for k in STATS},
+        "rolls": done[0],
+        "lost": expected - len(latencies),
+        "rss_mb_before": round((rss_before or 0) / 1024, 1),
+        "rss_mb_end": round((rss_end or 0) / 1024, 1),
+        "rss_mb_after": round((rss_kb(pid) or 0) / 1024, 1),
+        **extra,
+    }
+
+
+async def run_config(name: str, args: argparse.Namespace) -> dict[str, Any]:
+    with Setup("default", "hostile", env=CONFIGS[name]) as setup:
+        calm, bad = setup.new_rooms(2)
+        calm_tokens = await setup.join(calm, args.players, prefix="calm")
+        bad_tokens = await setup.join(bad, 1 + args.slow, prefix="bad")
+        rooms = {"calm": (calm, calm_tokens), "hostile": (bad, bad_tokens)}
+        runs = []
+        for run in range(args.runs):
+            quiet = await phase(setup, rooms, args, f"c{run}", hostile=False)
+            loud = await phase(setup, rooms, args, f"h{run}", hostile=True)
+            say(
+                f"hostile {name} run {run + 1}: bystander p99 calm {quiet['p99']} ms, "
+                f"hostile {loud['p99']} ms; lost {loud['lost']}; rss "
+                f"{loud['rss_mb_before']} -> {loud['rss_mb_end']} -> {loud['rss_mb_after']} MB; "
+                f"heavy refused {loud.get('heavy_refused')}; odds {loud.get('odds_answers')}"
+            )
+            runs.append({"calm": quiet, "hostile": loud})
+    return {
+        "config": name,
+        "runs": runs,
+        "calm": median_of([r["calm"] for r in runs], STATS),
+        "hostile": median_of(
+            [r["hostile"] for r in runs], (*STATS, "rss_mb_before", "rss_mb_end", "rss_mb_after")
+        ),
+        "lost": sum(r["hostile"]["lost"] + r["calm"]["lost"] for r in runs),
+    }
+
+
+def report(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
+    rows = []
+    for r in results:
+        c, h = r["calm"], r["hostile"]
+        last = r["runs"][-1]["hostile"]
+        ratio = f"{h['p99'] / c['p99']:.1f}x" if c["p99"] and h["p99"] else "-"
+        rows.append(
+            [
+                r["config"],
+                c["p50"],
+                c["p99"],
+                h["p50"],
+                h["p99"],
+                ratio,
+                r["lost"],
+                f"{h['rss_mb_before']:.0f} / {h['rss_mb_end']:.0f} / {h['rss_mb_after']:.0f}",
+                ", ".join(f"{k} {v}" for k, v in last.get("heavy_refused", {}).items()) or "-",
+                ", ".join(f"{k}: {v}" for k, v in last.get("odds_answers", {}).items()) or "-",
+            ]
+        )
+    head = (
+        f"Hostile seat: a bystander room of {args.players} seats rolling 3d6 every "
+        f"{args.every:g} s, {args.seconds:g} s a phase; the hostile phase adds one seat rolling "
+        f"`{args.heavy}` {args.rate:g} times a second, {args.odds} clients flooding the odds "
+        f"endpoint with heavy requests and {args.slow} sockets that never read; medians of "
+        f"{args.runs} runs (latency ms from send to arrival at every bystander socket)\n\n"
+    )
+    return head + table(
+        [
+            "config",
+            "calm p50",
+            "calm p99",
+            "hostile p50",
+            "hostile p99",
+            "p99 hostile / calm",
+            "bystander events lost",
+            "server RSS MB before / end / after",
+            "heavy rolls refused (last run)",
+            "odds answers (last run)",
+        ],
+        rows,
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--configs", default="protected,unprotected")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=15.0)
+    parser.add_argument("--players", type=int, default=5)
+    parser.add_argument("--every", type=float, default=0.2)
+    parser.add_argument("--heavy", default="500d6!>2")
+    parser.add_argument("--rate", type=float, default=20.0)
+    parser.add_argument("--odds", type=int, default=4)
+    parser.add_argument("--slow", type=int, default=20)
+    parser.add_argument("--drain", type=float, default=3.0)
+    parser.add_argument("--settle", type=float, default=5.0)
+    args = parser.parse_args()
+    stop_on_sigterm()
+    results = [asyncio.run(run_config(c, args)) for c in args.configs.split(",") if c]
+    text = report(results, args)
+    save("hostile", {"machine": machine(), "args": vars(args), "results": results})
+    save_text("hostile", text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

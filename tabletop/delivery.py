@@ -20,6 +20,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from . import timing
 from .selectors.events import Viewer, can_see, dumps, for_viewer, owner_of
 
 log = logging.getLogger(__name__)
@@ -97,7 +98,8 @@ class Delivery:
                 if time.monotonic() > deadline:
                     raise TooFarBehind(self.unsent() or 0)
                 await asyncio.sleep(0.02)
-        await self.send_text(text)
+        with timing.span("send"):
+            await self.send_text(text)
 
     def expect(self, seq: int, ref: Any) -> None:
         """The sender's own copy of ``seq`` carries its ref."""

@@ -29,6 +29,8 @@ from typing import Any, Protocol
 from channels.db import database_sync_to_async
 from django.conf import settings
 
+from . import timing
+
 log = logging.getLogger(__name__)
 
 FILL_LIMIT = 1000  # events a room fills from the store at once; sockets fill the rest
@@ -75,11 +77,12 @@ class _Room:
         if seq <= self.passed:
             return  # already handed over (this process committed it, or a later one came first)
         self.passed = seq
-        for member in list(self.members):
-            try:
-                await member.hub_deliver(message)
-            except Exception:  # one broken socket must not stop the room
-                log.exception("delivering to a socket failed")
+        with timing.span("fanout"):
+            for member in list(self.members):
+                try:
+                    await member.hub_deliver(message)
+                except Exception:  # one broken socket must not stop the room
+                    log.exception("delivering to a socket failed")
 
     async def start(self) -> None:
         """Subscribe to the room's group, retrying while the channel layer is away."""

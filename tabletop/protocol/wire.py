@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from django.conf import settings
+
+from .. import timing
 from ..services.errors import busy, forbidden
 from ..services.events import room_payload, unit_of_work
 from ..systems import registry
@@ -49,6 +52,11 @@ def decode(raw: str | bytes, *, system: str, is_gm: bool) -> Decoded | Refused:
     """One socket message, checked against its declaration for a table playing ``system``:
     JSON, a ``ref`` that can come back, a known type, the seat's role, and every field (types,
     ranges, text that encodes, finite numbers, no unknown fields)."""
+    with timing.span("decode"):
+        return _decode(raw, system=system, is_gm=is_gm)
+
+
+def _decode(raw: str | bytes, *, system: str, is_gm: bool) -> Decoded | Refused:
     try:
         message = parse_json(raw)
     except ValueError:
@@ -97,9 +105,15 @@ class Done:
 def perform(decoded: Decoded, *, seat_id: int, deadline: float) -> Done:
     """Run a checked command on the ORM thread as one unit of work (its own transaction), unless
     it waited for the thread past its ``deadline``. Refusals raise ServiceError."""
+    if timing.recorder() is not None:  # the deadline was set as the action was queued
+        waited = time.monotonic() + settings.TABLETOP["ACTION_DEADLINE_SECONDS"] - deadline
+        timing.record("orm.wait", waited * 1e3)
     if time.monotonic() > deadline:
         raise busy()
     handler = decoded.command.handler
-    main, events = unit_of_work(lambda: handler(seat_id=seat_id, **decoded.values))
+    with timing.span("service"):
+        main, events = unit_of_work(lambda: handler(seat_id=seat_id, **decoded.values))
     seq = main if isinstance(main, int) else getattr(main, "seq", None)
-    return Done(seq=seq, payloads=[room_payload(event) for event in events])
+    with timing.span("serialise"):
+        payloads = [room_payload(event) for event in events]
+    return Done(seq=seq, payloads=payloads)

@@ -8,8 +8,8 @@ settings module, never by patching the table's code.
 The steps the table names (one recorded value per occurrence, in milliseconds):
 
 - ``decode``: a socket message parsed and checked;
-- ``orm.wait``: an action waiting for a database thread, ``service``: the action running there;
-- ``hello``: a connect's room read (waiting for the database thread included);
+- ``orm.wait``: an action waiting for the database thread, ``service``: the action running there
+  (``protocol/wire.py``);
 - ``serialise``: a committed event turned into the room's JSON, once per event;
 - ``fanout``: one process handing an event to all of its sockets in a room;
 - ``send``: one frame handed to the server for one socket.

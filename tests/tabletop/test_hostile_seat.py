@@ -222,3 +222,17 @@ async def test_a_hidden_rolls_client_seed_stays_hidden_live_on_replay_and_after_
     gm_record = await database_sync_to_async(record)(None, table["gm"])
     assert (secret in gm_record) is (visibility != "self")
     assert secret in await database_sync_to_async(record)(ana_token) or visibility == "blind"
+
+
+async def test_rolls_refused_for_size_still_spend_the_work_budget():
+    table = await make_table()
+    ana, _ = await connect(table["code"], token=await seat_token(table["session"], "Ana"))
+    budget = {"SEAT_WORK_PER_SECOND": 1000, "SEAT_WORK_BURST": 500_000}
+    with mock.patch.dict(settings.TABLETOP, budget):
+        for ref in ("a", "b"):  # ~400 KB of dice drawn each, nothing stored
+            await ana.send_json_to({"type": "roll", "ref": ref, "request": {"notation": HEAVY}})
+            assert (await ana.receive_json_from(timeout=5))["code"] == "too-large"
+        await ana.send_json_to({"type": "roll", "ref": "c", "request": {"notation": HEAVY}})
+        refusal = await ana.receive_json_from(timeout=5)
+        assert refusal["code"] == "rate-limited" and refusal["ref"] == "c"
+    await ana.disconnect()

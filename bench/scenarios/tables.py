@@ -220,7 +220,7 @@ async def bench_setup(
     with Setup(kind, "tables", env=whatif_env(args.whatif)) as setup:
         t = time.monotonic()
         codes = setup.new_rooms(max(counts))
-        tokens = await setup.join_rooms(codes, args.players, concurrency=16)
+        tokens = await setup.join_rooms(codes, args.players, concurrency=args.join_concurrency)
         say(f"tables {label}: {len(codes)} rooms seated in {time.monotonic() - t:.0f} s")
         for tables in counts:
             runs = []
@@ -351,6 +351,9 @@ async def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--drain", type=float, default=30.0)
     parser.add_argument("--most", default="", help="larger table counts to try, comma-separated")
+    parser.add_argument(
+        "--join-concurrency", type=int, default=16, help="seats made at once before the runs"
+    )
     add_whatif_argument(parser)
     args = parser.parse_args()
     parse_whatif(parser, args)

@@ -117,7 +117,7 @@ class DashboardTests(BrowserTestCase):
         self.assertEqual(gm.locator(".seat-card").first.get_attribute("class"), "seat-card gm")
 
         # The GM awards a die: Ana's pool and the GM's grow.
-        card.get_by_role("button", name="Award Ana dice").click()
+        card.get_by_role("button", name="Award die to Ana").click()
         gm.wait_for_function(
             "document.querySelector('.seat-card:not(.gm) .pool-count').getAttribute('aria-label')"
             " === '5 d6 left (started with 4)'"
@@ -139,7 +139,7 @@ class DashboardTests(BrowserTestCase):
         )
         gm.click("#undo-award")
         gm.wait_for_selector("#undo-error:has-text('no award to undo')")
-        card.get_by_role("button", name="Award Ana dice").click()
+        card.get_by_role("button", name="Award die to Ana").click()
         gm.wait_for_function(
             "document.querySelector('.seat-card:not(.gm) .pool-count').getAttribute('aria-label')"
             " === '5 d6 left (started with 4)'"
@@ -206,7 +206,7 @@ class DashboardTests(BrowserTestCase):
             "document.querySelector('.seat-card:not(.gm) .pool-count').getAttribute('aria-label')"
             " === '0 d6 left (started with 4)'"
         )
-        self.assertTrue(card.get_by_role("button", name="Award Ana dice").is_disabled())
+        self.assertTrue(card.get_by_role("button", name="Award die to Ana").is_disabled())
         self.assertTrue(gm.locator("#end-session").is_hidden())
         ana.wait_for_selector("#seed-row:not([hidden])")
         self.shot(gm, "dashboard-zoria-ended")

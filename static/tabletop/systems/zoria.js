@@ -275,7 +275,7 @@ export async function dashboard(ctx) {
         node,
         update(s, pools) {
           const lucky = ctx.lucky.has(s.id);
-          award.setAttribute("aria-label", `Award ${s.name} dice`);
+          award.setAttribute("aria-label", `Award die to ${s.name}`);
           refund.setAttribute("aria-label", `Refund ${s.name} dice`);
           // After a lucky break the player receives no dice this session: no awards, no refunds.
           award.dataset.blocked = lucky || !pools.length ? "1" : "";

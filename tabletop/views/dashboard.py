@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.template.loader import select_template
 
 from rules.engines import get_system
 
@@ -59,6 +60,14 @@ def dashboard(request: HttpRequest, session_id: int) -> HttpResponse:
             "page": page,
             "invite": invite,
             "system": system,
+            # The system's own sections (templates/tabletop/systems/<engine id>_dashboard.html);
+            # a system with none of its own gets the plain table's.
+            "system_sections": select_template(
+                [
+                    f"tabletop/systems/{system.id}_dashboard.html",
+                    "tabletop/systems/generic_dashboard.html",
+                ]
+            ),
             **gm_features.context(request, session),
         },
     )

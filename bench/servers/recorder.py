@@ -1,15 +1,16 @@
 """Where a profiled server's timings go (``TABLETOP["TIMING"]``, set by ``bench.servers.settings``
 when ``BENCH_PROFILE_OUT`` is set; ``python -m bench.scenarios.profile`` reads the files).
 
-Records the steps the table names (``tabletop/timing.py``) and, through Django's public
-``connection.execute_wrapper`` installed on each new database connection, every statement
-(``db.execute``, counted as ``db.queries``). Every ``BENCH_PROFILE_INTERVAL`` seconds (default 1)
-the numbers go to ``$BENCH_PROFILE_OUT`` (``{pid}`` replaced); ``kill -USR1 <pid>`` starts a new
-window (clears everything).
+Records the steps the table names (``tabletop/timing.py``), every statement (``db.execute``,
+through Django's public ``connection.execute_wrapper`` on each new connection) and the garbage
+collector's pauses (``gc.gen0`` to ``gc.gen2``, through ``gc.callbacks``). Every
+``BENCH_PROFILE_INTERVAL`` seconds (default 1) the numbers go to ``$BENCH_PROFILE_OUT``
+(``{pid}`` replaced); ``kill -USR1 <pid>`` starts a new window (clears everything).
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -77,6 +78,18 @@ def _on_connection(sender: Any, connection: Any, **kwargs: Any) -> None:
         connection.execute_wrappers.append(_timed_statement)
 
 
+_gc_started: dict[int, float] = {}
+
+
+def _gc_pause(phase: str, info: dict[str, Any]) -> None:
+    """The garbage collector's pauses (``gc.callbacks``), per generation: a full collection
+    stops the event loop with it."""
+    if phase == "start":
+        _gc_started[threading.get_ident()] = time.perf_counter()
+    elif (started := _gc_started.pop(threading.get_ident(), None)) is not None:
+        record(f"gc.gen{info['generation']}", (time.perf_counter() - started) * 1e3)
+
+
 def _writer(path: str, interval: float) -> None:
     while True:
         time.sleep(interval)
@@ -90,6 +103,7 @@ def _writer(path: str, interval: float) -> None:
 
 
 connection_created.connect(_on_connection)
+gc.callbacks.append(_gc_pause)
 _out = os.environ.get("BENCH_PROFILE_OUT")
 if _out:
     if threading.current_thread() is threading.main_thread():

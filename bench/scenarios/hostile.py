@@ -8,9 +8,13 @@ the odds endpoint with heavy requests (each one new, so nothing is cached), and 
 sockets in the hostile room never read a byte. The server's RSS is read before, at the end of
 the hostile phase and ``--settle`` seconds after it.
 
-Two configurations: ``protected`` (the table as it ships: work budgets, send-buffer bound, odds
-under a time budget and a cap) and ``unprotected`` (the same code with every budget set out of
-reach), so the table shows what the budgets buy.
+Configurations: ``protected`` (the table as it ships: work budgets, send-buffer bound, odds
+under a time budget and a cap), ``unprotected`` (the same code with every budget set out of
+reach) and ``send-bound-only`` (only the bound on a socket's unread bytes), so the table shows
+what the budgets buy. The never-reading sockets alone (the memory figure):
+
+    .venv/bin/python -m bench.scenarios.hostile --configs send-bound-only,unprotected \
+        --runs 1 --seconds 30 --odds 0 --heavy 1000d6 --rate 20
 
     .venv/bin/python -m bench.scenarios.hostile                  # about 3 minutes
     .venv/bin/python -m bench.scenarios.hostile --runs 1 --seconds 10
@@ -62,6 +66,10 @@ CONFIGS = {
         "TABLETOP_ODDS_WAITING": "1000",
         "TABLETOP_ODDS_SECONDS": "60",
     },
+}
+# Every budget out of reach but the send buffer's: what the bound on unread bytes alone does.
+CONFIGS["send-bound-only"] = {
+    k: v for k, v in CONFIGS["unprotected"].items() if k != "TABLETOP_SEND_BUFFER_BYTES"
 }
 STATS = ("p50", "p99", "max")
 

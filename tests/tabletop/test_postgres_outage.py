@@ -1,0 +1,151 @@
+"""A PostgreSQL outage heals without an operator: daphne on a PostgreSQL of the test's own (a
+temporary data directory), which the test stops and starts again (never the shared one)."""
+
+from __future__ import annotations
+
+import asyncio
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import websockets
+
+from bench.harness import free_port
+from tests.conftest import REQUIRED
+from tests.servers import daphne_servers
+
+pytestmark = pytest.mark.postgres
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class OwnPostgres:
+    def __init__(self) -> None:
+        bins = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+        if not bins:
+            reason = "needs PostgreSQL's server binaries (initdb, pg_ctl)"
+            if "postgres" in REQUIRED:
+                pytest.fail(f"TABLETOP_REQUIRE says this must run, but it {reason}")
+            pytest.skip(reason)
+        self.bin = Path(bins[-1]).parent
+        self.port = free_port()
+        self.dir = tempfile.mkdtemp(prefix="tabletop-pg-")
+        # initdb refuses to run as root: run the server as the postgres user then.
+        self.as_user = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        if self.as_user:
+            shutil.chown(self.dir, "postgres")
+        self._run("initdb", "-D", self.data, "-U", "postgres", "--auth=trust", "-E", "UTF8")
+
+    @property
+    def data(self) -> str:
+        return os.path.join(self.dir, "data")
+
+    @property
+    def url(self) -> str:
+        return f"postgres://postgres@127.0.0.1:{self.port}/postgres"
+
+    def _run(self, tool: str, *args: str) -> None:
+        subprocess.run(
+            [*self.as_user, str(self.bin / tool), *args],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
+
+    def start(self) -> None:
+        options = f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off"
+        self._run("pg_ctl", "-D", self.data, "-o", options, "-l", f"{self.dir}/log", "-w", "start")
+
+    def stop(self) -> None:
+        self._run("pg_ctl", "-D", self.data, "-m", "immediate", "-w", "stop")
+
+
+@pytest.fixture
+def own_postgres() -> Iterator[OwnPostgres]:
+    pg = OwnPostgres()
+    pg.start()
+    try:
+        yield pg
+    finally:
+        subprocess.run(
+            [*pg.as_user, str(pg.bin / "pg_ctl"), "-D", pg.data, "-m", "immediate", "stop"],
+            capture_output=True,
+            timeout=60,
+        )
+        shutil.rmtree(pg.dir, ignore_errors=True)
+
+
+def manage(env: dict[str, str], *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    return done.stdout
+
+
+def json_join(port: int, code: str, name: str) -> str:
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/play/{code}/join",
+        data=json.dumps({"name": name}).encode(),
+        headers={"Content-Type": "application/json", "Accept": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read())["token"]
+
+
+async def answer(ws, ref: str, timeout: float = 15) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        message = json.loads(await asyncio.wait_for(ws.recv(), deadline - time.monotonic()))
+        if message.get("ref") == ref:
+            return message
+
+
+def test_the_table_refuses_plainly_while_postgres_is_away_and_heals_after(own_postgres):
+    env = {"DATABASE_URL": own_postgres.url, "TABLETOP_DATA_DIR": own_postgres.dir}
+    manage(env, "migrate", "--verbosity", "0")
+    lines = manage(env, "play", "--no-serve").splitlines()
+    code = next(line for line in lines if line.startswith("generic invite:")).split("/")[-2]
+    with daphne_servers(1, env=env) as (port,):
+        token = json_join(port, code, "Ana")
+
+        async def play() -> None:
+            url = f"ws://127.0.0.1:{port}/ws/play/{code}/?token={token}"
+            async with websockets.connect(url) as ws:
+                await ws.recv()
+
+                async def roll(ref: str) -> dict:
+                    await ws.send(
+                        json.dumps({"type": "roll", "ref": ref, "request": {"notation": "d6"}})
+                    )
+                    return await answer(ws, ref)
+
+                assert (await roll("before"))["type"] == "event"
+                await asyncio.to_thread(own_postgres.stop)
+                refused = await roll("during")
+                assert refused["type"] == "error", refused
+                assert "nothing was changed" in refused["message"]
+                await asyncio.to_thread(own_postgres.start)
+                # The same socket works again; a stale pooled connection costs at most one try.
+                for attempt in range(3):
+                    reply = await roll(f"after{attempt}")
+                    if reply["type"] == "event":
+                        break
+                assert reply["type"] == "event", reply
+            async with websockets.connect(url) as again:
+                assert json.loads(await again.recv())["type"] == "hello"
+
+        asyncio.run(play())

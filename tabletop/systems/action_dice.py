@@ -16,7 +16,7 @@ from ..models import Character, Event, GameSession, Seat, SeatRole
 from ..models.pools import Pool, PoolKind
 from ..services.errors import conflict, invalid
 from ..services.pools import pools_changed, take_dice
-from .base import need_character, roll_change, round_command, save_table_state
+from .base import begin_command, need_character, roll_change, save_table_state
 from .registry import RollContext, TableSystem
 
 MAX_RESTRICTED = 20
@@ -239,7 +239,9 @@ def _defense(ctx: RollContext, roll: Event) -> None:
 table = ActionDiceTable()
 
 commands = (
-    round_command(
-        _new_round, "a new round: every character's action dice reset, NPCs' too; defenses over"
+    begin_command(
+        "round",
+        _new_round,
+        "a new round: every character's action dice reset, NPCs' too; defenses over",
     ),
 )

@@ -140,21 +140,12 @@ def begin(*, seat_id: int, unit: str, then: Begin | None = None) -> Event:
         )
 
 
-def round_command(then: Begin | None, doc: str) -> Command:
+def begin_command(unit: str, then: Begin | None, doc: str) -> Command:
+    """The GM's command that starts a new ``unit`` ("round" or "scene") at the table."""
     return Command(
-        type="round.new",
+        type=f"{unit}.new",
         fields=(),
-        handler=partial(begin, unit="round", then=then),
-        doc=doc,
-        gm_only=True,
-    )
-
-
-def scene_command(then: Begin | None, doc: str) -> Command:
-    return Command(
-        type="scene.new",
-        fields=(),
-        handler=partial(begin, unit="scene", then=then),
+        handler=partial(begin, unit=unit, then=then),
         doc=doc,
         gm_only=True,
     )

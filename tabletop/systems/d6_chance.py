@@ -12,10 +12,10 @@ from ..models import GameSession
 from ..services.pools import resource_names
 from .base import (
     ResourceUse,
+    begin_command,
     need_character,
     resource_award_command,
     resource_spend_command,
-    round_command,
     save_table_state,
     spend_for_roll,
 )
@@ -92,7 +92,7 @@ table = D6ChanceTable()
 USES = {"survive": ResourceUse("character_points")}
 
 commands = (
-    round_command(_new_round, "a new round: last round's character points are used up"),
+    begin_command("round", _new_round, "a new round: last round's character points are used up"),
     resource_spend_command(USES),
     resource_award_command(tuple(resource_names(table.id))),
 )

@@ -12,9 +12,11 @@ from __future__ import annotations
 import hashlib
 import heapq
 import hmac
+import ipaddress
 import json
 import logging
 import queue
+import socket
 import threading
 import time
 import urllib.error
@@ -46,6 +48,30 @@ SENT_KINDS = {"roll", "roll.reveal", "session.start", "session.end"}
 HOOKS_SECONDS = 5.0  # how long a process trusts its list of a session's hooks
 
 
+def private_addresses_allowed() -> bool:
+    """Whether hooks may reach loopback and private networks: in development (DEBUG) or when
+    ``TABLETOP["WEBHOOK_PRIVATE_ADDRESSES"]`` says so. Otherwise a GM's hook cannot be pointed at
+    the server's own services (its Redis, its admin, a metadata endpoint)."""
+    conf = getattr(settings, "TABLETOP", {})
+    return bool(conf.get("WEBHOOK_PRIVATE_ADDRESSES", settings.DEBUG))
+
+
+def unreachable_reason(url: str) -> str | None:
+    """Why a hook's address may not be posted to, or None."""
+    if private_addresses_allowed():
+        return None
+    host = urlsplit(url).hostname or ""
+    try:
+        infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
+    except (OSError, UnicodeError):
+        return None  # the POST itself reports what is wrong with the name
+    for info in infos:
+        address = ipaddress.ip_address(info[4][0].split("%")[0])
+        if not address.is_global:
+            return f"refused: {host} is on a private or local network"
+    return None
+
+
 def retry_delays() -> list[float]:
     """Seconds to wait before each retry; a delivery fails after the last one."""
     conf = getattr(settings, "TABLETOP", {})
@@ -63,6 +89,9 @@ def add_webhook(*, campaign: Campaign, user: Any, url: Any) -> Webhook:
         raise invalid("an http:// or https:// address of at most 500 characters", field="url")
     if Webhook.objects.filter(campaign=campaign).count() >= MAX_HOOKS:
         raise invalid(f"a campaign has at most {MAX_HOOKS} webhooks: remove one first", field="url")
+    reason = unreachable_reason(url)
+    if reason is not None:
+        raise invalid(reason, field="url")
     hook = Webhook.objects.create(campaign=campaign, url=url)
     _forget_hooks()
     return hook
@@ -266,12 +295,16 @@ class Sender:
             },
         )
         status: int | None = None
-        error = ""
+        error = unreachable_reason(hook.url) or ""
         try:
+            if error:
+                raise PermissionError(error)
             with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as answer:
                 status = answer.status
         except urllib.error.HTTPError as exc:
             status, error = exc.code, f"HTTP {exc.code} {exc.reason}"
+        except PermissionError:
+            pass  # (the reason is set above; a private address is not retried)
         except (urllib.error.URLError, OSError, ValueError) as exc:
             reason = getattr(exc, "reason", exc)
             error = f"could not reach it: {reason}"
@@ -279,10 +312,12 @@ class Sender:
         delays = retry_delays()
         if status is not None and 200 <= status < 300:
             state, error = DeliveryStatus.DELIVERED, ""
-        elif attempts > len(delays) or (
-            status is not None and 400 <= status < 500 and status != 429
+        elif (
+            attempts > len(delays)
+            or error.startswith("refused:")
+            or (status is not None and 400 <= status < 500 and status != 429)
         ):
-            # Out of retries, or the receiver refuses this request as it is (a wrong address).
+            # Out of retries, a private address, or the receiver refuses this request as it is.
             state = DeliveryStatus.FAILED
         else:
             state = DeliveryStatus.PENDING

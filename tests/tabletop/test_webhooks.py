@@ -59,7 +59,11 @@ class Receiver:
 
 @pytest.fixture
 def fast_retries(settings):
-    settings.TABLETOP = {**settings.TABLETOP, "WEBHOOK_RETRY_SECONDS": [0.05, 0.1]}
+    settings.TABLETOP = {
+        **settings.TABLETOP,
+        "WEBHOOK_RETRY_SECONDS": [0.05, 0.1],
+        "WEBHOOK_PRIVATE_ADDRESSES": True,  # the receiver listens on loopback
+    }
     webhooks._forget_hooks()
     yield
     assert sender.wait_idle(15)
@@ -194,3 +198,22 @@ def test_only_the_gm_sets_webhooks_and_addresses_are_checked(campaign, django_us
             add_webhook(campaign=campaign, user=campaign.gm, url=bad)
         assert refused.value.field == "url"
     assert not Webhook.objects.exists()
+
+
+def test_hooks_cannot_reach_the_servers_own_network(campaign, receiver, settings):
+    settings.TABLETOP = {**settings.TABLETOP, "WEBHOOK_PRIVATE_ADDRESSES": False}
+    for url in (receiver.url, "http://10.1.2.3/hook", "http://[::1]:6379/", "http://localhost/x"):
+        with pytest.raises(ServiceError) as refused:
+            add_webhook(campaign=campaign, user=campaign.gm, url=url)
+        assert refused.value.field == "url" and "private or local network" in refused.value.message
+    # A hook made while allowed, then refused at delivery: failed at once, nothing sent.
+    settings.TABLETOP = {**settings.TABLETOP, "WEBHOOK_PRIVATE_ADDRESSES": True}
+    webhooks._forget_hooks()
+    add_webhook(campaign=campaign, user=campaign.gm, url=receiver.url)
+    settings.TABLETOP = {**settings.TABLETOP, "WEBHOOK_PRIVATE_ADDRESSES": False}
+    start_session(session_id=create_session(campaign=campaign, title="Tonight").pk)
+    assert sender.wait_idle(15)
+    delivery = WebhookDelivery.objects.get()
+    assert delivery.status == DeliveryStatus.FAILED and delivery.attempts == 1
+    assert delivery.last_error.startswith("refused: 127.0.0.1")
+    assert receiver.posts == []

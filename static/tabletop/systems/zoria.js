@@ -114,6 +114,8 @@ export function room(t) {
       const d = ev.data || {};
       const mine = ev.actor && ev.actor.seat === t.me;
       if (ev.kind === "pool" && mine && (d.action === "use" || d.action === "commit" || d.effect)) touched = true;
+      // A revealed check is the room's now, open or not (the GM may declare it).
+      if (ev.kind === "roll.reveal" && d.open_roll && !replay) t.open.set(d.open_roll.seq, d.open_roll);
       if (ev.kind !== "roll" || d.hidden) return;
       const was = t.open.get(d.reroll_of);
       if (was) t.open.set(was.seq, {...was, open: false, declared: "re-rolled"});
@@ -242,6 +244,8 @@ export async function dashboard(ctx) {
             total: d.total ?? 0, added: 0, dc: d.request ? d.request.dc ?? null : null, flags: d.flags || [],
             botch_dice: 0, critical_dice: 0, open: true, declared: ""});
         }
+      } else if (event.kind === "roll.reveal" && d.open_roll) {
+        open.set(d.open_roll.seq, d.open_roll); // a self check the GM could not see until now
       } else if (event.kind === "roll.close") {
         open.delete(d.roll);
       } else if (event.kind === "pool") {

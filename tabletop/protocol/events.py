@@ -143,11 +143,33 @@ def _resource_award(data: Mapping[str, Any]) -> bool:
 
 POOL_RULE = "public; about a hidden roll, as hidden as the roll (judged for its roller)"
 
+
+def _leave_line(data: Mapping[str, Any], actor: str) -> str:
+    return f"{actor} removed {data.get('name') or 'a seat'} from the table"
+
+
 CATALOGUE: tuple[EventType, ...] = (
+    EventType(
+        "seat.leave",
+        None,
+        (
+            _int("seat", min=1, required=True),
+            Field("name", "text", required=True),
+            Field("removed", "bool", required=True),
+        ),
+        PUBLIC,
+        "everyone",
+        "the GM took a seat away from the table",
+        _leave_line,
+    ),
     EventType(
         "session.start",
         None,
-        (Field("commitment", "text", required=True), Field("title", "text", required=True)),
+        (
+            Field("commitment", "text", required=True),
+            Field("title", "text", required=True),
+            Field("started_at", "text", help="ISO-8601"),
+        ),
         PUBLIC,
         "everyone",
         "the session went live; `commitment` is the hash of its secret seed",
@@ -189,6 +211,7 @@ CATALOGUE: tuple[EventType, ...] = (
             Field("visibility", "choice", choices=("gm", "blind", "self"), required=True),
             _obj("roller", required=True, help='{"seat", "name"}'),
             _obj("roll", required=True, help="the revealed roll's data"),
+            _obj("open_roll", help="the roll's open-roll state, now the room's, while it is open"),
         ),
         PUBLIC,
         "everyone",
@@ -211,7 +234,11 @@ CATALOGUE: tuple[EventType, ...] = (
     EventType(
         "session.end",
         None,
-        (Field("server_seed", "text", required=True), Field("commitment", "text")),
+        (
+            Field("server_seed", "text", required=True),
+            Field("commitment", "text"),
+            Field("ended_at", "text", help="ISO-8601"),
+        ),
         PUBLIC,
         "everyone",
         "the session ended; `server_seed` lets anyone verify every roll",

@@ -67,15 +67,15 @@ def pools_state(*, session: GameSession) -> dict[str, Any]:
         ],
         "open_rolls": [
             (r.visibility, open_roll_summary(r))
-            for r in OpenRoll.objects.filter(session=session, is_open=True).select_related(
-                "character"
-            )
+            for r in OpenRoll.objects.filter(session=session, is_open=True)
+            .select_related("character")
+            .order_by("seq")
         ],
         "extended": [
             extended_summary(a)
-            for a in ExtendedAction.objects.filter(session=session, is_open=True)
+            for a in ExtendedAction.objects.filter(session=session, is_open=True).order_by("pk")
         ],
-        "lucky_breaks": list(
+        "lucky_breaks": sorted(
             SeatPoolState.objects.filter(seat__session=session, lucky_break=True).values_list(
                 "seat_id", flat=True
             )

@@ -64,7 +64,9 @@ def room_state(
 
 def _table_state(session: GameSession) -> dict[str, Any]:
     seats = (
-        Seat.objects.filter(session=session).prefetch_related("characters").order_by("created_at")
+        Seat.objects.filter(session=session, removed_at__isnull=True)
+        .prefetch_related("characters")
+        .order_by("created_at")
     )
     characters = Character.objects.filter(campaign_id=session.campaign_id).order_by("name")
     return {
@@ -91,3 +93,58 @@ def _remember(session_id: int, last_seq: int, state: dict[str, Any]) -> None:
         _shared.move_to_end(session_id)
         while len(_shared) > SHARED_ROOMS:
             _shared.popitem(last=False)
+
+
+# --- one reducer: what an event does to the room as a seat sees it ---------------------------
+
+
+def _upsert(items: list[dict[str, Any]], item: dict[str, Any], key: Any) -> list[dict[str, Any]]:
+    out = [x for x in items if key(x) != key(item)]
+    if len(out) == len(items):
+        return [*items, item]
+    return [item if key(x) == key(item) else x for x in items]
+
+
+def _by_seq(rolls: list[dict[str, Any]], roll: dict[str, Any]) -> list[dict[str, Any]]:
+    """An open roll's new state: listed while open (in seq order), gone once closed."""
+    rest = [r for r in rolls if r["seq"] != roll["seq"]]
+    if roll.get("open", True):
+        rest.append(roll)
+    return sorted(rest, key=lambda r: r["seq"])
+
+
+def apply_event(state: dict[str, Any], message: dict[str, Any]) -> dict[str, Any]:
+    """``hello.state`` after one event, as the seat that holds ``state`` received it (redacted
+    where it had to be). Events carry the absolute values they change, so this reads them and
+    applies no rule of the game; the browser's ``static/tabletop/state.js`` does the same."""
+    data = message.get("data") or {}
+    if data.get("hidden") or data.get("too_large"):
+        return state
+    kind = message["kind"]
+    new = dict(state)
+    if kind == "seat.join":
+        new["seats"] = _upsert(state["seats"], data["seat"], lambda s: s["id"])
+    elif kind == "session.start":
+        new["session"] = {**state["session"], "status": "live", "started_at": data["started_at"]}
+        new["fairness"] = {**state["fairness"], "commitment": data["commitment"]}
+    elif kind == "session.end":
+        new["session"] = {**state["session"], "status": "ended", "ended_at": data["ended_at"]}
+        new["fairness"] = {**state["fairness"], "server_seed": data["server_seed"]}
+    for pool in data.get("pools") or ():
+        new["pools"] = _upsert(new["pools"], pool, lambda p: p["id"])
+    for row in data.get("resources") or ():
+        new["resources"] = _upsert(new["resources"], row, lambda r: (r["character"], r["name"]))
+    if "table" in data:
+        new["table"] = data["table"]
+    if data.get("extended"):
+        extended = data["extended"]
+        rest = [x for x in new["extended"] if x["id"] != extended["id"]]
+        new["extended"] = sorted(rest + [extended] * extended["open"], key=lambda x: x["id"])
+    if data.get("open_roll"):
+        roll = data["open_roll"] if kind != "roll" else {"seq": message["seq"], **data["open_roll"]}
+        new["open_rolls"] = _by_seq(new["open_rolls"], roll)
+    if kind == "pool" and data.get("action") == "close":
+        new["open_rolls"] = [r for r in new["open_rolls"] if r["seq"] not in data["rolls"]]
+    if kind == "pool" and data.get("action") == "lucky-break":
+        new["lucky_breaks"] = sorted({*new["lucky_breaks"], data["seat"]})
+    return new

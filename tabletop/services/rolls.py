@@ -11,6 +11,7 @@ from rules.engines.schema import validate
 
 from ..models import Event, GameSession, Seat, SessionStatus, Visibility
 from ..models.pools import OpenRoll
+from ..selectors.pools import open_roll_summary
 from ..systems.registry import RollContext, TableSystem, table_system
 from .errors import ServiceError, conflict, forbidden, invalid, not_found
 from .events import next_seq, record_event
@@ -157,14 +158,17 @@ def reveal_roll(*, seat: Seat, seq: Any) -> Event:
         OpenRoll.objects.filter(session_id=seat.session_id, seq=seq).update(
             visibility=Visibility.PUBLIC
         )
-        return record_event(
-            session_id=seat.session_id,
-            kind="roll.reveal",
-            actor=seat,
-            data={
-                "seq": seq,
-                "visibility": original.visibility,
-                "roller": {"seat": original.actor_id, "name": original.actor_name},
-                "roll": original.data,
-            },
+        still_open = (
+            OpenRoll.objects.select_related("character")
+            .filter(session_id=seat.session_id, seq=seq, is_open=True)
+            .first()
         )
+        data = {
+            "seq": seq,
+            "visibility": original.visibility,
+            "roller": {"seat": original.actor_id, "name": original.actor_name},
+            "roll": original.data,
+        }
+        if still_open is not None:  # the room now sees the open roll too
+            data["open_roll"] = open_roll_summary(still_open)
+        return record_event(session_id=seat.session_id, kind="roll.reveal", actor=seat, data=data)

@@ -51,7 +51,11 @@ def start_session(*, session_id: int, by: Seat | None = None) -> GameSession:
             session_id=session.pk,
             kind="session.start",
             actor=by,
-            data={"commitment": session.commitment, "title": session.title},
+            data={
+                "commitment": session.commitment,
+                "title": session.title,
+                "started_at": session.started_at.isoformat(),
+            },
         )
         table_system(session.campaign.system).session_started(session)
     return session
@@ -78,6 +82,7 @@ def end_session(*, session_id: int, by: Seat | None = None) -> GameSession:
             data={
                 "server_seed": bytes(session.server_seed).hex(),
                 "commitment": session.commitment,
+                "ended_at": session.ended_at.isoformat(),
             },
         )
     return session

@@ -22,7 +22,11 @@ def test_start_publishes_commitment_and_records_event(campaign):
     assert session.revealed_seed is None
     event = Event.objects.get(session=session)
     assert (event.seq, event.kind) == (1, "session.start")
-    assert event.data == {"commitment": session.commitment, "title": "One"}
+    assert event.data == {
+        "commitment": session.commitment,
+        "title": "One",
+        "started_at": session.started_at.isoformat(),
+    }
 
 
 def test_end_reveals_the_seed(live_session):

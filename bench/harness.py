@@ -159,6 +159,7 @@ WHATIF: dict[str, str] = {
     # name: what the served table does differently (bench/servers/settings.py applies it)
     "server-binding": "PostgreSQL binds parameters on the server (psycopg prepares statements)",
     "no-db-pool": "PostgreSQL without the connection pool: one kept connection per thread",
+    "no-gc-tuning": "Python's own garbage collector settings (nothing frozen, threshold 700)",
 }
 
 

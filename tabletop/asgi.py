@@ -1,5 +1,6 @@
 """The ASGI entry point: Django for HTTP, the room consumer for websockets."""
 
+import gc
 import os
 
 from django.core.asgi import get_asgi_application
@@ -31,3 +32,23 @@ application = ProtocolTypeRouter(
         "websocket": SocketProbe(lazy_user_stack(URLRouter(websocket_urlpatterns))),
     }
 )
+
+
+def _set_aside_what_loading_made() -> None:
+    """A full garbage collection walks every object the process tracks and stops the event loop
+    while it does: 150-290 ms at 1,000 sockets (docs/benchmarks.md), a frozen screen for every
+    table of the process. What loading made (Django, the URL map, the systems) lives as long as
+    the process: move it out of the collector's way (``gc.freeze``), and collect the young
+    generation less often, so the older ones are looked at less often too."""
+    from django.conf import settings
+
+    if settings.TABLETOP.get("GC_FREEZE"):
+        gc.collect()
+        gc.freeze()
+    threshold = settings.TABLETOP.get("GC_THRESHOLD")
+    if threshold:
+        _, older, oldest = gc.get_threshold()
+        gc.set_threshold(threshold, older, oldest)
+
+
+_set_aside_what_loading_made()

@@ -234,6 +234,11 @@ TABLETOP = {
     "STORE_WATCH_SECONDS": float(os.environ.get("TABLETOP_STORE_WATCH_SECONDS", "1")),
     # How long a socket's connect waits for its room's subscription before going ahead.
     "LAYER_WAIT_SECONDS": float(os.environ.get("TABLETOP_LAYER_WAIT_SECONDS", "1")),
+    # The serving process sets aside what it made while loading before it serves (tabletop/asgi.py):
+    # a full garbage collection, which stops the event loop, then walks only the live rooms.
+    "GC_FREEZE": os.environ.get("TABLETOP_GC_FREEZE", "1") not in {"0", "false", "no"},
+    # The young generation is collected after this many allocations (Python's default: 700).
+    "GC_THRESHOLD": int(os.environ.get("TABLETOP_GC_THRESHOLD", "10000")),
 }
 
 # --- Security -------------------------------------------------------------------------------

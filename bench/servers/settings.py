@@ -33,6 +33,9 @@ if "no-db-pool" in WHATIF and POSTGRES:  # as before the pool: kept connections,
     DATABASES["default"].get("OPTIONS", {}).pop("pool", None)
     DATABASES["default"]["CONN_MAX_AGE"] = 60
 
+if "no-gc-tuning" in WHATIF:
+    TABLETOP["GC_FREEZE"], TABLETOP["GC_THRESHOLD"] = False, 0
+
 # Every benchmark client joins from 127.0.0.1: the per-address join budget (against one address
 # making seats without end) would refuse the seating of a benchmark's hundreds of players.
 TABLETOP["JOINS_PER_MINUTE"] = 1e9

@@ -6,7 +6,6 @@ from __future__ import annotations
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_GET
 
-from ..services.access import resolve_access, seat_cookie_name
 from ..services.export import (
     FORMATS,
     Record,
@@ -17,6 +16,7 @@ from ..services.export import (
     viewer_for_seat,
 )
 from ..services.watch import watched_session
+from .verify import _access as seat_access  # the seat behind a request: token, cookie or login
 from .watch import gone
 
 
@@ -33,12 +33,7 @@ def _download(request: HttpRequest, record: Record, fmt: str) -> HttpResponse:
 def seat_export(request: HttpRequest, code: str, fmt: str) -> HttpResponse:
     if fmt not in FORMATS:
         raise Http404("no such format")
-    access = resolve_access(
-        code=code,
-        token=request.GET.get("token"),
-        cookie_token=request.COOKIES.get(seat_cookie_name(code)),
-        user=request.user,
-    )
+    access = seat_access(request, code)
     if access is None:
         return JsonResponse(
             {"error": {"code": "forbidden", "message": "join the table first"}}, status=403

@@ -9,12 +9,12 @@ from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
 from ..models import GameSession
-from ..services.access import resolve_access, seat_cookie_name
 from ..services.errors import ServiceError
 from ..services.export import viewer_for_seat
 from ..services.seats import gm_seat
 from ..services.stats import campaign_stats, session_stats
 from ..services.watch import SPECTATOR, watched_session
+from .verify import _access as seat_access  # the seat behind a request: token, cookie or login
 
 
 def _answer(report: dict) -> JsonResponse:
@@ -29,12 +29,7 @@ def _forbidden(message: str) -> JsonResponse:
 
 @require_GET
 def seat_stats(request: HttpRequest, code: str) -> HttpResponse:
-    access = resolve_access(
-        code=code,
-        token=request.GET.get("token"),
-        cookie_token=request.COOKIES.get(seat_cookie_name(code)),
-        user=request.user,
-    )
+    access = seat_access(request, code)
     if access is None:
         return _forbidden("join the table first")
     return _answer(session_stats(session=access.session, viewer=viewer_for_seat(access.seat)))

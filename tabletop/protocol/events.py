@@ -185,6 +185,19 @@ CATALOGUE: tuple[EventType, ...] = (
         _join_line,
     ),
     EventType(
+        "seat.leave",
+        None,
+        (
+            _int("seat", min=1, required=True),
+            Field("name", "text", required=True),
+            Field("removed", "bool", help="the GM took the seat away"),
+        ),
+        PUBLIC,
+        "everyone",
+        "a seat left the table (the GM removed it): every screen drops it from the seats",
+        lambda data, actor: f"{data.get('name') or '?'} leaves the table",
+    ),
+    EventType(
         "roll",
         None,
         (

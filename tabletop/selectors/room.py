@@ -124,6 +124,8 @@ def apply_event(state: dict[str, Any], message: dict[str, Any]) -> dict[str, Any
     new = dict(state)
     if kind == "seat.join":
         new["seats"] = _upsert(state["seats"], data["seat"], lambda s: s["id"])
+    elif kind == "seat.leave":
+        new["seats"] = [s for s in state["seats"] if s["id"] != data["seat"]]
     elif kind == "session.start":
         new["session"] = {**state["session"], "status": "live", "started_at": data["started_at"]}
         new["fairness"] = {**state["fairness"], "commitment": data["commitment"]}

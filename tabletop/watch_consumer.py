@@ -25,6 +25,7 @@ from .selectors.events import events_after
 from .selectors.room import room_state
 from .services.events import room_group
 from .services.watch import SPECTATOR, link_group, watched_session, without_invite
+from .transport import close_with_reason, unsent_bytes
 
 log = logging.getLogger(__name__)
 CLOSE_BAD_REQUEST = 4400
@@ -78,12 +79,17 @@ class WatchConsumer(AsyncWebsocketConsumer):
         self.layer = get_channel_layer()
         self.group = room_group(session.pk)
         self.delivery = Delivery(
-            viewer=SPECTATOR, send_text=self._send_text, fetch_after=self._fetch_after
+            viewer=SPECTATOR,
+            send_text=self._send_text,
+            fetch_after=self._fetch_after,
+            unsent=unsent_bytes(self.scope),
+            max_unsent=conf["SEND_BUFFER_BYTES"],
+            stall_seconds=conf["SEND_STALL_SECONDS"],
         )
         self.watching = link_group(link.pk)
         await self.channel_layer.group_add(self.watching, self.channel_name)
         # Join the room before reading last_seq: anything committed later arrives live.
-        await hub.join(self.layer, self.group, self)
+        await hub.join(self.layer, self.group, self, session_id=session.pk)
         self.joined = True
         await self.accept()
         hello, replay = await database_sync_to_async(_snapshot)(session, after)
@@ -91,9 +97,16 @@ class WatchConsumer(AsyncWebsocketConsumer):
             await self.delivery.send(hello)
             await self.delivery.replay(replay, upto=hello["last_seq"])
         except TooFarBehind:
-            await self.close(code=CLOSE_TOO_FAR_BEHIND)
+            await self._let_go()
             return
         self.drain_task = asyncio.create_task(self._drain())
+
+    async def _let_go(self) -> None:
+        await close_with_reason(
+            self,
+            code=CLOSE_TOO_FAR_BEHIND,
+            reason="too far behind: reconnect with after=<last seq> to catch up",
+        )
 
     async def _send_text(self, text: str) -> None:
         await self.send(text_data=text)
@@ -107,7 +120,7 @@ class WatchConsumer(AsyncWebsocketConsumer):
         try:
             await self.delivery.drain()
         except TooFarBehind:
-            await self.close(code=CLOSE_TOO_FAR_BEHIND)
+            await self._let_go()
 
     async def hub_deliver(self, message: dict[str, Any]) -> None:
         if self.delivery is None:
@@ -115,7 +128,7 @@ class WatchConsumer(AsyncWebsocketConsumer):
         try:
             await self.delivery.offer(message)
         except TooFarBehind:
-            await self.close(code=CLOSE_TOO_FAR_BEHIND)
+            await self._let_go()
 
     async def disconnect(self, code: int) -> None:
         if self.drain_task is not None:
@@ -152,7 +165,7 @@ class WatchConsumer(AsyncWebsocketConsumer):
             else:
                 await self._error(ref, "forbidden", "spectators watch the table; they cannot act")
         except TooFarBehind:
-            await self.close(code=CLOSE_TOO_FAR_BEHIND)
+            await self._let_go()
 
     async def _error(self, ref: Any, code: str, text: str) -> None:
         assert self.delivery is not None

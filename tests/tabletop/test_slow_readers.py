@@ -84,6 +84,8 @@ def test_a_socket_that_stops_reading_is_closed_and_resumes_from_the_store(live_s
         slow = never_reading_socket(port, code, slow_token)
         # ~200 KB an event: far more than the kernel's buffers and the allowance together.
         last = asyncio.run(roll_heavy(port, code, roller, 40))
+        # Still not reading: the server must give up on its own (reading now would let it go on).
+        time.sleep(3)
         assert closed_by_server(slow, within=10), "the server kept buffering for a non-reader"
         slow.close()
 

@@ -322,8 +322,41 @@ class ZoriaTable(TableSystem):
     def annotate(self, ctx: RollContext, result: dict[str, Any]) -> None:
         if ctx.options.get("stat_roll"):
             result["stat_roll"] = True
+            return
         if ctx.options.get("insight") is not None:
             result["insight"] = ctx.options["insight"]
+        # The open check ``settle`` registers, as every screen will hold it (its seq is the
+        # roll's): the roll event itself says that the check is open.
+        who = ctx.character
+        result["open_roll"] = {
+            "seat": ctx.seat.pk,
+            "character": {"id": who.pk, "name": who.name} if who else None,
+            "total": result.get("total") or 0,
+            "added": 0,
+            "dc": result["request"].get("dc"),
+            "flags": result.get("flags", []),
+            "botch_dice": 0,
+            "critical_dice": 0,
+            "open": True,
+            "declared": "",
+        }
+        if not ctx.options.get("stat_roll"):
+            # The check ``settle`` opens, as every screen lists it (its seq is the roll's own),
+            # so no screen decides which rolls are open.
+            result["open_roll"] = {
+                "seat": ctx.seat.pk,
+                "character": {"id": ctx.character.pk, "name": ctx.character.name}
+                if ctx.character
+                else None,
+                "total": result.get("total") or 0,
+                "added": 0,
+                "dc": result["request"].get("dc"),
+                "flags": result.get("flags", []),
+                "botch_dice": 0,
+                "critical_dice": 0,
+                "open": True,
+                "declared": "",
+            }
 
     def settle(self, ctx: RollContext, roll: Event) -> None:
         """Every check stays open (dice may be used on it) until its result is declared."""

@@ -120,10 +120,7 @@ export function room(t) {
       const was = t.open.get(d.reroll_of);
       if (was) t.open.set(was.seq, {...was, open: false, declared: "re-rolled"});
       if (mine && ev.visibility === "self") selfRolls.add(ev.seq);
-      if (!replay && d.system === "zoria" && !d.stat_roll) {
-        t.open.set(ev.seq, {seq: ev.seq, seat: ev.actor && ev.actor.seat, character: d.character, total: d.total ?? 0,
-          added: 0, dc: (d.request || {}).dc, flags: d.flags || [], botch_dice: 0, critical_dice: 0, open: true});
-      }
+      if (!replay && d.open_roll) t.open.set(ev.seq, {...d.open_roll, seq: ev.seq});
     },
 
     draw() {
@@ -239,11 +236,7 @@ export async function dashboard(ctx) {
       const d = event.data || {};
       if (event.kind === "roll") {
         if (d.reroll_of != null) open.delete(d.reroll_of);
-        if (d.system === "zoria" && !d.stat_roll && event.actor) {
-          open.set(event.seq, {seq: event.seq, seat: event.actor.seat, character: d.character || null,
-            total: d.total ?? 0, added: 0, dc: d.request ? d.request.dc ?? null : null, flags: d.flags || [],
-            botch_dice: 0, critical_dice: 0, open: true, declared: ""});
-        }
+        if (d.open_roll) open.set(event.seq, {...d.open_roll, seq: event.seq});
       } else if (event.kind === "roll.reveal" && d.open_roll) {
         open.set(d.open_roll.seq, d.open_roll); // a self check the GM could not see until now
       } else if (event.kind === "roll.close") {

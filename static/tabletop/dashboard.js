@@ -4,6 +4,7 @@
 import {connectionStatus} from "./dom.js";
 import {Log} from "./log.js";
 import {RoomSocket} from "./socket.js";
+import {RoomState} from "./state.js";
 import {hiddenRollView, keyed, seatView} from "./gm-views.js";
 
 const $ = (id) => document.getElementById(id);
@@ -27,15 +28,17 @@ const state = {
 };
 
 // --- sending, and answers to what we sent ----------------------------------------------------
-const pending = new Map(); // ref -> {button, error, timer}
 const busy = new Set();
-let counter = 0;
 
 /** Send a GM message; its error (if any) appears in ``error``, next to the control. */
 function act(message, {button, error} = {}) {
-  const ref = `gm-${++counter}`;
   if (error) error.textContent = "";
-  if (!socket.send({...message, ref})) {
+  const sent = socket.request(message, (err) => {
+    if (button) busy.delete(button);
+    if (err && error) showError(error, err.message);
+    refreshControls();
+  });
+  if (!sent) {
     if (error) showError(error, "Not connected; try again in a moment.");
     return false;
   }
@@ -43,19 +46,7 @@ function act(message, {button, error} = {}) {
     busy.add(button);
     button.disabled = true;
   }
-  const timer = setTimeout(() => settle(ref, null), 8000);
-  pending.set(ref, {button, error, timer});
   return true;
-}
-
-function settle(ref, err) {
-  const waiting = pending.get(ref);
-  if (!waiting) return;
-  pending.delete(ref);
-  clearTimeout(waiting.timer);
-  if (waiting.button) busy.delete(waiting.button);
-  if (err && waiting.error) showError(waiting.error, err.message);
-  refreshControls();
 }
 
 /** An error next to its control, for a while: the next try, or a quarter of a minute, clears it. */
@@ -157,55 +148,36 @@ function draw() {
 }
 
 // --- applying what the server says ------------------------------------------------------------
-function loadState(s) {
-  state.seats = new Map((s.seats || []).map((x) => [x.id, x]));
-  if (s.characters) state.characters = new Map(s.characters.map((c) => [c.id, c]));
-  state.pools = new Map((s.pools || []).map((p) => [p.id, p]));
-  state.resources = new Map((s.resources || []).map((r) => [`${r.character}:${r.name}`, r.amount]));
-  ctx.home?.load?.(s);
-  state.extended = new Map((s.extended || []).map((x) => [x.id, x]));
+// The room state is state.js's (hello, then every event applied by the server's own rule); the
+// maps the views draw from are read from it after every change.
+const room = new RoomState();
+
+function fromRoom() {
+  const s = room.state;
+  state.seats = room.seats;
+  if (s.characters) state.characters = room.characters;
+  state.pools = room.pools;
+  state.resources = new Map(s.resources.map((r) => [`${r.character}:${r.name}`, r.amount]));
+  state.extended = room.extended;
   state.lucky.clear();
-  for (const id of s.lucky_breaks || []) state.lucky.add(id);
-  state.table = s.table || {};
-  if (s.fairness) state.fairness = s.fairness;
-  if (s.session) state.status = s.session.status;
+  for (const id of s.lucky_breaks) state.lucky.add(id);
+  state.table = room.table;
+  state.fairness = room.fairness;
+  state.status = room.session.status;
 }
 
 const HIDDEN = new Set(["gm", "blind"]);
 
+/** What the dashboard keeps beyond the room state: the hidden rolls not yet revealed. */
 function apply(event) {
   const data = event.data || {};
   if (data.hidden) return; // not ours to see
   ctx.home?.apply?.(event);
-  switch (event.kind) {
-    case "seat.join":
-      if (data.seat) state.seats.set(data.seat.id, data.seat);
-      break;
-    case "session.start":
-      state.status = "live";
-      if (data.commitment) state.fairness = {...state.fairness, commitment: data.commitment};
-      break;
-    case "session.end":
-      state.status = "ended";
-      state.fairness = {...state.fairness, server_seed: data.server_seed || state.fairness.server_seed};
-      break;
-    case "roll": {
-      const mine = event.actor && event.actor.seat === gmSeatId;
-      if (HIDDEN.has(event.visibility) || (event.visibility === "self" && mine)) state.hidden.set(event.seq, event);
-      break;
-    }
-    case "roll.reveal":
-      state.hidden.delete(data.seq);
-      break;
-    case "pool":
-      for (const p of data.pools || []) state.pools.set(p.id, p);
-      for (const r of data.resources || []) state.resources.set(`${r.character}:${r.name}`, r.amount);
-      if (data.extended) state.extended.set(data.extended.id, data.extended);
-      if (data.table) state.table = data.table;
-      if (data.action === "lucky-break" && data.seat != null) state.lucky.add(data.seat);
-      break;
-    default:
-      break;
+  if (event.kind === "roll") {
+    const mine = event.actor && event.actor.seat === gmSeatId;
+    if (HIDDEN.has(event.visibility) || (event.visibility === "self" && mine)) state.hidden.set(event.seq, event);
+  } else if (event.kind === "roll.reveal") {
+    state.hidden.delete(data.seq);
   }
 }
 
@@ -216,9 +188,6 @@ function showStatus(kind, until) {
   const was = state.live;
   state.live = kind === "live";
   if (was !== state.live && was) log.announce(kind === "offline" ? "You are offline." : "Connection lost; reconnecting.");
-  if (!state.live) {
-    for (const ref of [...pending.keys()]) settle(ref, null);
-  }
   refreshControls();
 }
 
@@ -239,19 +208,21 @@ function addToLog(event, replay) {
 const socket = new RoomSocket(page.socket, {
   status: showStatus,
   hello(msg) {
-    if (msg.state) loadState(msg.state);
+    room.hello(msg);
+    fromRoom();
+    ctx.home?.load?.(msg.state);
     draw();
   },
   event(event, replay) {
     addToLog(event, replay);
     document.dispatchEvent(new CustomEvent("table:event", {detail: {...event, replay}}));
+    if (room.apply(event)) fromRoom();
     apply(event);
-    if (event.ref) settle(event.ref, null);
     draw();
   },
   error(msg) {
-    if (msg.ref != null && pending.has(msg.ref)) settle(msg.ref, msg);
-    else if (msg.ref !== "heartbeat") showError($("session-error"), msg.message);
+    // (answers to this page's own requests go to their controls; see act)
+    if (msg.ref !== "heartbeat") showError($("session-error"), msg.message);
   },
 });
 

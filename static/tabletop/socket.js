@@ -1,5 +1,6 @@
 // The room socket: reconnects by itself (jittered exponential backoff), resumes with
-// after=<last seq seen>, and hands every event on exactly once, in seq order.
+// after=<last seq seen>, and hands every event on exactly once, in seq order. ``request`` sends
+// a message and answers it: the sender's copy of the event it caused, or its error.
 
 const PING_EVERY = 20000;
 const SILENCE_LIMIT = 45000;
@@ -15,6 +16,8 @@ export class RoomSocket {
     this.timer = null;
     this.heard = Date.now();
     this.caughtUp = 0;
+    this.pending = new Map(); // ref -> {done, timer}
+    this.refs = 0;
     addEventListener("online", () => this.now());
     addEventListener("offline", () => this.drop("offline"));
     document.addEventListener("visibilitychange", () => {
@@ -34,6 +37,28 @@ export class RoomSocket {
   send(message) {
     if (!this.live) return false;
     this.ws.send(JSON.stringify(message));
+    return true;
+  }
+
+  /** Send ``message`` with a fresh ref; ``done(error, event)`` once the table answers it: with
+   * null and the event it caused, with its error, with an error after ``timeout`` ms without
+   * an answer, or with null if the connection drops first (the log shows what happened). False
+   * when not connected: nothing was sent. */
+  request(message, done, {timeout = 8000} = {}) {
+    const ref = `${message.type}-${++this.refs}`;
+    if (!this.send({...message, ref})) return false;
+    const timer = setTimeout(() => this.answer(ref, {code: "no-answer", message: "No answer from the table; try again."}), timeout);
+    this.pending.set(ref, {done, timer});
+    return true;
+  }
+
+  /** Hand a request its answer; false if ``ref`` is not one this socket is waiting on. */
+  answer(ref, error, event) {
+    const waiting = ref != null && this.pending.get(ref);
+    if (!waiting) return false;
+    this.pending.delete(ref);
+    clearTimeout(waiting.timer);
+    waiting.done(error, event);
     return true;
   }
 
@@ -69,6 +94,7 @@ export class RoomSocket {
     };
     ws.onclose = () => {
       if (ws !== this.ws) return;
+      this.forget();
       this.ws = null;
       this.ready = false;
       this.retry();
@@ -91,13 +117,20 @@ export class RoomSocket {
       }
       this.lastSeq = msg.seq;
       this.on.event(msg, msg.seq <= this.caughtUp);
+      if (msg.ref != null) this.answer(msg.ref, null, msg);
     } else if (msg.type === "error") {
-      this.on.error(msg);
+      if (!this.answer(msg.ref, msg)) this.on.error(msg);
     }
+  }
+
+  /** Requests still waiting when the connection goes: their answers will not come. */
+  forget() {
+    for (const ref of [...this.pending.keys()]) this.answer(ref, null);
   }
 
   /** Close the socket; come back at once (``soon``) or with the usual backoff. */
   drop(state, soon = false) {
+    this.forget();
     const ws = this.ws;
     this.ws = null;
     this.ready = false;

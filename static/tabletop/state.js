@@ -1,0 +1,99 @@
+// One room state for the room page and the GM dashboard: hello's state, and every event applied
+// to it by the same rule as the server's reducer (apply_event in tabletop/selectors/room.py; a
+// test runs both on the same events). An event carries the absolute values it changes, so
+// nothing here knows a game's rules: pages only draw what this holds.
+
+/** Replace the item with the same key, or add it at the end. */
+function upsert(items, item, key) {
+  const k = key(item);
+  const at = items.findIndex((x) => key(x) === k);
+  if (at < 0) return [...items, item];
+  return items.map((x, i) => (i === at ? item : x));
+}
+
+/** An open roll's new state: listed while open (in seq order), gone once closed. */
+function bySeq(rolls, roll) {
+  const rest = rolls.filter((r) => r.seq !== roll.seq);
+  if (roll.open !== false) rest.push(roll);
+  return rest.sort((a, b) => a.seq - b.seq);
+}
+
+/** hello.state after one event, as this seat received it (redacted where it had to be). */
+export function applyEvent(state, event) {
+  const data = event.data || {};
+  if (data.hidden || data.too_large) return state;
+  const next = {...state};
+  const kind = event.kind;
+  if (kind === "seat.join") {
+    next.seats = upsert(state.seats, data.seat, (s) => s.id);
+  } else if (kind === "seat.leave") {
+    next.seats = state.seats.filter((s) => s.id !== data.seat);
+  } else if (kind === "session.start") {
+    next.session = {...state.session, status: "live", started_at: data.started_at};
+    next.fairness = {...state.fairness, commitment: data.commitment};
+  } else if (kind === "session.end") {
+    next.session = {...state.session, status: "ended", ended_at: data.ended_at};
+    next.fairness = {...state.fairness, server_seed: data.server_seed};
+  }
+  for (const pool of data.pools || []) next.pools = upsert(next.pools, pool, (p) => p.id);
+  for (const row of data.resources || []) {
+    next.resources = upsert(next.resources, row, (r) => `${r.character}:${r.name}`);
+  }
+  if ("table" in data) next.table = data.table;
+  if (data.extended) {
+    const rest = next.extended.filter((x) => x.id !== data.extended.id);
+    next.extended = (data.extended.open ? [...rest, data.extended] : rest).sort((a, b) => a.id - b.id);
+  }
+  if (data.open_roll) {
+    const roll = kind === "roll" ? {seq: event.seq, ...data.open_roll} : data.open_roll;
+    next.open_rolls = bySeq(next.open_rolls, roll);
+  }
+  if (kind === "pool" && data.action === "close") {
+    next.open_rolls = next.open_rolls.filter((r) => !data.rolls.includes(r.seq));
+  }
+  if (kind === "pool" && data.action === "lucky-break") {
+    next.lucky_breaks = [...new Set([...next.lucky_breaks, data.seat])].sort((a, b) => a - b);
+  }
+  return next;
+}
+
+/** The room as this seat sees it now; ``seq`` is the last event it holds. */
+export class RoomState {
+  constructor() {
+    this.state = null;
+    this.seq = 0;
+  }
+
+  /** hello: the state as of ``last_seq``. */
+  hello(msg) {
+    this.state = msg.state;
+    this.seq = msg.last_seq;
+    this.me = msg.seat;
+    this.role = msg.role;
+  }
+
+  /** Apply an event; false for one the state already holds (a replay older than hello). */
+  apply(event) {
+    if (!this.state || event.seq <= this.seq) return false;
+    this.state = applyEvent(this.state, event);
+    this.seq = event.seq;
+    return true;
+  }
+
+  // What pages draw, by key.
+  get session() { return this.state.session; }
+  get seats() { return new Map(this.state.seats.map((s) => [s.id, s])); }
+  get characters() { return new Map(this.state.characters.map((c) => [c.id, c])); }
+  get pools() { return new Map(this.state.pools.map((p) => [p.id, p])); }
+  get openRolls() { return new Map(this.state.open_rolls.map((r) => [r.seq, r])); }
+  get extended() { return new Map(this.state.extended.map((x) => [x.id, x])); }
+  get luckyBreaks() { return new Set(this.state.lucky_breaks); }
+  get table() { return this.state.table || {}; }
+  get fairness() { return this.state.fairness || {}; }
+
+  /** A character's amount of a resource (0 when it has none). */
+  amount(character, name) {
+    const row = this.state.resources.find((r) => r.character === character && r.name === name);
+    return row ? row.amount : 0;
+  }
+}

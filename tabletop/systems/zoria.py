@@ -340,23 +340,6 @@ class ZoriaTable(TableSystem):
             "open": True,
             "declared": "",
         }
-        if not ctx.options.get("stat_roll"):
-            # The check ``settle`` opens, as every screen lists it (its seq is the roll's own),
-            # so no screen decides which rolls are open.
-            result["open_roll"] = {
-                "seat": ctx.seat.pk,
-                "character": {"id": ctx.character.pk, "name": ctx.character.name}
-                if ctx.character
-                else None,
-                "total": result.get("total") or 0,
-                "added": 0,
-                "dc": result["request"].get("dc"),
-                "flags": result.get("flags", []),
-                "botch_dice": 0,
-                "critical_dice": 0,
-                "open": True,
-                "declared": "",
-            }
 
     def settle(self, ctx: RollContext, roll: Event) -> None:
         """Every check stays open (dice may be used on it) until its result is declared."""

@@ -213,10 +213,27 @@ def _open_roll(seat: Seat, seq: Any) -> OpenRoll:
     return roll
 
 
+def _fails_by_5(total: int, dc: int | None) -> bool:
+    return dc is not None and total <= dc - rules.SPECIAL_BOTCH_MARGIN
+
+
 def _still_special(roll: OpenRoll) -> bool:
     """A special botch threat holds while the check, after the dice used on it, still fails
     by 5 or more."""
-    return roll.dc is not None and roll.total <= roll.dc - rules.SPECIAL_BOTCH_MARGIN
+    return _fails_by_5(roll.total, roll.dc)
+
+
+def _carried(ctx: RollContext, reroll_of: int | None) -> int:
+    """What a re-rolled check's paid dice added (action dice on the request and dice used on
+    it): they were paid for and rolled, and stay on the check that replaces it."""
+    if reroll_of is None:
+        return 0
+    old = OpenRoll.objects.filter(session_id=ctx.session.pk, seq=reroll_of).first()
+    first = Event.objects.filter(session_id=ctx.session.pk, seq=reroll_of).first()
+    if old is None or first is None:
+        return 0
+    paid = sum(d["value"] for d in first.data.get("dice", []) if d.get("role") == "action")
+    return old.added + paid
 
 
 def _subject(text: str) -> str:
@@ -326,13 +343,15 @@ class ZoriaTable(TableSystem):
         if ctx.options.get("insight") is not None:
             result["insight"] = ctx.options["insight"]
         # The open check ``settle`` registers, as every screen will hold it (its seq is the
-        # roll's): the roll event itself says that the check is open.
+        # roll's): the roll event itself says that the check is open. A re-roll replaces the
+        # roll, not the dice already paid and rolled onto it: they carry over.
         who = ctx.character
-        result["open_roll"] = {
+        carried = _carried(ctx, result.get("reroll_of"))
+        check = {
             "seat": ctx.seat.pk,
             "character": {"id": who.pk, "name": who.name} if who else None,
-            "total": result.get("total") or 0,
-            "added": 0,
+            "total": (result.get("total") or 0) + carried,
+            "added": carried,
             "dc": result["request"].get("dc"),
             "flags": result.get("flags", []),
             "botch_dice": 0,
@@ -340,20 +359,26 @@ class ZoriaTable(TableSystem):
             "open": True,
             "declared": "",
         }
+        if "special-botch-threat" in check["flags"] and not _fails_by_5(
+            check["total"], check["dc"]
+        ):
+            check["flags"] = [f for f in check["flags"] if f != "special-botch-threat"]
+        result["open_roll"] = check
 
     def settle(self, ctx: RollContext, roll: Event) -> None:
         """Every check stays open (dice may be used on it) until its result is declared."""
         if ctx.options.get("stat_roll"):
             return  # statistics and ability increases are never augmented or re-rolled
-        result = roll.data
+        check = roll.data["open_roll"]
         OpenRoll.objects.create(
             session_id=ctx.session.pk,
             seq=roll.seq,
             seat=ctx.seat,
             character=ctx.character,
-            total=result.get("total") or 0,
-            flags=result.get("flags", []),
-            dc=result["request"].get("dc"),
+            total=check["total"],
+            added=check["added"],
+            flags=check["flags"],
+            dc=check["dc"],
             visibility=roll.visibility,
             insight_subject=_subject(ctx.options.get("insight") or ""),
         )
@@ -555,7 +580,8 @@ def _check_insight(seat: Seat, about: str) -> None:
 
 def _reroll(*, seat: Seat, check: OpenRoll) -> Event:
     """The re-roll replaces the open check; the new result stands even if lower. The action
-    dice paid for the first roll are not rolled again (a re-roll adds no unpaid dice)."""
+    dice paid for the first roll are not rolled again (a re-roll adds no unpaid dice): what
+    they and the dice used on it added carries over to the new check."""
     original = Event.objects.get(session_id=seat.session_id, seq=check.seq)
     options = {"insight": original.data["insight"]} if original.data.get("insight") else {}
     return make_roll(

@@ -80,6 +80,20 @@ def test_a_reroll_never_adds_dice_that_were_not_paid_for(table):
     new = Event.objects.get(session=table["session"], kind="roll", data__reroll_of=roll.seq)
     assert new.data["request"]["action_dice"] == []
     assert stacks(ana) == [(0, 6)]  # three paid with the check, one for the re-roll
+    # The re-roll replaces the check's d20, not the action dice paid and rolled onto it.
+    paid = sum(d["value"] for d in roll.data["dice"] if d["role"] == "action")
+    check = OpenRoll.objects.get(seq=new.seq)
+    assert (check.total, check.added) == (new.data["total"] + paid, paid)
+    assert new.data["open_roll"]["total"] == check.total
+
+
+def test_dice_used_on_a_check_stay_on_its_re_roll(table):
+    ana = sit(table, "Ana", "Kael")
+    roll = make_roll(seat_id=ana.pk, request={"check": "1d20"}, character=table["c"]["Kael"].pk)
+    used = zoria.use_die(seat_id=ana.pk, roll=roll.seq).data["added"]
+    zoria.spend_dice(seat_id=ana.pk, effect="reroll", roll=roll.seq)
+    new = Event.objects.get(session=table["session"], kind="roll", data__reroll_of=roll.seq)
+    assert OpenRoll.objects.get(seq=new.seq).total == new.data["total"] + used
 
 
 def test_a_stat_roll_takes_no_action_dice(table):

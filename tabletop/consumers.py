@@ -27,6 +27,7 @@ from .origin import origin_allowed
 from .protocol.commands import Decoded, Refused
 from .protocol.wire import ANSWERED_BY_THE_SOCKET, decode, perform
 from .selectors.events import Viewer, dumps, events_after
+from .services import presence
 from .services.access import Access, seat_cookie_name
 from .services.errors import ServiceError
 from .services.events import room_group
@@ -72,6 +73,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
     access: Access | None = None
     delivery: Delivery | None = None
     backlog_task: asyncio.Task[None] | None = None
+    present = False
     joined = False
 
     async def dispatch(self, message: dict[str, Any]) -> None:
@@ -140,6 +142,9 @@ class RoomConsumer(AsyncWebsocketConsumer):
         await self.accept()
         hello, replay = await arrivals.hello(access, after)
         await self._guarded(self._start(hello, replay))
+        # Presence: one more socket of this seat is open (screens ask who is here).
+        self.present = True
+        await database_sync_to_async(presence.arrived)(seat_id=access.seat.pk)
 
     async def _start(self, hello: dict[str, Any], replay: list[dict[str, Any]]) -> None:
         await self.delivery.send(hello)
@@ -161,6 +166,9 @@ class RoomConsumer(AsyncWebsocketConsumer):
     async def disconnect(self, code: int) -> None:
         if self.backlog_task is not None:
             self.backlog_task.cancel()
+        if self.present:
+            self.present = False
+            await database_sync_to_async(presence.left)(seat_id=self.access.seat.pk)
         if self.joined:
             self.joined = False
             await hub.leave(self.layer, self.group, self)

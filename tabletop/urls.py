@@ -1,7 +1,18 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from .views import dashboard, export, gm_features, home, room, saved, stats, verify, watch
+from .views import (
+    dashboard,
+    export,
+    gm_features,
+    home,
+    presence,
+    room,
+    saved,
+    stats,
+    verify,
+    watch,
+)
 
 urlpatterns = [
     path("", home.home, name="home"),
@@ -11,6 +22,7 @@ urlpatterns = [
     path("play/<str:code>/seat", room.switch_seat, name="switch-seat"),
     path("play/<str:code>/odds", room.odds, name="odds"),
     path("play/<str:code>/saved", saved.saved_rolls, name="saved-rolls"),
+    path("play/<str:code>/here", presence.seats_here, name="seats-here"),
     path("play/<str:code>/saved/<int:roll_id>", saved.saved_roll, name="saved-roll"),
     path("play/<str:code>/record", verify.record, name="record"),
     path("play/<str:code>/verify", verify.verify_page, name="verify"),

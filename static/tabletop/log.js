@@ -201,6 +201,9 @@ export class Log {
         return h("li", {class: classes.join(" ")}, this.head(event,
           `${seat.name || (event.actor && event.actor.name) || "Someone"} sat down${seat.role === "gm" && seat.name !== "GM" ? " as the GM" : ""}${chars ? ` with ${chars}` : ""}`));
       }
+      case "seat.leave":
+        return h("li", {class: classes.join(" ")}, this.head(event,
+          `${event.actor ? event.actor.name : "The GM"} removed ${data.name || "a seat"} from the table`));
       case "session.start":
         return h("li", {class: classes.join(" ")}, this.head(event, "The session started"),
           data.commitment ? h("p", {class: "muted small"}, "Dice commitment ", h("code", null, short(data.commitment))) : null);
@@ -265,6 +268,7 @@ export class Log {
     if (event.kind === "roll") return `${name}: ${data.text || "rolled"}`;
     if (event.kind === "roll.reveal") return `${name} revealed a roll: ${(data.roll && data.roll.text) || ""}`;
     if (event.kind === "seat.join") return `${(data.seat && data.seat.name) || name} sat down.`;
+    if (event.kind === "seat.leave") return `${data.name || "A seat"} was removed from the table.`;
     if (event.kind === "session.start") return "The session started.";
     if (event.kind === "session.end") return "The session ended.";
     return data.text || "";

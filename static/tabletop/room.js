@@ -41,6 +41,7 @@ function showStatus(kind, until) {
   drawEnded();
   const was = state.live;
   state.live = kind === "live";
+  if (state.live) askHere();
   if (was !== state.live) {
     log.announce(state.live ? "Connected to the table." : kind === "offline" ? "You are offline." : "Connection lost; reconnecting.");
   }
@@ -49,19 +50,70 @@ function showStatus(kind, until) {
   if (!state.live) settleRolls();
 }
 
-// --- seats --------------------------------------------------------------------------------
+// --- seats: who sat down, who is here now, the GM's "Remove" ---------------------------------
 const seats = new Map();
+let here = null; // Set of seat ids with a socket open now, or null until first asked
+let managing = false;
 function drawSeats() {
   const list = $("seats");
-  list.replaceChildren(...[...seats.values()].map((s) => h("li", {class: s.id === seatId ? "me" : null},
-    s.name, s.role === "gm" && s.name !== "GM" ? h("span", {class: "badge badge-plain"}, "GM") : null,
-    s.id === seatId ? h("span", {class: "visually-hidden"}, " (you)") : null)));
+  const gm = page.role === "gm" && state.status !== "ended";
+  list.replaceChildren(...[...seats.values()].map((s) => {
+    const away = here && s.id !== seatId && !here.has(s.id);
+    return h("li", {class: [s.id === seatId ? "me" : "", away ? "away" : ""].join(" ").trim() || null,
+      title: away ? `${s.name} is not connected` : null},
+      s.name, s.role === "gm" && s.name !== "GM" ? h("span", {class: "badge badge-plain"}, "GM") : null,
+      s.id === seatId ? h("span", {class: "visually-hidden"}, " (you)") : null,
+      away ? h("span", {class: "visually-hidden"}, " (away)") : null,
+      gm && managing && s.role !== "gm" ? h("button", {type: "button", class: "link small remove-seat",
+        onclick: () => removeSeat(s)}, `Remove ${s.name}`) : null);
+  }));
   $("seat-count").textContent = seats.size;
+  const manage = $("manage-seats");
+  if (manage) {
+    manage.hidden = !gm || ![...seats.values()].some((s) => s.role !== "gm");
+    manage.textContent = managing ? "Done" : "Manage seats";
+    manage.setAttribute("aria-pressed", String(managing));
+  }
 }
 function setSeats(list) {
   seats.clear();
   for (const s of list || []) seats.set(s.id, s);
   drawSeats();
+}
+/** Who is connected now: asked on opening and every 15 s while the page is in view. */
+async function askHere() {
+  if (document.visibilityState !== "visible" || !state.live) return;
+  try {
+    const answer = await (await fetch(`/play/${page.session.code}/here`, {credentials: "same-origin"})).json();
+    if (Array.isArray(answer.here)) {
+      here = new Set(answer.here);
+      drawSeats();
+    }
+  } catch {
+    // The next round asks again.
+  }
+}
+setInterval(askHere, 15000);
+$("manage-seats")?.addEventListener("click", () => {
+  managing = !managing;
+  drawSeats();
+});
+function removeSeat(s) {
+  if (!confirm(`Remove ${s.name} from the table? Their link will no longer open this room.`)) return;
+  $("end-error").textContent = "";
+  request({type: "seat.remove", seat: s.id}, (err) => {
+    if (err) $("end-error").textContent = err.message;
+  });
+}
+function removed(data) {
+  seats.delete(data.seat);
+  drawSeats();
+  if (data.seat !== seatId) return;
+  socket.stop();
+  panel.setState({status: "ended", live: false});
+  $("conn").textContent = "removed";
+  $("conn").dataset.session = "ended";
+  $("removed-note").hidden = false;
 }
 
 // --- fairness -----------------------------------------------------------------------------
@@ -112,6 +164,7 @@ function setStatus(status) {
   badge.className = `status status-${status}`;
   badge.hidden = status !== "planned"; // the connection badge says "live" or "ended"
   if (status === "ended") log.end();
+  drawSeats();
   showConnection(...connection);
   drawEnded();
   panel.setState(state);
@@ -216,7 +269,10 @@ const socket = new RoomSocket(page.socket, {
     const data = event.data || {};
     if (event.kind === "seat.join" && data.seat) {
       seats.set(data.seat.id, data.seat);
+      here?.add(data.seat.id);
       drawSeats();
+    } else if (event.kind === "seat.leave" && data.seat) {
+      removed(data);
     } else if (event.kind === "session.start") {
       setStatus("live");
       if (data.commitment) state.fairness = {...state.fairness, commitment: data.commitment};

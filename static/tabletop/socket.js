@@ -70,8 +70,15 @@ export class RoomSocket {
     this.open();
   }
 
+  /** For good (the GM removed this seat): close and never come back. */
+  stop() {
+    this.stopped = true;
+    this.drop("offline");
+  }
+
   open() {
     this.timer = null;
+    if (this.stopped) return;
     if (navigator.onLine === false) {
       this.status("offline");
       return;
@@ -145,6 +152,7 @@ export class RoomSocket {
   }
 
   retry() {
+    if (this.stopped) return;
     if (navigator.onLine === false) {
       this.status("offline");
       return;

@@ -96,6 +96,10 @@ class Seat(models.Model):
     # sha256 of the seat's secret token; the token itself is shown once, to its holder.
     token_hash = models.CharField(max_length=64, unique=True, null=True, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Sockets of this seat open now, in every server process (presence: here while above 0).
+    sockets = models.PositiveIntegerField(default=0, editable=False)
+    # Set when the GM removes the seat from the table: its token no longer opens the room.
+    removed_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["session", "created_at"]

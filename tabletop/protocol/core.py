@@ -10,6 +10,7 @@ from rules.engines.schema import Field
 
 from ..models import Event, Seat, Visibility
 from ..services.rolls import make_roll, reveal_roll
+from ..services.seats import remove_seat
 from ..services.sessions import end_session, start_session
 from .commands import ID, Command
 
@@ -56,6 +57,10 @@ def session_end(*, seat_id: int) -> Event:
     seat = _seat(seat_id)
     end_session(session_id=seat.session_id, by=seat)
     return Event.objects.filter(session_id=seat.session_id, kind="session.end").latest("seq")
+
+
+def seat_remove(*, seat_id: int, seat: int) -> Event:
+    return remove_seat(by_seat_id=seat_id, seat_id=seat)
 
 
 def ping(*, seat_id: int) -> None:
@@ -109,5 +114,12 @@ CORE: tuple[Command, ...] = (
     ),
     Command("session.start", (), session_start, "start the planned session", gm_only=True),
     Command("session.end", (), session_end, "end the session and reveal its seed", gm_only=True),
+    Command(
+        "seat.remove",
+        (Field("seat", "int", label="Seat", required=True, help="the seat's id", **ID),),
+        seat_remove,
+        "take a player's seat away: its link no longer opens the room",
+        gm_only=True,
+    ),
     Command("ping", (), ping, "keep the socket alive: a pong with last_seq answers"),
 )

@@ -101,6 +101,8 @@ def _spend_line(data: Mapping[str, Any], actor: str) -> str:
     amount = data.get("amount") or 0
     name = ((data.get("resources") or [{}])[0] or {}).get("name", "")
     words = USE_WORDS.get(str(data.get("use")), "")
+    if data.get("use") == "extra-success" and amount != 1:
+        words = f"for {amount} extra successes"
     line = f"{who} spends {amount} {_resource_words(name, amount)}"
     return f"{line} {words}".strip() if words else line
 
@@ -144,24 +146,7 @@ def _resource_award(data: Mapping[str, Any]) -> bool:
 POOL_RULE = "public; about a hidden roll, as hidden as the roll (judged for its roller)"
 
 
-def _leave_line(data: Mapping[str, Any], actor: str) -> str:
-    return f"{actor} removed {data.get('name') or 'a seat'} from the table"
-
-
 CATALOGUE: tuple[EventType, ...] = (
-    EventType(
-        "seat.leave",
-        None,
-        (
-            _int("seat", min=1, required=True),
-            Field("name", "text", required=True),
-            Field("removed", "bool", required=True),
-        ),
-        PUBLIC,
-        "everyone",
-        "the GM took a seat away from the table",
-        _leave_line,
-    ),
     EventType(
         "session.start",
         None,
@@ -484,6 +469,17 @@ def check_event(*, kind: str, visibility: str, data: Any) -> EventType:
     except RuleError as exc:
         raise EventShapeError(f"{definition.name}: data.{exc.field}: {exc.reason}") from None
     return definition
+
+
+def with_log_line(*, kind: str, data: dict[str, Any], actor: str) -> dict[str, Any]:
+    """``data`` with its ``text`` written by the catalogue's renderer, for the kinds whose line
+    the catalogue writes (the services' own words stand for the others)."""
+    definition = event_type(kind, data)
+    if definition is None or definition.line is _text:
+        return data
+    if not any(f.name == "text" for f in definition.fields):
+        return data
+    return {**data, "text": definition.line(data, actor or "The table")}
 
 
 def log_line(*, kind: str, data: Mapping[str, Any], actor: str) -> str:

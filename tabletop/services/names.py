@@ -83,8 +83,8 @@ def check_player_name(name: str, *, taken: Iterable[str]) -> None:
     """A player's new seat: not the GM's title, not a name already at the table."""
     shape = skeleton(name)
     if shape in RESERVED:
-        raise invalid("is the GM's: pick another name", field="name")
+        raise invalid(f"{name!r} is the GM's title at this table; pick another name", field="name")
     if shape and any(skeleton(other) == shape for other in taken):
         raise invalid(
-            f"someone at the table is already called {name!r}: pick another name", field="name"
+            f"someone at the table is already called {name!r}; pick another name", field="name"
         )

@@ -80,6 +80,8 @@ def make_roll(
             .select_for_update(of=("session",))
             .get(pk=seat_id)
         )
+        if seat.removed_at is not None:
+            raise forbidden("the GM removed this seat from the table")
         locked = seat.session
         engine = _system_for(locked, system)
         who = None if character in (None, "") else character_for(seat=seat, character_id=character)

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
-from ..models import Character, GameSession, Seat, SeatRole, SessionStatus
+from ..models import Character, Event, GameSession, Seat, SeatRole, SessionStatus
 from ..models.sessions import hash_token
 from ..selectors.room import seat_summary
 from ..systems.registry import table_system
@@ -45,6 +46,8 @@ def join_session(
     character = _character_for(session=session, character_id=character_id, user=user)
     if user is not None and user.is_authenticated:
         existing = Seat.objects.filter(session=session, user=user).first()
+        if existing is not None and existing.removed_at is not None:
+            raise forbidden("the GM removed you from this table")
         if existing is not None:
             return Joined(seat=existing, token=None, created=False)
         if session.campaign.gm_id == user.pk:
@@ -53,9 +56,8 @@ def join_session(
     with transaction.atomic():
         if Seat.objects.filter(session=session, role=SeatRole.PLAYER).count() >= MAX_PLAYERS:
             raise conflict(f"this table is full ({MAX_PLAYERS} players)")
-        check_player_name(
-            name, taken=Seat.objects.filter(session=session).values_list("name", flat=True)
-        )
+        at_table = Seat.objects.filter(session=session, removed_at__isnull=True)
+        check_player_name(name, taken=at_table.values_list("name", flat=True))
         seat = Seat.objects.create(
             session=session,
             name=name,
@@ -134,7 +136,7 @@ def seat_for_user(*, session: GameSession, user: Any) -> Seat | None:
         return None
     if session.campaign.gm_id == user.pk or user.is_superuser:
         return gm_seat(session=session, user=user)
-    seat = Seat.objects.filter(session=session, user=user).first()
+    seat = Seat.objects.filter(session=session, user=user, removed_at__isnull=True).first()
     if seat is not None:
         return seat
     owned = list(Character.objects.filter(campaign_id=session.campaign_id, owner=user))
@@ -150,3 +152,35 @@ def seat_for_user(*, session: GameSession, user: Any) -> Seat | None:
         )
         _seat_ready(seat)
     return seat
+
+
+def remove_seat(*, by_seat_id: int, seat_id: Any) -> Event:
+    """The GM takes a seat away from the table: its token no longer opens the room, and every
+    screen drops it from the seats."""
+    if isinstance(seat_id, bool) or not isinstance(seat_id, int):
+        raise invalid("expected a seat id", field="seat")
+    with transaction.atomic():
+        gm = Seat.objects.select_related("session").get(pk=by_seat_id)
+        if not gm.is_gm:
+            raise forbidden("only the GM removes seats")
+        if gm.session.status == SessionStatus.ENDED:
+            raise conflict("this session has ended")
+        seat = (
+            Seat.objects.select_for_update()
+            .filter(pk=seat_id, session_id=gm.session_id, removed_at__isnull=True)
+            .first()
+        )
+        if seat is None:
+            raise invalid("no such seat at this table", field="seat")
+        if seat.is_gm:
+            raise invalid("the GM's own seat stays", field="seat")
+        seat.removed_at = timezone.now()
+        seat.token_hash = None
+        seat.sockets = 0
+        seat.save(update_fields=["removed_at", "token_hash", "sockets"])
+        return record_event(
+            session_id=gm.session_id,
+            kind="seat.leave",
+            actor=gm,
+            data={"seat": seat.pk, "name": seat.name, "removed": True},
+        )

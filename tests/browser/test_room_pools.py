@@ -210,6 +210,9 @@ class RoomPoolsTests(BrowserTestCase):
             )
             extra.click()
             self.wait_text(ana, "#table-card .amt", "Luck 1")
+            # The roll's headline counts the success bought with Luck.
+            bought = str(roll.data["successes"] + 1)
+            self.wait_text(ana, f"#ev-{roll.seq} .num:has(small:text-is('successes')) b", bought)
         else:
             self.assertEqual(extra.count(), 0)
         self.shot(ana, "room-discordian-desktop")

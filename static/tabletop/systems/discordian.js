@@ -38,6 +38,15 @@ export function room(t) {
   t.ctx.bar.hidden = false;
   const luck = t.check("add_luck_die", "Add luck die (1 Instant Karma)");
   const after = new Map(); // roll seq -> what to do once its costly success is avoided
+  // A roll's headline as spends left it (roll seq -> the spend's new values): the log may draw
+  // the roll later (a replay draws the newest first), so it is redrawn whenever it appears.
+  const changed = new Map();
+  const log = document.getElementById("log");
+  if (log) {
+    new MutationObserver(() => {
+      for (const [seq, d] of changed) redrawRoll(seq, d);
+    }).observe(log, {childList: true});
+  }
 
   /** Under your own successful roll: +1 success for 1 Luck; avoid a costly success. */
   function luckButtons(ev, item) {
@@ -54,7 +63,8 @@ export function room(t) {
     event(ev, replay, item) {
       const d = ev.data || {};
       if (ev.kind === "pool" && d.action === "spend" && typeof d.roll === "number") {
-        redrawRoll(d.roll, d);
+        changed.set(d.roll, {...changed.get(d.roll), ...d});
+        redrawRoll(d.roll, changed.get(d.roll));
         if (d.costly_avoided) after.get(d.roll)?.();
       }
       const mine = ev.actor && ev.actor.seat === t.me;

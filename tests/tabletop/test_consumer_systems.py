@@ -114,3 +114,55 @@ async def test_round_and_resource_refusals_over_the_socket():
     assert (await ask(gm, {"type": "round.new", "ref": "r2"}))["code"] == "conflict"
     for comm in (gm, ana):
         await comm.disconnect()
+
+
+async def test_more_refusals_over_the_socket():
+    # Zoria: no refund after a lucky break; no second insight spend after a failed insight roll;
+    # the GM's insight spend reaches the players only as a hidden event.
+    t = await table("zoria", {"Kael": {"level": 7}, "Ysolde": {"level": 12}})
+    gm, [(ana, _), (bo, _)] = await seats(t)
+    kael = t["chars"][0].pk
+    assert (await ask(bo, {"type": "pool.lucky-break", "ref": "lb"}))["kind"] == "pool"
+    bo_seat = await database_sync_to_async(lambda: t["session"].seats.get(name="P1").pk)()
+    refund = {"type": "pool.refund", "ref": "rf", "seat": bo_seat}
+    assert (await ask(gm, refund))["code"] == "conflict"
+    insight = {"type": "roll", "ref": "i", "character": kael, "insight": "the seal"}
+    failed = await ask(ana, {**insight, "request": {"check": "1d20", "dc": 99}})
+    await ask(gm, {"type": "roll.close", "ref": "c", "roll": failed["seq"]})
+    again = {"type": "pool.spend", "ref": "s", "effect": "insight", "note": "The Seal"}
+    assert (await ask(ana, again))["code"] == "conflict"
+    secret = await ask(gm, {**again, "ref": "gm", "note": "the vizier's plan"})
+    assert secret["visibility"] == "gm"
+    seen = await ana.receive_json_from(timeout=5)
+    while seen.get("seq") != secret["seq"]:
+        seen = await ana.receive_json_from(timeout=5)
+    assert seen["data"] == {"hidden": True}
+    for comm in (gm, ana, bo):
+        await comm.disconnect()
+
+    # Discordian: the Discord Die once a round; protection needs the Instant Karma it may cost.
+    t = await table("discordian", {"Eris": {"hero_dice": ["d6"], "instant_karma": 1}})
+    gm, [(ana, _)] = await seats(t)
+    eris = t["chars"][0].pk
+    await ask(gm, {"type": "discord.roll", "ref": "d1"})
+    assert (await ask(gm, {"type": "discord.roll", "ref": "d2"}))["code"] == "conflict"
+    protect = {"pool": ["d6"], "tn": 5, "protect": 2}
+    refused = await ask(ana, {"type": "roll", "ref": "p", "character": eris, "request": protect})
+    assert refused["code"] == "conflict"
+    for comm in (gm, ana):
+        await comm.disconnect()
+
+    # Action dice: a defense action names its opponent; no dice beyond the round's.
+    t = await table("action-dice", {"Nadia": {"action_dice": 1}})
+    gm, [(ana, _)] = await seats(t)
+    nadia = t["chars"][0].pk
+    await ask(gm, {"type": "round.new", "ref": "n"})
+    roll = {"type": "roll", "character": nadia, "request": {"action_dice": 1, "skill_dice": 1}}
+    unnamed = await ask(ana, {**roll, "ref": "d", "defense": "action"})
+    assert (unnamed["code"], unnamed["field"]) == ("invalid", "opponent")
+    assert (await ask(ana, {**roll, "ref": "a", "defense": "action", "opponent": "Orc"}))[
+        "kind"
+    ] == "roll"
+    assert (await ask(ana, {**roll, "ref": "b"}))["code"] == "conflict"
+    for comm in (gm, ana):
+        await comm.disconnect()

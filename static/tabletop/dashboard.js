@@ -91,6 +91,7 @@ function drawHeader() {
   badge.className = `status status-${state.status}`;
   $("start-session").hidden = state.status !== "planned";
   $("end-session").hidden = state.status !== "live";
+  $("next-session").hidden = state.status !== "ended"; // a new planned session, new invite
   const f = state.fairness;
   $("commitment-row").hidden = !f.commitment;
   if (f.commitment) {

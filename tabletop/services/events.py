@@ -17,6 +17,7 @@ from channels.layers import get_channel_layer
 from django.db import connection, transaction
 
 from ..models import Event, GameSession, Seat, Visibility
+from ..protocol.events import with_log_line
 from ..selectors.events import dumps, event_message, for_everyone
 from .errors import ServiceError, invalid
 
@@ -78,6 +79,8 @@ def record_event(
 ) -> Event:
     """Store one event (taking the next seq unless the caller already took it for the dice)
     to be published once its transaction commits."""
+    # The line people read in the log is the catalogue's, in the players' words.
+    data = with_log_line(kind=kind, data=data, actor=actor.name if actor else "")
     text = dumps(data)
     if "\\u0000" in text:
         # Text with NUL characters cannot be stored (PostgreSQL refuses it): refuse it plainly.

@@ -160,7 +160,7 @@ def test_the_minus_button_takes_a_resource_back_never_below_zero(gm):
     seat = gm_seat(session=session, user=gm)
     event = award_resource(seat_id=seat.pk, character=eris.pk, name="luck", amount=-1)
     assert event.data["resources"] == [{"character": eris.pk, "name": "luck", "amount": 0}]
-    assert event.data["text"] == "GM takes back 1 luck from Eris"
+    assert event.data["text"] == "GM takes back 1 Luck from Eris"
     with pytest.raises(ServiceError) as refused:
         award_resource(seat_id=seat.pk, character=eris.pk, name="luck", amount=-1)
     assert refused.value.code == "conflict"

@@ -15,6 +15,7 @@ from rules.engines import get_system
 from ..models import Character, CharacterResource, Event, GameSession, Seat, Visibility
 from ..models.pools import Pool
 from ..selectors.pools import pool_snapshot
+from ..systems.registry import table_system
 from .errors import conflict, forbidden, invalid
 from .events import record_event
 
@@ -86,7 +87,8 @@ def pools_changed(pool_ids: list[int]) -> list[dict[str, Any]]:
 
 
 def resource_names(system_id: str) -> list[str]:
-    return [f.name for f in get_system(system_id).resources if f.name != "action_dice_left"]
+    """The per-character resources a table of ``system_id`` keeps (its system says which)."""
+    return table_system(system_id).kept_resources(get_system(system_id))
 
 
 def ensure_resources(*, character: Character) -> list[CharacterResource]:

@@ -9,6 +9,7 @@ from typing import Any
 
 from django.db.models import Q
 
+from rules.engines import GameSystem
 from rules.engines import action_dice as rules
 from rules.engines.schema import Field
 
@@ -123,6 +124,11 @@ class ActionDiceTable(TableSystem):
         },
         {"name": "Henchman", "sheet": {"action_dice": 1, "combat_skills": {"Brawling": "+2d6"}}},
     )
+
+    def kept_resources(self, engine: GameSystem) -> list[str]:
+        """The round's action dice are pools the table deals each round, not an amount kept on
+        the character."""
+        return []
 
     def prepare(self, ctx: RollContext, request: dict[str, Any]) -> dict[str, Any]:
         """While a round runs, rolled action dice (and extra dice on a group attack) come out of

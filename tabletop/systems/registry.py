@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from rules.engines import GameSystem
 from rules.engines.schema import Field
 
 from ..models import Character, Event, GameSession, Seat
@@ -43,6 +44,11 @@ class TableSystem:
     public_options: ClassVar[tuple[str, ...]] = ()
     # Characters the demo campaign (``manage.py play``) starts with.
     demo_characters: ClassVar[tuple[Mapping[str, Any], ...]] = ()
+
+    def kept_resources(self, engine: GameSystem) -> list[str]:
+        """The engine's per-character resources the table keeps as amounts on the character
+        (spent and awarded by name); by default all of them."""
+        return [f.name for f in engine.resources]
 
     def prepare(self, ctx: RollContext, request: dict[str, Any]) -> dict[str, Any]:
         """Adjust the normalised request and pay for it before the dice are drawn."""

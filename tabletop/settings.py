@@ -211,9 +211,9 @@ TABLETOP = {
     # and per room, a sustained rate and a burst. A 3d6 weighs ~300 bytes; a roll of thousands
     # of dice ~100 KiB or more, so heavy rolls are spaced out and cannot starve other rooms.
     "SEAT_WORK_PER_SECOND": int(os.environ.get("TABLETOP_SEAT_WORK_PER_SECOND", "65536")),
-    "SEAT_WORK_BURST": int(os.environ.get("TABLETOP_SEAT_WORK_BURST", str(1024 * 1024))),
+    "SEAT_WORK_BURST": int(os.environ.get("TABLETOP_SEAT_WORK_BURST", str(256 * 1024))),
     "ROOM_WORK_PER_SECOND": int(os.environ.get("TABLETOP_ROOM_WORK_PER_SECOND", "262144")),
-    "ROOM_WORK_BURST": int(os.environ.get("TABLETOP_ROOM_WORK_BURST", str(2 * 1024 * 1024))),
+    "ROOM_WORK_BURST": int(os.environ.get("TABLETOP_ROOM_WORK_BURST", str(1024 * 1024))),
     # Seats made per client address (a minute's worth, bursts of the same): one person cannot
     # multiply their budgets by taking many seats.
     "JOINS_PER_MINUTE": float(os.environ.get("TABLETOP_JOINS_PER_MINUTE", "10")),

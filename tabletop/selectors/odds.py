@@ -14,7 +14,6 @@ import asyncio
 import json
 import logging
 import multiprocessing
-import os
 import threading
 from collections import OrderedDict
 from concurrent.futures import ProcessPoolExecutor
@@ -49,14 +48,13 @@ class _Workers:
     def pool(self) -> ProcessPoolExecutor:
         with self._lock:
             if self._pool is None:
-                # forkserver: the workers do not inherit the server's threads and sockets.
+                # forkserver: the workers do not inherit the server's threads and sockets; the
+                # fork server runs below the server in the CPU's queue with the engines loaded
+                # (tabletop/odds_forkserver.py), and every worker is a fork of it.
+                context = multiprocessing.get_context("forkserver")
+                context.set_forkserver_preload(["tabletop.odds_forkserver"])
                 self._pool = ProcessPoolExecutor(
-                    max_workers=settings.TABLETOP["ODDS_WORKERS"],
-                    mp_context=multiprocessing.get_context("forkserver"),
-                    # Below the server in the CPU's queue: a flood of odds requests takes the
-                    # time the table leaves, not the time its rolls need.
-                    initializer=os.nice,
-                    initargs=(10,),
+                    max_workers=settings.TABLETOP["ODDS_WORKERS"], mp_context=context
                 )
             return self._pool
 

@@ -116,7 +116,11 @@ def webhook_report(*, campaign: Campaign) -> list[dict[str, Any]]:
             .select_related("event")
             .order_by("-updated_at")[:5]
         )
-        retrying = deliveries.filter(status=DeliveryStatus.PENDING, attempts__gt=0).first()
+        retrying = (
+            deliveries.filter(status=DeliveryStatus.PENDING, attempts__gt=0)
+            .select_related("event")
+            .first()
+        )
         out.append({"hook": hook, "counts": counts, "failures": failures, "retrying": retrying})
     return out
 

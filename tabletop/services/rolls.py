@@ -6,7 +6,7 @@ from typing import Any
 
 from django.db import transaction
 
-from rules.engines import FairStream, RuleError, get_system
+from rules.engines import FairStream, GameSystem, RuleError, get_system
 from rules.engines.schema import validate
 
 from ..models import Event, GameSession, Seat, SessionStatus, Visibility
@@ -18,13 +18,12 @@ from .events import next_seq, record_event
 from .names import clean_label
 from .pools import character_for
 
-MAX_CLIENT_SEED = 200
 HIDDEN = {Visibility.GM, Visibility.BLIND, Visibility.SELF}
 
 
-def _system_for(session: GameSession, system_id: Any) -> Any:
+def _system_for(session: GameSession, system_id: str | None) -> GameSystem:
     campaign_system = session.campaign.system
-    if system_id in (None, "", campaign_system):
+    if system_id in (None, campaign_system):
         return get_system(campaign_system)
     if system_id == "generic":
         return get_system("generic")  # the notation box works at every table
@@ -53,24 +52,19 @@ def _options(table: TableSystem, options: dict[str, Any], visibility: str) -> di
 def make_roll(
     *,
     seat_id: int,
-    request: Any,
-    system: Any = None,
-    visibility: Any = Visibility.PUBLIC,
-    character: Any = None,
-    client_seed: Any = "",
+    request: dict[str, Any],
+    system: str | None = None,
+    visibility: str = Visibility.PUBLIC,
+    character: int | None = None,
+    client_seed: str = "",
     options: dict[str, Any] | None = None,
     reroll_of: int | None = None,
-    label: Any = "",
+    label: str = "",
 ) -> Event:
     """Validate, pay what the table rules ask, take the next seq, draw the dice for that seq,
     store the event, then settle what follows it: all in one transaction. ``label``: what the
-    roll is for ("Attack"), shown with it."""
-    if visibility not in Visibility.values:
-        raise invalid(f"must be one of {Visibility.values}", field="visibility")
-    if client_seed is None:
-        client_seed = ""
-    if not isinstance(client_seed, str) or len(client_seed) > MAX_CLIENT_SEED:
-        raise invalid(f"text of at most {MAX_CLIENT_SEED} characters", field="client_seed")
+    roll is for ("Attack"), shown with it. The values come checked against the ``roll``
+    declaration (tabletop/protocol/core.py); the request is the engine's to check."""
     label = clean_label(label)
     with transaction.atomic():
         # The seat, its session locked, and the campaign: one statement (this is every roll's
@@ -84,7 +78,7 @@ def make_roll(
             raise forbidden("the GM removed this seat from the table")
         locked = seat.session
         engine = _system_for(locked, system)
-        who = None if character in (None, "") else character_for(seat=seat, character_id=character)
+        who = None if character is None else character_for(seat=seat, character_id=character)
         try:
             normalised = engine.normalise(request)
         except RuleError as exc:
@@ -132,11 +126,9 @@ def make_roll(
         return event
 
 
-def reveal_roll(*, seat: Seat, seq: Any) -> Event:
+def reveal_roll(*, seat: Seat, seq: int) -> Event:
     """Show a hidden roll to the whole room, as a new event. The GM may reveal any roll they
     can see; a roller may reveal their own ``gm`` or ``self`` roll."""
-    if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
-        raise invalid("expected the seq of a roll", field="seq")
     with transaction.atomic():
         locked = GameSession.objects.select_for_update().get(pk=seat.session_id)
         if locked.status != SessionStatus.LIVE:

@@ -103,7 +103,7 @@ class CharacterInline(OwnCampaignsMixin, admin.StackedInline):
     show_change_link = True
 
 
-class SessionInline(admin.TabularInline):
+class SessionInline(admin.StackedInline):
     model = GameSession
     extra = 0
     fields = ("title", "status", "invite", "started_at", "ended_at")

@@ -82,12 +82,17 @@ function diceRows(dice) {
 
 const NUMBERS = [["total", "total"], ["successes", "successes"], ["net", "net"], ["degree", "degree"], ["fails", "fails"]];
 
+/** A roll's headline numbers as the room shows them (total, successes, net, ...). */
+export function headline(data) {
+  const same = typeof data.successes === "number" && data.total === data.successes;
+  return NUMBERS.filter(([key]) => typeof data[key] === "number" && !(same && key === "total"))
+    .map(([key, label]) => h("span", {class: "num"}, h("small", null, label), " ", h("b", null, data[key])));
+}
+
 /** One roll's result: dice, headline numbers, outcome, flags and the engine's own line. */
 export function renderRoll(data) {
   // Counting successes, the total is the successes: say it once.
-  const same = typeof data.successes === "number" && data.total === data.successes;
-  const nums = NUMBERS.filter(([key]) => typeof data[key] === "number" && !(same && key === "total"))
-    .map(([key, label]) => h("span", {class: "num"}, h("small", null, label), " ", h("b", null, data[key])));
+  const nums = headline(data);
   const tags = [];
   if (data.outcome) tags.push(badge(data.outcome));
   if ("winner" in data && data.request && data.request.opponent) {

@@ -45,6 +45,7 @@ def fill_log(session: GameSession, player: Seat) -> None:
         seat_id=gm.pk, request={"notation": "1d20"}, system="generic", visibility="gm"
     )
     reveal_roll(seat=gm, seq=hidden.seq)
+    make_roll(seat_id=player.pk, request={"notation": "3d6"}, system="generic", visibility="blind")
 
 
 class AccessibilityTests(BrowserTestCase):
@@ -104,6 +105,12 @@ class AccessibilityTests(BrowserTestCase):
             gm_page.goto(f"{self.live_server_url}/gm/{session.pk}/")
             gm_page.wait_for_selector("#log li[data-kind='roll.reveal']")
             self.check(gm_page, f"dashboard-{table.system}")
+            # Hidden rolls show the GM their numbers and line, in every system.
+            hidden = gm_page.locator("#hidden-rolls li")
+            self.assertGreater(hidden.count(), 0, table.system)
+            for i in range(hidden.count()):
+                self.assertGreater(hidden.nth(i).locator(".num b").count(), 0, table.system)
+                self.assertTrue(hidden.nth(i).locator(".hr-text").inner_text().strip())
 
             # After the end: the verify page (and, at one table, the ended room).
             off_thread(lambda session=session: end_session(session_id=session.pk))

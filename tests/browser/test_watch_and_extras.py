@@ -73,6 +73,7 @@ class WatchAndExtrasTests(BrowserTestCase):
         ana.press("#f-generic-notation", "Enter")
         ana.wait_for_selector("#log li[data-kind=roll] .die")
         ana.wait_for_selector(".fx-tray .fx-die")
+        self.shot(ana, "room-dice-rolling", full_page=False)
         self.assertEqual(ana.locator(".fx-tray .fx-die").count(), 9)
         self.assertEqual(ana.locator(".fx-tray .fx-d20").count(), 8)
         self.assertEqual(

@@ -124,3 +124,13 @@ def test_a_refresh_counts_only_what_is_new(table, django_assert_num_queries):
     # A reveal of a roll counted before as hidden still counts once.
     reveal_roll(seat=table["gm"], seq=table["blind"].seq)
     assert figures(session_stats(session=session, viewer=ana))[("GM", "d20")] == 2
+
+
+def test_manage_py_verify_can_report_every_die_once_the_session_has_ended(table):
+    session = table["session"]
+    end_session(session_id=session.pk)
+    out = io.StringIO()
+    call_command("verify", session.invite_code, "--stats", stdout=out)
+    text = out.getvalue()
+    assert "every die verified" in text and "4 rolls counted" in text
+    assert "hidden rolls not counted" not in text

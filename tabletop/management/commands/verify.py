@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from rules.engines.verify import verify_events
 
 from ...models import Event, GameSession, SessionStatus
+from ...services.stats import session_stats, stats_text
 
 
 class Command(BaseCommand):
@@ -19,8 +20,13 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("code", help="the session's invite code")
+        parser.add_argument(
+            "--stats",
+            action="store_true",
+            help="then the dice statistics of every die, hidden ones too (manage.py dicestats)",
+        )
 
-    def handle(self, *args: Any, code: str, **options: Any) -> None:
+    def handle(self, *args: Any, code: str, stats: bool = False, **options: Any) -> None:
         session = GameSession.objects.filter(invite_code=code).first()
         if session is None:
             raise CommandError(f"no session has the code {code!r}")
@@ -52,3 +58,6 @@ class Command(BaseCommand):
                 + ("" if report.commitment_ok else "; the seed does not match the commitment")
             )
         self.stdout.write(self.style.SUCCESS("every die verified"))
+        if stats:
+            # The session has ended: every die counts, hidden ones too.
+            self.stdout.write(stats_text(session_stats(session=session, viewer=None)), ending="")

@@ -12,7 +12,7 @@ import math
 import random
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 
 ALPHA = 0.05  # "a sign of bias" below this
@@ -195,7 +195,6 @@ class DieStats:
     needed: int  # rolls needed to notice a die that never shows its lowest face
     verdict: str  # "none", "too-few", "fair", "weak", "biased"
     sentence: str
-    notes: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, object]:
         return {

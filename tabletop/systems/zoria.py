@@ -61,6 +61,19 @@ def _starting_pool(seat: Seat) -> list[tuple[int, int]]:
     return rules.ZORIA.starting_pool(levels, seat.session.campaign.settings or {})
 
 
+def _stack(seat: Seat, kind: str, count: int, sides: int, **bound: Any) -> Pool:
+    """A new stack of ``count`` d``sides`` held by ``seat`` (``character=`` binds it to one)."""
+    return Pool.objects.create(
+        session_id=seat.session_id,
+        seat=seat,
+        kind=kind,
+        sides=sides,
+        remaining=count,
+        initial=count,
+        **bound,
+    )
+
+
 def deal_pool(*, seat: Seat, by: Seat | None = None) -> Event | None:
     """Give a player their session pool (at the start, or when they sit down later) and grow the
     GM's pool to match. Call inside a transaction; idempotent per seat."""
@@ -70,17 +83,7 @@ def deal_pool(*, seat: Seat, by: Seat | None = None) -> Event | None:
     if not stacks:
         return None
     seq = next_seq(session_id=seat.session_id)  # also locks the session row: GM growth is serial
-    changed = [
-        Pool.objects.create(
-            session_id=seat.session_id,
-            seat=seat,
-            kind=PoolKind.SESSION_DICE,
-            sides=sides,
-            remaining=count,
-            initial=count,
-        ).pk
-        for count, sides in stacks
-    ]
+    changed = [_stack(seat, PoolKind.SESSION_DICE, count, sides).pk for count, sides in stacks]
     changed += [bonus.pk for bonus in _bonus_dice(seat)]
     SeatPoolState.objects.update_or_create(
         seat=seat, defaults={"starting_dice": sum(c for c, _ in stacks)}
@@ -107,18 +110,10 @@ def _bonus_dice(seat: Seat) -> list[Pool]:
         by_sides = Counter(
             int(str(die)[1:]) for die in (character.sheet or {}).get("class_bonus_dice", []) or []
         )
-        for sides, count in sorted(by_sides.items()):
-            made.append(
-                Pool.objects.create(
-                    session_id=seat.session_id,
-                    seat=seat,
-                    character=character,
-                    kind=PoolKind.BONUS_DICE,
-                    sides=sides,
-                    remaining=count,
-                    initial=count,
-                )
-            )
+        made += [
+            _stack(seat, PoolKind.BONUS_DICE, count, sides, character=character)
+            for sides, count in sorted(by_sides.items())
+        ]
     return made
 
 
@@ -139,14 +134,7 @@ def _grow_gm_pool(*, session: GameSession) -> Pool:
     sides = rules.gm_die(highest_sides)
     pool = Pool.objects.filter(seat=gm, kind=PoolKind.SESSION_DICE).first()
     if pool is None:
-        return Pool.objects.create(
-            session=session,
-            seat=gm,
-            kind=PoolKind.SESSION_DICE,
-            sides=sides,
-            remaining=size,
-            initial=size,
-        )
+        return _stack(gm, PoolKind.SESSION_DICE, size, sides)
     grow = max(0, size - pool.initial)
     Pool.objects.filter(pk=pool.pk).update(
         initial=F("initial") + grow, remaining=F("remaining") + grow, sides=max(sides, pool.sides)

@@ -3,6 +3,8 @@
 // table system's sections and tools come from its module (systems/<engine id>.js).
 import {connectionStatus} from "./dom.js";
 import {Log} from "./log.js";
+import {Odds} from "./odds.js";
+import {Panel} from "./panel.js";
 import {RoomSocket} from "./socket.js";
 import {RoomState} from "./state.js";
 import {hiddenRollView, keyed, seatView} from "./gm-views.js";
@@ -124,6 +126,7 @@ function drawHidden() {
 /** Enable what can be done now: session controls need a live socket, table controls a live session. */
 function refreshControls() {
   const socketUp = state.live;
+  panel.setState({status: state.status, live: socketUp});
   const ok = {
     socket: socketUp,
     live: socketUp && state.status === "live",
@@ -225,6 +228,34 @@ const socket = new RoomSocket(page.socket, {
     // (answers to this page's own requests go to their controls; see act)
     if (msg.ref !== "heartbeat") showError($("session-error"), msg.message);
   },
+});
+
+// --- the GM's own rolls: the room's panel, for any character of the campaign (NPCs too) --------
+function freshSeed() {
+  const bytes = new Uint8Array(16);
+  crypto.getRandomValues(bytes);
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+const odds = new Odds($("odds"), page.odds_url, (field, message) => panel.showError(field, message, {panel: false}));
+const panel = new Panel($("roll-form"), {
+  system: page.panel_system,
+  generic: page.generic,
+  quick_rolls: (page.characters || []).map((c) => ({character: {id: c.id, name: c.name}, rolls: []})),
+  seat: page.seat,
+  role: "gm",
+}, ({system, request, missing}) => odds.update(system, request, missing));
+if (panel.saveButton) panel.saveButton.hidden = true; // saved rolls live in the room
+$("roll-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  if (panel.button.disabled) return;
+  panel.clearErrors();
+  const sent = socket.request({...panel.message(), client_seed: freshSeed()}, (err) => {
+    panel.setBusy(false);
+    if (err) panel.showError(err.field, err.message);
+    else panel.rolled();
+  });
+  if (!sent) panel.showError(null, "Not connected: wait until the status says connected.");
+  else panel.setBusy(true);
 });
 
 // --- header controls --------------------------------------------------------------------------

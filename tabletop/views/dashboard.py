@@ -15,6 +15,7 @@ from ..services.errors import ServiceError
 from ..services.pools import resource_names
 from ..services.seats import gm_seat
 from . import gm_features
+from .room import _request_schema as request_schema
 
 
 @login_required
@@ -51,6 +52,10 @@ def dashboard(request: HttpRequest, session_id: int) -> HttpResponse:
             for c in session.campaign.characters.order_by("name")
         ],
         "settings": session.campaign.settings,
+        # The roll panel's fields: the same panel as the room's, for the GM's own rolls.
+        "panel_system": request_schema(system),
+        "generic": request_schema(get_system("generic")),
+        "odds_url": f"/play/{session.invite_code}/odds",
     }
     return render(
         request,

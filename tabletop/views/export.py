@@ -39,7 +39,7 @@ def seat_export(request: HttpRequest, code: str, fmt: str) -> HttpResponse:
             {"error": {"code": "forbidden", "message": "join the table first"}}, status=403
         )
     seat = access.seat
-    label = f"{seat.name} (GM)" if seat.is_gm else seat.name
+    label = f"{seat.name} (GM)" if seat.is_gm and seat.name != "GM" else seat.name
     record = session_record(
         session=access.session, viewer=viewer_for_seat(seat), viewer_label=label
     )

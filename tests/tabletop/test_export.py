@@ -149,3 +149,14 @@ def test_manage_py_export_writes_a_verifiable_file(played, tmp_path):
         "export", code, "--format", "md", "--as", "spectator", "--output", str(tmp_path / "s.md")
     )
     assert "bo-secret" not in (tmp_path / "s.md").read_text()
+
+
+def test_the_gm_exports_from_the_dashboard_with_their_login(client, played, gm, tmp_path):
+    client.force_login(gm)
+    answer = client.get(f"/play/{played['session'].invite_code}/export.json")
+    record = json.loads(answer.content)
+    assert record["viewer"] == "GM"
+    rolls = played["rolls"]
+    # The GM sees GM-only and blind rolls, never a roll its roller kept to themselves.
+    lines = run_verifier(answer.content.decode(), tmp_path)
+    assert lines == [f"{rolls[k].seq} ok" for k in ("public", "fudge", "big", "gm", "blind")]

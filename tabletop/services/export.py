@@ -17,6 +17,7 @@ from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
 from ..models import GameSession, Seat, SessionStatus
+from ..protocol.events import log_line
 from ..selectors.events import Viewer, events_after, for_everyone, for_viewer
 from ..selectors.room import fairness, session_summary
 from .watch import SPECTATOR, without_invite
@@ -109,7 +110,8 @@ def dice_text(dice: list[dict[str, Any]]) -> str:
 
 
 def event_line(event: dict[str, Any]) -> str:
-    """One human line for an event, as a log shows it (without the time and number)."""
+    """One human line for an event, as the log shows it (without the time and number): the
+    event's own line where it carries one, else the event catalogue's."""
     data = event.get("data") or {}
     name = who(event)
     kind = event["kind"]
@@ -117,24 +119,11 @@ def event_line(event: dict[str, Any]) -> str:
         return f"{name}: a hidden {'roll' if kind == 'roll' else kind} (only its number is shown)"
     if data.get("too_large"):
         return f"{name}: {kind} (too large to show here; it is in the full record)"
-    if kind == "roll":
-        character = (data.get("character") or {}).get("name")
-        as_whom = f" as {character}" if character else ""
-        text = data.get("text") or f"total {data.get('total')}"
-        return f"{name}{as_whom}: {text}"
-    if kind == "roll.reveal":
-        roll = data.get("roll") or {}
-        roller = (data.get("roller") or {}).get("name") or "someone"
-        return (
-            f"{name} revealed roll #{data.get('seq')} by {roller}: {roll.get('text', '')}".rstrip()
-        )
-    if kind == "seat.join":
-        return f"{name} sat down at the table"
-    if kind == "session.start":
-        return f"The session started; commitment {data.get('commitment', '')}"
-    if kind == "session.end":
-        return f"The session ended; server seed {data.get('server_seed', '')}"
-    return f"{name}: {data.get('text') or kind}"
+    text = data.get("text")
+    if isinstance(text, str) and text:
+        # A roll's line names its roller (older records' lines did not: name them here).
+        return f"{name}: {text}" if kind == "roll" and not text.startswith(name) else text
+    return log_line(kind=kind, data=data, actor=name)
 
 
 def to_markdown(record: Record) -> str:

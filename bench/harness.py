@@ -171,6 +171,15 @@ def whatif_env(names: Sequence[str]) -> dict[str, str]:
 
 
 # --- setups ---------------------------------------------------------------------------------
+def _run(args: list[str], *, env: dict[str, str], timeout: float = 300) -> str:
+    """Run a command of the served code; its output, or an error that says why it failed."""
+    done = subprocess.run(args, cwd=CODE, env=env, capture_output=True, text=True, timeout=timeout)
+    if done.returncode:
+        what = " ".join(args[1:])
+        raise RuntimeError(f"{what} failed ({done.returncode}): {done.stderr[-2000:]}")
+    return done.stdout
+
+
 class Setup:
     """A server setup to measure: start it, make rooms, seat players, stop it.
 
@@ -274,14 +283,7 @@ class Setup:
                     capture_output=True,
                     timeout=60,
                 )
-        subprocess.run(
-            [PY, "manage.py", "play", "--no-serve"],
-            cwd=CODE,
-            env=self.env(),
-            check=True,
-            capture_output=True,
-            timeout=300,
-        )
+        _run([PY, "manage.py", "play", "--no-serve"], env=self.env(), timeout=300)
         if not serve:
             return self
         for i, port in enumerate(self.ports):
@@ -323,16 +325,8 @@ class Setup:
     def new_rooms(self, count: int = 1) -> list[str]:
         if self.kind == "bare":
             return [f"bare{time.monotonic_ns()}x{i}" for i in range(count)]
-        out = subprocess.run(
-            [PY, "-m", "bench.servers.mkroom", "--count", str(count)],
-            cwd=CODE,
-            env=self.env(),
-            check=True,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        return out.stdout.split()
+        out = _run([PY, "-m", "bench.servers.mkroom", "--count", str(count)], env=self.env())
+        return out.split()
 
     async def join(
         self, code: str, count: int, prefix: str = "p", concurrency: int = 8

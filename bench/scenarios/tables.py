@@ -27,11 +27,12 @@ import argparse
 import asyncio
 import gc
 import random
+import subprocess
 import time
 from collections import Counter
 from typing import Any
 
-from bench.harness import Setup, whatif_env
+from bench.harness import HOST, Setup, whatif_env
 from bench.measure import (
     CpuMeter,
     LoopLag,
@@ -54,6 +55,41 @@ from bench.measure import (
 )
 
 HEARTBEAT_S = 20.0  # static/tabletop/socket.js PING_EVERY
+PG_COUNTERS = ("pg_commits", "pg_inserted", "pg_updated", "pg_fetched")
+
+
+def _command(args: list[str]) -> str:
+    try:
+        return subprocess.run(args, capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def store_counters(setup: Setup) -> dict[str, float]:
+    """What the shared services did so far: the benchmark database's transactions and rows
+    (PostgreSQL's own statistics, this database only) and Redis's PUBLISH calls and their time
+    (``INFO commandstats``: the whole server, so other users of the same Redis count too)."""
+    if setup.kind != "deployed":
+        return {}
+    out: dict[str, float] = {}
+    row = _command(
+        [
+            "psql", "-h", HOST, "-U", "postgres", "-tA", "-F", " ", "-c",
+            "select xact_commit, tup_inserted, tup_updated, tup_fetched from pg_stat_database "
+            f"where datname = '{setup.database}'",
+        ]
+    ).split()  # fmt: skip
+    if len(row) == len(PG_COUNTERS):
+        for key, value in zip(PG_COUNTERS, row, strict=True):
+            out[key] = float(value)
+    for line in _command(["redis-cli", "-h", HOST, "info", "commandstats"]).splitlines():
+        if line.startswith("cmdstat_publish:"):
+            fields = dict(kv.split("=") for kv in line.split(":", 1)[1].split(","))
+            out["redis_publish"] = float(fields["calls"])
+            out["redis_publish_usec"] = float(fields["usec"])
+    return out
+
+
 STATS = (
     "p50",
     "p95",
@@ -125,6 +161,7 @@ async def one_run(
         await asyncio.sleep(1.0)
         lag = LoopLag()
         lag.start()
+        counters = store_counters(setup)
         with CpuMeter(setup.pids) as cpu, MachineLoad() as load:
             t0 = time.monotonic()
             beat = asyncio.create_task(heartbeats(socks, t0 + args.seconds))
@@ -146,6 +183,10 @@ async def one_run(
                 await asyncio.sleep(0.1)
         lag_stats = await lag.stop()
         rss = [rss_kb(pid) for pid in setup.pids]
+        after = store_counters(setup)
+        per_roll = {
+            f"{k}_per_roll": (after[k] - v) / max(1, len(plan)) for k, v in counters.items()
+        }
     finally:
         await close_all(socks)
 
@@ -182,6 +223,7 @@ async def one_run(
         "loop_lag_p99": lag_stats["p99"],
         "machine_busy": load.busy_pct,
         "loadavg": load.loadavg,
+        **per_roll,
     }
 
 
@@ -200,6 +242,9 @@ def summary(label: str, tables: int, runs: list[dict[str, Any]]) -> dict[str, An
             median_of([{"v": r["server_rss_mb_each"][i]} for r in runs], ["v"])["v"]
             for i in range(width)
         ],
+        "store_per_roll": median_of(
+            runs, sorted({k for r in runs for k in r if k.endswith("_per_roll")})
+        ),
         "lost_total": sum(r["lost"] for r in runs),
         "seq_gaps_total": sum(r["seq_gaps"] for r in runs),
         "seq_duplicates_total": sum(r["seq_duplicates"] for r in runs),
@@ -298,6 +343,18 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
             f"- {setup}: held {max(held) if held else 'none'} tables at p99 <= 3x bare "
             f"(tried {', '.join(map(str, tried))})"
         )
+    for r in results:
+        per = r.get("store_per_roll") or {}
+        if per.get("pg_commits_per_roll") is not None:
+            publish = per.get("redis_publish_per_roll") or 0
+            usec = per.get("redis_publish_usec_per_roll") or 0
+            most.append(
+                f"- {r['setup']} at {r['tables']} tables, per roll: PostgreSQL "
+                f"{per['pg_commits_per_roll']:.2f} commits, {per['pg_inserted_per_roll']:.2f} rows "
+                f"inserted, {per['pg_updated_per_roll']:.2f} updated, "
+                f"{per['pg_fetched_per_roll']:.1f} fetched; Redis {publish:.2f} PUBLISH "
+                f"({usec / publish if publish else 0:.1f} us of Redis time each)"
+            )
     head = (
         f"Many tables: rooms of {args.players} players, each rolling every {args.every:g} s on "
         f"average (Poisson, the same seeded pattern for every setup), heartbeat every "

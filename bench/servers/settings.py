@@ -1,8 +1,8 @@
 """Settings for benchmark servers: the table's own settings, unchanged, except that
 
-- the Redis channel layer gets a private prefix, so a benchmark room never shares pub/sub
-  channels with another server (tests, a dev server) on the same Redis: pub/sub ignores the
-  database number;
+- the Redis channel layer gets a private prefix (with the database's name), so a benchmark room
+  never shares pub/sub channels with another server (tests, a dev server, another benchmark) on
+  the same Redis: pub/sub ignores the database number;
 - with ``BENCH_PROFILE_OUT`` set, the table's timing hook (``tabletop/timing.py``) records into
   ``bench.servers.recorder``, which writes what it measured to that file;
 - ``BENCH_WHATIF`` (comma-separated, see ``bench.harness.WHATIF``) changes one setting each, to
@@ -15,7 +15,8 @@ from tabletop.settings import *  # noqa: F403
 from tabletop.settings import CHANNEL_LAYERS, DATABASES, REDIS_URL, TABLETOP
 
 if REDIS_URL:
-    CHANNEL_LAYERS["default"]["CONFIG"]["prefix"] = "tabletop-bench"
+    # (per database too: two benchmarks at once have rooms with the same session ids)
+    CHANNEL_LAYERS["default"]["CONFIG"]["prefix"] = f"tabletop-bench-{DATABASES['default']['NAME']}"
 
 if os.environ.get("BENCH_PROFILE_OUT"):
     # Imported here, on the main thread and before any connection, rather than at first use.

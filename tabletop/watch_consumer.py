@@ -24,7 +24,13 @@ from .models import GameSession
 from .selectors.events import events_after
 from .selectors.room import room_state
 from .services.events import room_group
-from .services.watch import SPECTATOR, link_group, watched_session, without_invite
+from .services.watch import (
+    SPECTATOR,
+    link_group,
+    link_is_live,
+    watched_session,
+    without_invite,
+)
 from .transport import close_with_reason, unsent_bytes
 
 log = logging.getLogger(__name__)
@@ -88,6 +94,11 @@ class WatchConsumer(AsyncWebsocketConsumer):
         )
         self.watching = link_group(link.pk)
         await self.channel_layer.group_add(self.watching, self.channel_name)
+        # A revocation between the lookup and joining the link's group would not reach this
+        # socket: look again now that it would.
+        if not await database_sync_to_async(link_is_live)(link_id=link.pk):
+            await self.close(code=CLOSE_FORBIDDEN)
+            return
         # Join the room before reading last_seq: anything committed later arrives live.
         await hub.join(self.layer, self.group, self, session_id=session.pk)
         self.joined = True

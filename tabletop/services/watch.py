@@ -80,5 +80,9 @@ def watched_session(*, code: Any) -> tuple[WatchLink, GameSession] | None:
     return None if link is None else (link, link.session)
 
 
+def link_is_live(*, link_id: int) -> bool:
+    return WatchLink.objects.filter(pk=link_id, revoked_at__isnull=True).exists()
+
+
 def watch_links(*, session: GameSession) -> list[WatchLink]:
     return list(WatchLink.objects.filter(session=session).order_by("-created_at"))

@@ -139,3 +139,18 @@ def _link_rules(table: dict[str, Any]) -> None:
 
 async def test_only_the_gm_makes_and_revokes_links():
     await _link_rules(await make_watched_table())
+
+
+async def test_a_link_revoked_while_its_socket_connects_is_refused(monkeypatch):
+    from tabletop import watch_consumer
+
+    table = await make_watched_table()
+    found_then_revoked = watch_consumer.watched_session
+
+    def lookup_then_revoke(*, code):
+        found = found_then_revoked(code=code)  # found live, then revoked at once
+        revoke_watch_link(session=table["session"], user=table["gm"], link_id=table["link"].pk)
+        return found
+
+    monkeypatch.setattr(watch_consumer, "watched_session", lookup_then_revoke)
+    assert await watch_refused(table["link"].code)

@@ -3,9 +3,9 @@
 An odds computation is pure and can be heavy (seconds of CPU for a large exploding pool), so it
 never runs on the process's ORM thread or its event loop: it runs in a small pool of worker
 processes, under a time budget, with a cap on how many run or wait at once. Past the budget the
-worker is stopped and the answer says the request is too large for exact odds; past the cap the
-answer is a plain "busy". Answers and refusals are remembered by request, so each is computed
-once per process.
+worker stops the computation itself and the answer says the request is too large for exact
+odds (a worker that does not answer at all is stopped); past the cap the answer is "busy".
+Answers and refusals are remembered by request, so each is computed once per process.
 """
 
 from __future__ import annotations
@@ -125,12 +125,18 @@ async def _compute(key: tuple[str, str]) -> tuple[str, str]:
         _workers.in_flight -= 1
 
 
+# Past a computation's own budget (which the worker keeps itself), how long a worker may take
+# to start and answer before it is taken for stuck and stopped.
+STARTUP_ALLOWANCE = 20.0
+
+
 async def _run(key: tuple[str, str], seconds: float) -> tuple[str, str]:
-    future = asyncio.get_running_loop().run_in_executor(_workers.pool(), compute, *key)
+    loop = asyncio.get_running_loop()
+    future = loop.run_in_executor(_workers.pool(), compute, *key, seconds)
     try:
-        return await asyncio.wait_for(future, seconds)
+        return await asyncio.wait_for(future, seconds + STARTUP_ALLOWANCE)
     except TimeoutError:
-        log.warning("odds for %s took over %ss; stopped", key, seconds)
+        log.warning("odds worker for %s did not answer; stopped", key)
         _workers.restart()
         field = "notation" if "notation" in key[1] else "request"
         reason = "too large to work out exact odds in time"

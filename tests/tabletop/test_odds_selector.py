@@ -80,3 +80,12 @@ def test_whatever_the_engine_raises_the_worker_answers_an_error():
         with mock.patch.object(engine, "odds", side_effect=fault):
             kind, message = compute("generic", json.dumps({"notation": "1000d6!dl1"}))
         assert kind == "failed" and "odds" in message
+
+
+def test_the_worker_stops_a_computation_at_its_own_time_budget():
+    started = time.monotonic()
+    kind, body = compute("generic", json.dumps(SLOW), 0.3)
+    assert time.monotonic() - started < 2
+    assert kind == "too-large" and json.loads(body)["field"] == "notation"
+    # The budget is the computation's alone: a quick one afterwards is answered.
+    assert compute("generic", json.dumps({"notation": "2d6"}), 0.3)[0] == "ok"

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..models import CharacterResource, GameSession
+from rules.engines import get_system
+
+from ..models import Character, CharacterResource, GameSession
 from ..models.pools import ExtendedAction, OpenRoll, Pool, SeatPoolState
+from ..systems.registry import table_system
 from .events import Viewer, can_see
 
 
@@ -54,17 +57,44 @@ def extended_summary(action: ExtendedAction) -> dict[str, Any]:
     }
 
 
+def resource_names(system_id: str) -> list[str]:
+    """The per-character resources a table of ``system_id`` keeps (its system says which)."""
+    return table_system(system_id).kept_resources(get_system(system_id))
+
+
+def starting_amount(character: Character, name: str) -> int:
+    """What a character has of a resource before anything is spent: its sheet's number."""
+    start = character.sheet.get(name, 0) if isinstance(character.sheet, dict) else 0
+    try:
+        return max(0, int(start or 0))
+    except (TypeError, ValueError):
+        return 0
+
+
+def resources_state(*, session: GameSession) -> list[dict[str, Any]]:
+    """Every character's amount of every resource the table keeps, whether or not it has been
+    touched yet (a character's row is made on first use: that changes nothing a screen sees)."""
+    names = resource_names(session.campaign.system)
+    if not names:
+        return []
+    rows = {
+        (r.character_id, r.name): r.amount
+        for r in CharacterResource.objects.filter(character__campaign_id=session.campaign_id)
+    }
+    characters = Character.objects.filter(campaign_id=session.campaign_id).order_by("pk")
+    return [
+        {"character": c.pk, "name": n, "amount": rows.get((c.pk, n), starting_amount(c, n))}
+        for c in characters
+        for n in names
+    ]
+
+
 def pools_state(*, session: GameSession) -> dict[str, Any]:
     """The part of ``hello.state`` that pool events update, as the whole table has it: open
     rolls come with who may see them (``visible_open_rolls`` picks a viewer's)."""
     return {
         "pools": [pool_snapshot(p) for p in Pool.objects.filter(session=session).order_by("pk")],
-        "resources": [
-            resource_snapshot(r)
-            for r in CharacterResource.objects.filter(
-                character__campaign_id=session.campaign_id
-            ).order_by("pk")
-        ],
+        "resources": resources_state(session=session),
         "open_rolls": [
             (r.visibility, open_roll_summary(r))
             for r in OpenRoll.objects.filter(session=session, is_open=True)

@@ -10,12 +10,9 @@ from typing import Any
 
 from django.db.models import F
 
-from rules.engines import get_system
-
 from ..models import Character, CharacterResource, Event, GameSession, Seat, Visibility
 from ..models.pools import Pool
-from ..selectors.pools import pool_snapshot
-from ..systems.registry import table_system
+from ..selectors.pools import pool_snapshot, resource_names, starting_amount
 from .errors import conflict, forbidden, invalid
 from .events import record_event
 
@@ -86,18 +83,12 @@ def pools_changed(pool_ids: list[int]) -> list[dict[str, Any]]:
 # --- per-character resources (character points, Luck, Instant Karma) ------------------------
 
 
-def resource_names(system_id: str) -> list[str]:
-    """The per-character resources a table of ``system_id`` keeps (its system says which)."""
-    return table_system(system_id).kept_resources(get_system(system_id))
-
-
 def ensure_resources(*, character: Character) -> list[CharacterResource]:
     """Rows for the system's persistent resources, seeded from the sheet the first time."""
     rows = []
     for name in resource_names(character.campaign.system):
-        start = character.sheet.get(name, 0) if isinstance(character.sheet, dict) else 0
         row, _ = CharacterResource.objects.get_or_create(
-            character=character, name=name, defaults={"amount": max(0, int(start or 0))}
+            character=character, name=name, defaults={"amount": starting_amount(character, name)}
         )
         rows.append(row)
     return rows

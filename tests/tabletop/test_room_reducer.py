@@ -187,3 +187,111 @@ def test_the_browser_applies_events_exactly_as_the_server_does(django_user_model
         timeout=30,
     )
     assert json.loads(folded.stdout) == json.loads(json.dumps(expected))
+
+
+# --- the same at a table whose state is resources and the table's rule state ------------------
+
+DISCORDIAN_ACTIONS = st.one_of(
+    st.tuples(st.just("roll"), WHO, VISIBILITY, st.booleans()),
+    st.tuples(
+        st.just("spend"),
+        st.sampled_from(["ana", "bo"]),
+        st.sampled_from(["extra-success", "avoid-costly", "avoid-costly-luck"]),
+        st.integers(0, 5),
+    ),
+    st.tuples(st.just("award"), st.sampled_from(["Eris", "Kel"]), st.sampled_from([-1, 1, 2])),
+    st.tuples(st.just("gm"), st.sampled_from(["discord.roll", "round.new", "scene.new"])),
+    st.tuples(st.just("join"), st.integers(0, 3)),
+    st.tuples(st.just("end")),
+)
+HERO = {"hero_dice": ["d6", "d8"], "luck": 2, "instant_karma": 3, "luck_die": "d8"}
+
+
+def _discordian_table(gm_user: Any) -> tuple[GameSession, dict[str, Seat]]:
+    name = f"Reducer {next(_tables)}"
+    campaign = Campaign.objects.create(name=name, system="discordian", gm=gm_user)
+    for character in ("Eris", "Kel", "Vex"):
+        Character.objects.create(campaign=campaign, name=character, sheet=HERO)
+    session = start_session(session_id=create_session(campaign=campaign, title="Tonight").pk)
+    seats = {"gm": gm_seat(session=session, user=gm_user)}
+    for seat, character in (("ana", "Eris"), ("bo", "Kel")):
+        seats[seat] = join_session(
+            session=session,
+            name=seat.title(),
+            character_id=Character.objects.get(campaign=campaign, name=character).pk,
+        ).seat
+    return session, seats
+
+
+def _act_discordian(session: GameSession, seats: dict[str, Seat], action: tuple[Any, ...]) -> None:
+    kind, *args = action
+    rolls = list(session.events.filter(kind="roll").order_by("seq").values_list("seq", flat=True))
+    characters = {c.name: c.pk for c in Character.objects.filter(campaign=session.campaign)}
+    mine = {"ana": characters["Eris"], "bo": characters["Kel"], "gm": characters["Eris"]}
+    try:
+        if kind == "roll":
+            who, visibility, luck = args
+            extra = {"add_luck_die": True} if luck else {}
+            request = {"pool": ["d6", "d8"], "tn": 5}
+            send(
+                seats[who],
+                "roll",
+                request=request,
+                character=mine[who],
+                visibility=visibility,
+                **extra,
+            )
+        elif kind == "spend":
+            who, use, i = args
+            roll = rolls[i % len(rolls)] if rolls else 1
+            send(seats[who], "resource.spend", character=mine[who], use=use, roll=roll)
+        elif kind == "award":
+            name, amount = args
+            resource = "luck" if amount > 0 else "instant_karma"
+            send(
+                seats["gm"],
+                "resource.award",
+                character=characters[name],
+                name=resource,
+                amount=amount,
+            )
+        elif kind == "gm":
+            send(seats["gm"], args[0])
+        elif kind == "join":
+            join_session(
+                session=session,
+                name=f"Guest {args[0]}",
+                character_id=characters["Vex"] if args[0] % 2 else None,
+            )
+        elif kind == "end":
+            from tabletop.services.sessions import end_session
+
+            end_session(session_id=session.pk)
+    except ServiceError:
+        pass
+
+
+@settings(
+    max_examples=10,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(st.lists(DISCORDIAN_ACTIONS, min_size=1, max_size=8))
+def test_the_same_holds_for_resources_and_the_tables_rule_state(django_user_model, actions):
+    gm_user = django_user_model.objects.get_or_create(username="reducer-gm")[0]
+    session, seats = _discordian_table(gm_user)
+    viewers = _viewers(seats)
+    hellos: dict[str, list[tuple[int, dict[str, Any]]]] = {v: [] for v in viewers}
+    for step in [None, *actions]:
+        if step is not None:
+            _act_discordian(session, seats, step)
+        for name, viewer in viewers.items():
+            hellos[name].append(_hello(session, viewer))
+    events = events_after(session_id=session.pk, after=0)
+    for name, viewer in viewers.items():
+        seen = [for_viewer(e, viewer) for e in events]
+        for (n, at_n), (m, at_m) in itertools.combinations(hellos[name], 2):
+            state = at_n
+            for event in seen[n:m]:
+                state = apply_event(state, event)
+            assert state == at_m, f"{name}: hello at {n} + events {n + 1}..{m} != hello at {m}"

@@ -256,11 +256,17 @@ async def main() -> None:
     parse_whatif(parser, args)
     stop_on_sigterm()
     info = machine()
-    results = [await bench_setup(kind, args) for kind in args.setups.split(",")]
-    text = report(results, args)
+    results, failed = [], []
+    for kind in args.setups.split(","):
+        try:
+            results.append(await bench_setup(kind, args))
+        except Exception as exc:  # a setup that fails is reported, the others still run
+            say(f"burst {kind}: failed: {exc!r}"[:2000])
+            failed.append(f"- {kind}: failed: {type(exc).__name__}: {exc}"[:400])
+    text = report(results, args) + "".join(f"{line}\n" for line in failed)
     print(text)
     name = result_name("burst" if args.rooms == 1 else "burst-rooms", args.whatif)
-    save(name, {"machine": info, "args": vars(args), "results": results})
+    save(name, {"machine": info, "args": vars(args), "results": results, "failed": failed})
     save_text(name, text)
 
 

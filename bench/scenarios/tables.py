@@ -422,12 +422,17 @@ async def main() -> None:
     info = machine()
     floor: dict[int, float] = {}
     results: list[dict[str, Any]] = []
+    failed: list[str] = []
     for kind in kinds:
-        results.extend(await bench_setup(kind, args, floor))
-    text = report(results, args)
+        try:
+            results.extend(await bench_setup(kind, args, floor))
+        except Exception as exc:  # a setup that fails is reported, the others still run
+            say(f"tables {kind}: failed: {exc!r}"[:2000])
+            failed.append(f"- {kind}: failed: {type(exc).__name__}: {exc}"[:400])
+    text = report(results, args) + "".join(f"{line}\n" for line in failed)
     print(text)
     name = result_name("tables", args.whatif)
-    save(name, {"machine": info, "args": vars(args), "results": results})
+    save(name, {"machine": info, "args": vars(args), "results": results, "failed": failed})
     save_text(name, text)
 
 

@@ -112,6 +112,11 @@ class WatchConsumer(AsyncWebsocketConsumer):
             return
         self.drain_task = asyncio.create_task(self._drain())
 
+    @property
+    def delivered(self) -> int:
+        """The last seq sent in order (0 until the replay is out): the room's hub asks."""
+        return self.delivery.delivered if self.delivery is not None and self.delivery.ready else 0
+
     async def _let_go(self) -> None:
         await close_with_reason(
             self,

@@ -30,7 +30,11 @@ function item(event, roll, fresh) {
 const socket = new RoomSocket(page.socket, {
   status() {},
   hello() {},
-  error() {},
+  error(msg) {
+    if (msg.code !== "forbidden") return;
+    socket.retry = socket.now = () => {}; // revoked: the overlay goes blank and stays so
+    list.replaceChildren();
+  },
   event(event, replay) {
     const roll = rollOf(event);
     if (!roll) return;

@@ -11,10 +11,20 @@ const log = new Log($("log"), $("announce"), {seatId: null, role: "spectator", r
 const stats = $("stats") ? new StatsPanel($("stats"), page.stats_url) : null;
 const showConnection = connectionStatus($("conn"), "watching");
 
+/** The GM revoked this link: stop trying, and say so. */
+function revoked(message) {
+  socket.retry = socket.now = () => {};
+  showConnection("offline");
+  $("revoked").textContent = message || "This watch link was revoked.";
+  $("revoked").hidden = false;
+}
+
 const socket = new RoomSocket(page.socket, {
   status: showConnection,
   hello() {},
-  error() {},
+  error(msg) {
+    if (msg.code === "forbidden") revoked(`${msg.message[0].toUpperCase()}${msg.message.slice(1)}.`);
+  },
   event(event, replay) {
     log.add(event, replay);
     if (replay && event.seq >= socket.caughtUp && log.flush) log.flush();

@@ -62,6 +62,14 @@ class WatchAndExtrasTests(BrowserTestCase):
         overlay.wait_for_selector(".rolls li")
         self.assertEqual(overlay.locator(".rolls li").count(), 1)
 
+        # The GM revokes the link on the dashboard: both pages say so or go blank.
+        dashboard = self.open_page()
+        self.log_in_gm(dashboard, f"/gm/{session.pk}/")
+        dashboard.click("#watch button:has-text('Revoke')")
+        dashboard.wait_for_selector("#watch li.revoked")
+        watch.wait_for_selector("#revoked:has-text('This watch link was revoked.')")
+        overlay.wait_for_selector(".rolls li", state="detached")
+
     def test_dice_roll_on_screen_without_holding_up_the_log_and_the_switches_are_remembered(self):
         _, _, session = self.make_table("generic")
         ana = self.open_page()

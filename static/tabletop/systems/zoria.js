@@ -213,8 +213,8 @@ function openRollView(ctx, roll, put) {
       gmTools.hidden = botch.hidden && crit.hidden;
       use.hidden = r.seat !== ctx.gmSeatId;
       use.setAttribute("aria-label", `Use a GM die on roll #${r.seq}`);
-      botch.setAttribute("aria-label", `Activate the botch of roll #${r.seq} with GM dice`);
-      crit.setAttribute("aria-label", `Activate the critical of roll #${r.seq} with GM dice`);
+      botch.setAttribute("aria-label", `Activate botch of roll #${r.seq} with GM dice`);
+      crit.setAttribute("aria-label", `Activate critical of roll #${r.seq} with GM dice`);
       declare.setAttribute("aria-label", `Declare roll #${r.seq}`);
     },
   };

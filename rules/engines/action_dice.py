@@ -27,6 +27,7 @@ from typing import Any
 from . import system
 from .d6_chance import CHAIN_EPS, open_ended_counts, roll_open_ended, uniform_counts
 from .dice import DieRecord, draw
+from .dist import Budget
 from .errors import OddsTooLarge, RuleError
 from .fair import DiceSource
 from .limits import MAX_CHAIN, MAX_DICE, MAX_MODIFIER
@@ -444,7 +445,7 @@ class ActionDice(system.GameSystem):
 
     # -- roll ------------------------------------------------------------------------------
 
-    def roll(self, request: Any, source: DiceSource) -> dict[str, Any]:
+    def _roll(self, request: Any, source: DiceSource) -> dict[str, Any]:
         req = self.normalise(request)
         plan = _plan(req)
         dice: list[DieRecord] = []
@@ -526,7 +527,7 @@ class ActionDice(system.GameSystem):
 
     # -- odds ------------------------------------------------------------------------------
 
-    def odds(self, request: Any) -> dict[str, Any]:
+    def _odds(self, request: Any, budget: Budget) -> dict[str, Any]:
         req = self.normalise(request)
         plan = _plan(req)
         shift = plan["flat"] + req["modifier"]

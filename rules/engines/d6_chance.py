@@ -26,6 +26,7 @@ from typing import Any
 
 from . import system
 from .dice import DieRecord, draw
+from .dist import Budget
 from .errors import OddsTooLarge, RuleError
 from .fair import DiceSource
 from .limits import MAX_CHAIN, MAX_DICE, MAX_MODIFIER, ODDS_TAIL
@@ -369,7 +370,7 @@ class D6Chance(system.GameSystem):
 
     # -- roll ------------------------------------------------------------------------------
 
-    def roll(self, request: Any, source: DiceSource) -> dict[str, Any]:
+    def _roll(self, request: Any, source: DiceSource) -> dict[str, Any]:
         req = self.normalise(request)
         plan = _plan(req)
         dice, chance, capped = roll_open_ended(source, "chance")
@@ -417,7 +418,7 @@ class D6Chance(system.GameSystem):
 
     # -- odds ------------------------------------------------------------------------------
 
-    def odds(self, request: Any) -> dict[str, Any]:
+    def _odds(self, request: Any, budget: Budget) -> dict[str, Any]:
         req = self.normalise(request)
         rolled = _plan(req)["rolled"]
         if rolled > ODDS_MAX_DICE:

@@ -21,6 +21,7 @@ from typing import Any
 
 from . import system
 from .dice import DieRecord, draw
+from .dist import Budget
 from .errors import OddsTooLarge, RuleError
 from .fair import DiceSource
 from .limits import MAX_CHAIN, MAX_DICE, ODDS_TAIL
@@ -673,7 +674,7 @@ class Discordian(system.GameSystem):
 
     # -- roll ------------------------------------------------------------------------------
 
-    def roll(self, request: Any, source: DiceSource) -> dict[str, Any]:
+    def _roll(self, request: Any, source: DiceSource) -> dict[str, Any]:
         req = self.normalise(request)
         discord = req["discord"]
         own = _roll_side(req, discord, source, 0, {})
@@ -764,7 +765,7 @@ class Discordian(system.GameSystem):
 
     # -- odds ------------------------------------------------------------------------------
 
-    def odds(self, request: Any) -> dict[str, Any]:
+    def _odds(self, request: Any, budget: Budget) -> dict[str, Any]:
         req = self.normalise(request)
         _check_odds_size(req)
         opp_req = req.get("opponent")

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import system
+from .dist import Budget
 from .fair import DiceSource
 from .limits import MAX_CHAIN, MAX_MODIFIER, MAX_NOTATION_LENGTH
 from .notation import evaluate, odds_table, parse
@@ -48,7 +49,7 @@ class Generic(system.GameSystem):
         parse(out["notation"])  # every notation error surfaces here, naming "notation"
         return out
 
-    def roll(self, request: Any, source: DiceSource) -> dict[str, Any]:
+    def _roll(self, request: Any, source: DiceSource) -> dict[str, Any]:
         req = self.normalise(request)
         expr = parse(req["notation"])
         ev = evaluate(expr, source)
@@ -64,10 +65,10 @@ class Generic(system.GameSystem):
             breakdown=ev.text,
         )
 
-    def odds(self, request: Any) -> dict[str, Any]:
+    def _odds(self, request: Any, budget: Budget) -> dict[str, Any]:
         req = self.normalise(request)
         expr = parse(req["notation"])
-        dist, p_success = odds_table(expr, req["difficulty"])
+        dist, p_success = odds_table(expr, req["difficulty"], budget)
         return self._odds_answer(
             req, dist, p_success, {}, outcome="successes" if expr.counts else "total"
         )

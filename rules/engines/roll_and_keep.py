@@ -27,6 +27,7 @@ from typing import Any
 
 from . import system
 from .dice import DieRecord, draw
+from .dist import Budget
 from .errors import RuleError
 from .fair import DiceSource
 from .limits import MAX_DICE, MAX_MODIFIER
@@ -358,7 +359,7 @@ class RollAndKeep(system.GameSystem):
         botch = successes == 0 and 1 in values
         return dice, successes, botch
 
-    def roll(self, request: Any, source: DiceSource) -> dict[str, Any]:
+    def _roll(self, request: Any, source: DiceSource) -> dict[str, Any]:
         req = self.normalise(request)
         difficulty = req["difficulty"]
         opposed = _opposed(req)
@@ -423,7 +424,7 @@ class RollAndKeep(system.GameSystem):
 
     # -- odds ------------------------------------------------------------------------------
 
-    def odds(self, request: Any) -> dict[str, Any]:
+    def _odds(self, request: Any, budget: Budget) -> dict[str, Any]:
         req = self.normalise(request)
         difficulty = req["difficulty"]
         own = success_weights(req["roll"], req["keep"], difficulty)

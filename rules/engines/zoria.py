@@ -17,6 +17,7 @@ from typing import Any
 
 from . import system
 from .dice import DieRecord, draw, parse_die
+from .dist import Budget
 from .errors import OddsTooLarge, RuleError
 from .fair import DiceSource
 from .limits import MAX_CHAIN, MAX_DICE, MAX_MODIFIER, ODDS_TAIL
@@ -474,7 +475,7 @@ class Zoria(system.GameSystem):
 
     # -- roll ------------------------------------------------------------------------------
 
-    def roll(self, request: Any, source: DiceSource) -> dict[str, Any]:
+    def _roll(self, request: Any, source: DiceSource) -> dict[str, Any]:
         req = self.normalise(request)
         expr = self._parse(req)
         check = evaluate(expr, source, role="base")
@@ -533,14 +534,14 @@ class Zoria(system.GameSystem):
 
     # -- odds ------------------------------------------------------------------------------
 
-    def odds(self, request: Any) -> dict[str, Any]:
+    def _odds(self, request: Any, budget: Budget) -> dict[str, Any]:
         req = self.normalise(request)
         if len(req["action_dice"]) > ODDS_MAX_ACTION_DICE:
             raise OddsTooLarge(
                 "action_dice", f"exact odds stop at {ODDS_MAX_ACTION_DICE} action dice"
             )
         expr = self._parse(req)
-        joint = joint_with_first_die(expr, THREAT_SIDES)
+        joint = joint_with_first_die(expr, THREAT_SIDES, budget)
         # Exact fractions for the check alone; floats once cascading dice join in.
         check: dict[int, Fraction] = {}
         events: dict[str, Fraction | float] = dict.fromkeys(FLAGS, Fraction(0))

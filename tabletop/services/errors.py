@@ -15,7 +15,8 @@ class ServiceError(Exception):
     @classmethod
     def from_rule(cls, exc: RuleError, *, prefix: str = "request") -> ServiceError:
         field = f"{prefix}.{exc.field}" if prefix else exc.field
-        return cls("invalid", f"{field}: {exc.reason}", field=field)
+        # "too-large" for a valid request past a size limit (dice listed, odds), else "invalid".
+        return cls(exc.code, f"{field}: {exc.reason}", field=field)
 
 
 def invalid(message: str, *, field: str | None = None) -> ServiceError:

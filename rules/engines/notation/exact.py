@@ -16,36 +16,39 @@ from __future__ import annotations
 from collections.abc import Callable
 from fractions import Fraction
 
+from ..dist import Budget, Dist, fraction_cost, product_cost
 from ..errors import OddsTooLarge, RuleError
 from ..limits import MAX_CHAIN, ODDS_TAIL
-from .dist import Budget, Dist, fraction_cost, product_cost
 from .keep import drop_exploding, keep_exploding, keep_fixed
 from .nodes import Const, Dice, Group, Neg, Node, Product, Sum
 from .parser import Expression
 
 
-def distribution(expr: Expression) -> dict[int, Fraction]:
+def distribution(expr: Expression, budget: Budget | None = None) -> dict[int, Fraction]:
     """P(headline = t) for every t, exactly (see the module note on long chains).
 
-    Raises OddsTooLarge (naming the expression's field) past the size cap.
+    Raises OddsTooLarge (naming the expression's field) past the size cap, or past the
+    ``budget`` handed in (its limit or deadline).
     """
     cached = expr._cache.get("dist")
     if cached is None:
-        weights = _weights(expr, fraction_cost)
+        weights = _weights(expr, fraction_cost, budget)
         cached = weights.fractions()
         if _small(weights):
             expr._cache["dist"] = cached
     return dict(cached)
 
 
-def odds_table(expr: Expression, at_least: int | None) -> tuple[dict[int, float], float | None]:
+def odds_table(
+    expr: Expression, at_least: int | None, budget: Budget | None = None
+) -> tuple[dict[int, float], float | None]:
     """The headline odds as floats, and P(headline >= at_least) (None without a threshold).
 
     Same numbers as ``distribution``, but each float is rounded once from the exact integer
     weights: thousands of huge Fractions (1000d6 has 5001 of ~2600 bits) would each cost a gcd.
     """
     # Each entry also costs a few microseconds in the JSON answer built from the table.
-    d = _weights(expr, lambda d: len(d.w) * 5.0)
+    d = _weights(expr, lambda d: len(d.w) * 5.0, budget)
     den = d.den
     table = {t: w / den for t, w in sorted(d.w.items()) if w}
     if at_least is None:
@@ -54,18 +57,19 @@ def odds_table(expr: Expression, at_least: int | None) -> tuple[dict[int, float]
     return table, hits / sum(d.w.values())
 
 
-def _weights(expr: Expression, finish: Callable[[Dist], float]) -> Dist:
+def _weights(expr: Expression, finish: Callable[[Dist], float], budget: Budget | None) -> Dist:
     """The exact weights, computed once; ``finish`` estimates what the caller then spends on
     them, counted against the same budget so the whole request stays under the cap."""
+    budget = (budget or Budget()).naming(expr.field)
     cached = expr._cache.get("weights")
     if cached is None:
-        state = _State(expr)
+        state = _State(expr, budget)
         weights = state.dist(expr.root)
-        state.budget.spend(finish(weights), "this many outcomes")
+        budget.spend(finish(weights), "this many outcomes")
         if _small(weights):
             expr._cache["weights"] = weights
         return weights
-    Budget(expr.field).spend(finish(cached), "this many outcomes")
+    budget.spend(finish(cached), "this many outcomes")
     return cached
 
 
@@ -75,7 +79,9 @@ def _small(d: Dist) -> bool:
     return len(d.w) * d.den.bit_length() < 1_000_000
 
 
-def joint_with_first_die(expr: Expression, sides: int) -> dict[int | None, dict[int, Fraction]]:
+def joint_with_first_die(
+    expr: Expression, sides: int, budget: Budget | None = None
+) -> dict[int | None, dict[int, Fraction]]:
     """P(first die = n and headline = t) as ``{n: {t: p}}``.
 
     Only when the first dice term drawn is a lone plain ``1dN``/``dN`` with N == ``sides`` (a
@@ -91,11 +97,11 @@ def joint_with_first_die(expr: Expression, sides: int) -> dict[int | None, dict[
         or first.keep is not None
         or first.counts
     ):
-        return {None: distribution(expr)}
+        return {None: distribution(expr, budget)}
     key = f"joint:{sides}"
     cached = expr._cache.get(key)
     if cached is None:
-        state = _State(expr, fixed=first)
+        state = _State(expr, (budget or Budget()).naming(expr.field), fixed=first)
         cached = {}
         small = True
         for n in range(1, sides + 1):
@@ -114,10 +120,10 @@ class _State:
     """One odds computation: its budget, and memoised distributions of the parts that do
     not depend on the die held fixed by ``joint_with_first_die``."""
 
-    def __init__(self, expr: Expression, fixed: Dice | None = None) -> None:
+    def __init__(self, expr: Expression, budget: Budget, fixed: Dice | None = None) -> None:
         self.expr = expr
         self.field = expr.field
-        self.budget = Budget(expr.field)
+        self.budget = budget
         self.eps = ODDS_TAIL / max(1, expr.dice_count)
         self.fixed = fixed
         self.override: Dist | None = None

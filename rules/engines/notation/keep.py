@@ -18,8 +18,8 @@ from collections.abc import Callable
 from fractions import Fraction
 from math import comb
 
+from ..dist import Budget, Dist, conv_weights, product_cost
 from ..errors import OddsTooLarge
-from .dist import Budget, Dist, _conv, product_cost
 
 
 def keep_fixed(
@@ -207,18 +207,28 @@ def drop_exploding(
         bases.append(column)
 
     def suffix_power(kind: int, t: int, m: int) -> dict[int, int]:
-        """(sum over values from index t on of weight * z**score) ** m, as {score: weight}."""
+        """(sum over values from index t on of weight * z**score) ** m, as {score: weight}.
+
+        Built up from the highest power already made, in a loop: a pool of a thousand dice
+        needs a thousandth power, far deeper than Python's recursion goes."""
         key = (kind, t, m)
         got = memo.get(key)
-        if got is None:
-            base = bases[kind][t]
-            if m == 0:
-                got = {0: 1}
-            elif base:
-                got = _conv(suffix_power(kind, t, m - 1), base, budget, what)
-            else:
-                got = {}
-            memo[key] = got
+        if got is not None:
+            return got
+        base = bases[kind][t]
+        if m == 0:
+            got = {0: 1}
+        elif not base:
+            got = {}
+        else:
+            have = m - 1
+            while have > 0 and (kind, t, have) not in memo:
+                have -= 1
+            got = memo[(kind, t, have)] if have else {0: 1}
+            for power in range(have + 1, m + 1):
+                got = conv_weights(got, base, budget, what)
+                memo[(kind, t, power)] = got
+        memo[key] = got
         return got
 
     total: Dist | None = None
@@ -279,7 +289,7 @@ def _drop_fixed(
         for (e, c), x in states.items():
             # The pool is bigger than the quota, so it always fills: ea + nc > need.
             need, ea, nc = drop - e - c, a - e, count - c
-            full = _conv(suffix_power(0, t, ea), suffix_power(1, t, nc), budget, what)
+            full = conv_weights(suffix_power(0, t, ea), suffix_power(1, t, nc), budget, what)
             add(full, x, -need * s)
             # Only faces some die can show take dice: skip the loops over impossible counts.
             i_top = min(need, ea + 1) if ew else 1
@@ -289,8 +299,9 @@ def _drop_fixed(
                     coef = comb(ea, i) * ew**i * comb(nc, j) * nw**j
                     if not coef:
                         continue
-                    rest = _conv(suffix_power(0, t + 1, ea - i), suffix_power(1, t + 1, nc - j),
-                                 budget, what)  # fmt: skip
+                    rest = conv_weights(
+                        suffix_power(0, t + 1, ea - i), suffix_power(1, t + 1, nc - j), budget, what
+                    )
                     add(rest, -x * coef, (i + j - need) * s)
                     new[(e + i, c + j)] = new.get((e + i, c + j), 0) + x * coef
         states = new

@@ -24,8 +24,16 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from ..errors import RuleError
-from ..limits import MAX_CHAIN, MAX_DICE, MAX_MODIFIER, MAX_NOTATION_LENGTH, MAX_SIDES, MIN_SIDES
+from ..errors import TOO_LARGE, RuleError
+from ..limits import (
+    MAX_CHAIN,
+    MAX_DICE,
+    MAX_LISTED_DICE,
+    MAX_MODIFIER,
+    MAX_NOTATION_LENGTH,
+    MAX_SIDES,
+    MIN_SIDES,
+)
 from .lexer import Token, tokenize
 from .nodes import (
     FUDGE_FACES,
@@ -46,8 +54,8 @@ MAX_DEPTH = 32
 # No expression may be able to reach a number JavaScript cannot hold exactly.
 MAX_RESULT = 2**53 - 1
 # A roll expected to draw more dice than this (long explosion or reroll chains on many dice)
-# is refused before rolling, so no request can keep the server busy.
-MAX_EXPECTED_DRAWS = 50_000
+# is refused before rolling: it would mostly be refused for listing too many dice anyway.
+MAX_EXPECTED_DRAWS = MAX_LISTED_DICE
 
 _KEEP_WORDS = {"kh": "kh", "kl": "kl", "dh": "dh", "dl": "dl", "k": "kh", "d": "dl"}
 _COMPARE_OPS = {">": ">", ">=": ">", "<": "<", "<=": "<", "=": "="}
@@ -340,7 +348,8 @@ def _check_limits(expr: Expression) -> None:
         raise RuleError(
             field,
             f"would draw about {expected:,.0f} dice with its explosions and "
-            f"rerolls; at most {MAX_EXPECTED_DRAWS:,}",
+            f"rerolls; a roll lists at most {MAX_EXPECTED_DRAWS:,}",
+            code=TOO_LARGE,
         )
 
 

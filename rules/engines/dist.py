@@ -10,24 +10,42 @@ to cost, so an oversized request stops with OddsTooLarge before the slow step, n
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Iterable, Mapping
 from fractions import Fraction
 
-from ..errors import OddsTooLarge
+from .errors import OddsTooLarge
 
 # Estimated cost, in microseconds on a slow core, that one odds request may spend.
 BUDGET_MICROSECONDS = 120_000
 
 
 class Budget:
-    """Running estimate of the work done for one odds request."""
+    """Running estimate of the work one odds request does, with an optional deadline.
 
-    __slots__ = ("field", "limit", "spent")
+    Every costly step first tells the budget what it is about to cost (``spend``); past
+    ``limit`` estimated microseconds, or past ``deadline`` (a ``time.monotonic()`` instant), the
+    request stops with OddsTooLarge naming ``field``, before the slow step, never during it.
+    """
 
-    def __init__(self, field: str, limit: float = BUDGET_MICROSECONDS) -> None:
+    __slots__ = ("deadline", "field", "limit", "spent")
+
+    def __init__(
+        self,
+        field: str = "request",
+        limit: float = BUDGET_MICROSECONDS,
+        *,
+        deadline: float | None = None,
+    ) -> None:
         self.field = field
         self.limit = limit
+        self.deadline = deadline
         self.spent = 0.0
+
+    def naming(self, field: str) -> Budget:
+        """This budget, now naming ``field`` in its refusals."""
+        self.field = field
+        return self
 
     def spend(self, cost: float, what: str) -> None:
         self.spent += cost
@@ -36,6 +54,11 @@ class Budget:
                 self.field,
                 f"exact odds for {what} are past the size cap (too many dice, faces or "
                 f"outcomes to enumerate quickly); rolling it still works",
+            )
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise OddsTooLarge(
+                self.field,
+                f"exact odds for {what} took longer than this table allows; rolling it still works",
             )
 
 
@@ -106,7 +129,7 @@ class Dist:
 
     def convolve(self, other: Dist, budget: Budget, what: str) -> Dist:
         """Distribution of the sum of two independent numbers."""
-        return Dist(_conv(self.w, other.w, budget, what), self.den * other.den).reduced()
+        return Dist(conv_weights(self.w, other.w, budget, what), self.den * other.den).reduced()
 
     def combine(
         self, other: Dist, op: Callable[[int, int], int], budget: Budget, what: str
@@ -204,7 +227,7 @@ def _miller_power(w: Mapping[int, int], lo: int, span: int, n: int) -> dict[int,
     return {base + k: c for k, c in enumerate(p) if c}
 
 
-def _conv(a: dict[int, int], b: dict[int, int], budget: Budget, what: str) -> dict[int, int]:
+def conv_weights(a: dict[int, int], b: dict[int, int], budget: Budget, what: str) -> dict[int, int]:
     """Weights of the sum; the cheaper of plain loops and Kronecker substitution."""
     if not a or not b:
         return {}

@@ -13,6 +13,7 @@ import math
 import time
 from collections.abc import Callable, Iterable, Mapping
 from fractions import Fraction
+from typing import Any
 
 from .errors import OddsTooLarge
 
@@ -110,6 +111,19 @@ class Dist:
             k = fn(v)
             out[k] = out.get(k, 0) + w
         return Dist(out, self.den)
+
+    def weighted(self, num: int, den: int) -> Dist:
+        """This distribution taken with chance num/den (a part of a mixture)."""
+        return Dist({v: w * num for v, w in self.w.items()}, self.den * den)
+
+    @staticmethod
+    def mixture(parts: list[Dist], budget: Budget, what: str) -> Dist:
+        """The sub-distributions of disjoint cases added into one."""
+        out = parts[0]
+        for part in parts[1:]:
+            budget.spend(2 + len(out.w) + len(part.w), what)
+            out = out.plus_mass(part)
+        return out.reduced()
 
     def neg(self) -> Dist:
         return Dist({-v: w for v, w in self.w.items()}, self.den)
@@ -237,6 +251,14 @@ def conv_weights(a: dict[int, int], b: dict[int, int], budget: Budget, what: str
         ((x, wx),) = a.items()
         budget.spend(2 + len(b) * 0.2, what)
         return {x + y: wx * wy for y, wy in b.items()}
+    if not _whole(a) or not _whole(b):
+        # Exact fractions (inside floor, ceil, round, abs) cannot be packed: plain loops.
+        budget.spend(10 + len(a) * len(b) * 3.0, what)
+        out: dict[Any, int] = {}
+        for x, wx in a.items():
+            for y, wy in b.items():
+                out[x + y] = out.get(x + y, 0) + wx * wy
+        return out
     bits = max(a.values()).bit_length() + max(b.values()).bit_length()
     loops = 10 + len(a) * len(b) * (0.3 + product_cost(bits))
     a_lo, a_hi, b_lo, b_hi = min(a), max(a), min(b), max(b)
@@ -254,6 +276,10 @@ def conv_weights(a: dict[int, int], b: dict[int, int], budget: Budget, what: str
         return out
     budget.spend(kron, what)
     return _kronecker(a, a_lo, a_hi, b, b_lo, b_hi, a is b)
+
+
+def _whole(d: dict[Any, int]) -> bool:
+    return all(type(v) is int for v in d)
 
 
 def _kronecker(

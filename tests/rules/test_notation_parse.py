@@ -144,7 +144,7 @@ def error(text: str, field: str = "notation") -> RuleError:
         ("2d6>", "compare"),
         ("1.5", "column 2"),
         ("1e3", "column 2"),
-        ("d%%", "column 3"),
+        ("d%%", "at the end"),  # "%" after a term is a remainder, missing its divisor
         ("3d6 +* 2", "expected a number"),
         ("2d6pl", "column 4"),
     ],

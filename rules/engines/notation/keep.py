@@ -14,9 +14,11 @@ else" is then a negative power. The result is exact for unbounded explosions.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 from fractions import Fraction
 from math import comb
+from typing import Any
 
 from ..dist import Budget, Dist, conv_weights, product_cost
 from ..errors import OddsTooLarge
@@ -306,3 +308,84 @@ def _drop_fixed(
                     new[(e + i, c + j)] = new.get((e + i, c + j), 0) + x * coef
         states = new
     return {s: w for s, w in result.items() if w}
+
+
+def keep_mixed(
+    units: list[Dist],
+    k: int,
+    highest: bool,
+    score: Callable[[Any], Any],
+    budget: Budget,
+    what: str,
+) -> Dist:
+    """Score of the k highest (lowest) of independent units that need not share a law (the
+    dice of ``{4d6+3d8}k4``, the members of ``{1d20, 1d20+2}kh1``); 0 < k < len(units).
+
+    A state is the sorted values kept so far; each unit either joins them, pushing out the
+    worst, or is dropped at once."""
+    states: dict[tuple[Any, ...], int] = {(): 1}
+    den = 1
+    for unit in units:
+        budget.spend(10 + len(states) * len(unit.w) * (1.0 + 0.1 * k), what)
+        new: dict[tuple[Any, ...], int] = {}
+        get = new.get
+        for kept, x in states.items():
+            for v, w in unit.w.items():
+                grown = list(kept)
+                bisect.insort(grown, v)
+                if len(grown) > k:
+                    # Sorted low to high: keeping the highest pushes out the lowest.
+                    del grown[0 if highest else -1]
+                key = tuple(grown)
+                new[key] = get(key, 0) + x * w
+        states = new
+        den *= unit.den
+    out: dict[Any, int] = {}
+    for kept, x in states.items():
+        s = sum(score(v) for v in kept)
+        out[s] = out.get(s, 0) + x
+    return Dist(out, den).reduced()
+
+
+def match_sets(unit: Dist, die: Any, budget: Budget, what: str) -> Dist:
+    """``mt``: how many values are shown by at least ``match_size`` of the kept dice (and pass
+    ``match_on``), for ``count`` independent dice of law ``unit``.
+
+    The values are visited from the kept end, with states "m dice seen, s sets so far"; where
+    the keep quota fills, the rest of the dice fall below it in one closed form, as in
+    ``keep_fixed``."""
+    count, size, on = die.count, die.match_size, die.match_on
+    keep, k = die.keep, die.keep_n
+    if keep in ("dh", "dl"):
+        keep, k = ("kl" if keep == "dh" else "kh"), count - k
+    if keep is None or k >= count:
+        keep, k = "kh", count
+    if k <= 0:
+        return Dist.point(0)
+    values = sorted(unit.w, reverse=keep == "kh")
+    weights = [unit.w[v] for v in values]
+    rests = [sum(weights[i + 1 :]) for i in range(len(values))]
+    states: dict[tuple[int, int], int] = {(0, 0): 1}
+    result: dict[int, int] = {}
+    per_op = product_cost(count * unit.den.bit_length())
+    for v, w, rest in zip(values, weights, rests, strict=True):
+        counts = on is None or on.matches(v)
+        budget.spend(10 + sum(count - seen + 1 for seen, _ in states) * (1 + per_op), what)
+        new: dict[tuple[int, int], int] = {}
+        for (seen, sets), x in states.items():
+            left = count - seen
+            for c in range(left + 1):
+                coef = comb(left, c) * w**c
+                if seen + c >= k:
+                    # The quota fills on v: k - seen of these dice are kept, the rest of the
+                    # pool lies beyond v.
+                    add = int(counts and k - seen >= size)
+                    tail = x * coef * rest ** (left - c)
+                    if tail:
+                        result[sets + add] = result.get(sets + add, 0) + tail
+                else:
+                    add = int(counts and c >= size)
+                    key = (seen + c, sets + add)
+                    new[key] = new.get(key, 0) + x * coef
+        states = new
+    return Dist(result, unit.den**count).reduced()

@@ -56,6 +56,7 @@ class Generic(system.GameSystem):
         return self._result(
             req,
             notation=expr.notation,
+            label=expr.label or None,
             dice=ev.dice,
             total=ev.total,
             successes=ev.successes,

@@ -634,15 +634,23 @@ def _bounds(node: Node, field: str) -> Bounds:
     if isinstance(node, RollGroup):
         return _group_bounds(node, field)
     assert isinstance(node, Dice)
-    c_hi = count_range(node, field)[1]
+    c_lo, c_hi = count_range(node, field)
     die = node.concrete(c_hi, sides_range(node, field)[1]) if node.computed else node
     chain = 1 + MAX_CHAIN if node.explode else 1
     most = c_hi * chain
     if node.counts or node.match == "mt":
         return -most, most, 1
-    shows = die.shows
-    low = min(shows) - (1 if node.explode == "!p" else 0)
-    return min(0, low * most), max(0, max(shows) * most), 1
+    low = min(die.shows) - (1 if node.explode == "!p" else 0)
+    high = max(die.shows)
+    # The fewest units that count: all of them, or what keep/drop leaves.
+    fewest = c_lo
+    if node.keep in ("kh", "kl"):
+        fewest = min(c_lo, node.keep_n)
+    elif node.keep:
+        fewest = max(0, c_lo - node.keep_n)
+    lo = low * (fewest if low >= 0 else most)
+    hi = high * (most if high >= 0 else fewest)
+    return lo, hi, 1
 
 
 def _product_bounds(node: Product, field: str) -> Bounds:

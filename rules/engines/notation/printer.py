@@ -175,7 +175,7 @@ def _compile_group(node: RollGroup) -> Printer:
             return "{" + texts[0] + "}" + suffix
         items = []
         for text, (value, mark), total in zip(texts, marks, totals, strict=True):
-            if total and node.members and len(node.members) > 1:
+            if total:
                 text = f"{text} = {value}"
             items.append(_wrap(mark, text))
         return "{" + ", ".join(items) + "}" + suffix
@@ -185,7 +185,8 @@ def _compile_group(node: RollGroup) -> Printer:
 
 def _wrap(mark: str, text: str) -> str:
     if mark == "dropped":
-        return f"~~{text}~~"
+        # The member's own dice are dropped with it: one strike-through for the lot.
+        return "~~" + text.replace("~~", "") + "~~"
     if mark == "success":
         return f"**{text}**"
     if mark == "failure":

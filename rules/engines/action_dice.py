@@ -12,7 +12,7 @@ die. When ``max_dice`` leaves dice out, every record of a die that does not coun
 ``"dropped": true`` (the role stays ``action`` or ``skill``).
 
 Exact odds: see ``keep_top`` for the ``max_dice`` case; without it the sum is the shared
-open-ended d6 law of ``d6_chance.open_ended_counts``.
+open-ended d6 law of ``open_ended.open_ended_counts``.
 """
 
 from __future__ import annotations
@@ -25,13 +25,13 @@ from operator import add, mul
 from typing import Any
 
 from . import system
-from .d6_chance import CHAIN_EPS, open_ended_counts, roll_open_ended, uniform_counts
 from .dice import DieRecord, draw
 from .dist import Budget
 from .errors import OddsTooLarge, RuleError
 from .fair import DiceSource
 from .limits import MAX_CHAIN, MAX_DICE, MAX_MODIFIER
 from .odds import convolve_weights, from_weights
+from .open_ended import CHAIN_EPS, open_ended_counts, roll_open_ended, uniform_counts
 from .results import meet_or_beat, with_notes
 from .schema import Field, whole_number
 from .system import passed_on
@@ -610,4 +610,4 @@ class ActionDice(system.GameSystem):
         ]
 
 
-system.register(ActionDice())
+ACTION_DICE = ActionDice()

@@ -843,4 +843,4 @@ class Discordian(system.GameSystem):
         ]
 
 
-system.register(Discordian())
+DISCORDIAN = Discordian()

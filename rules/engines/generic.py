@@ -18,8 +18,10 @@ class Generic(system.GameSystem):
     id = "generic"
     title = "Dice notation"
     summary = (
-        "Roll20-style notation: NdX, d%, dF, keep/drop (kh kl dh dl), exploding (! !!), "
-        "rerolls (r ro), success counting (> < = with f failures) and + - * / arithmetic."
+        "Roll20-style notation: NdX, d%, dF, keep/drop (kh kl dh dl), exploding (! !! !p), "
+        "rerolls (r ro), success counting (> < = with f failures), groups {a, b}kh1, "
+        "computed dice (1d4)d6, min/max, matching (m mt), critical marks (cs cf), sorting, "
+        "floor ceil round abs, + - * / % ** arithmetic, [labels] and free text."
     )
     outcome = "total"  # "successes" for an expression that counts them; see odds()
     flags = ()
@@ -28,7 +30,7 @@ class Generic(system.GameSystem):
             "notation",
             "text",
             label="Dice",
-            help="e.g. 4d6kh3+2, 6d10!!k3, 5d10>8f1, 4dF+1",
+            help="e.g. 4d6kh3+2, 6d10!!k3, 5d10>8f1, {1d20, 1d20}kh1, 1d20+5 Initiative",
             required=True,
             max_length=MAX_NOTATION_LENGTH,
         ),
@@ -84,4 +86,4 @@ class Generic(system.GameSystem):
         return text
 
 
-system.register(Generic())
+GENERIC = Generic()

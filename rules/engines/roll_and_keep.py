@@ -498,4 +498,4 @@ class RollAndKeep(system.GameSystem):
         return rolls
 
 
-system.register(RollAndKeep())
+ROLL_AND_KEEP = RollAndKeep()

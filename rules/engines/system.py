@@ -1,4 +1,4 @@
-"""What every game system gives the table, and the registry of systems by id."""
+"""What every game system gives the table (the systems themselves are listed in registry.py)."""
 
 from __future__ import annotations
 
@@ -171,34 +171,3 @@ class ListedDice:
 def passed_on(options: Mapping[str, Any], keys: Iterable[str]) -> dict[str, Any]:
     """The options among ``keys`` that go into a request as they are."""
     return {key: options[key] for key in keys if key in options}
-
-
-_REGISTRY: dict[str, GameSystem] = {}
-
-
-def register(system: GameSystem) -> GameSystem:
-    if system.id in _REGISTRY:
-        raise AssertionError(f"system {system.id!r} registered twice")
-    _REGISTRY[system.id] = system
-    return system
-
-
-def get_system(system_id: str) -> GameSystem:
-    _load()
-    try:
-        return _REGISTRY[system_id]
-    except (KeyError, TypeError):
-        raise RuleError(
-            "system", f"unknown system {system_id!r}; expected one of {system_ids()}"
-        ) from None
-
-
-def system_ids() -> list[str]:
-    _load()
-    return list(_REGISTRY)
-
-
-def _load() -> None:
-    # Importing the system modules registers them; kept lazy so each module stays importable
-    # alone. Python's import cache makes this a dictionary look-up after the first call.
-    from . import systems  # noqa: F401

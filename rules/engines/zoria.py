@@ -634,4 +634,4 @@ def _lookup(table: Mapping[str, int], name: Any) -> int | None:
     return None
 
 
-ZORIA = system.register(Zoria())
+ZORIA = Zoria()

@@ -70,6 +70,11 @@ F = Fraction
         ("7%3", "7 % 3"),
         ("2**3**2", "2 ** 3 ** 2"),
         ("-2**2", "-2 ** 2"),
+        # A success count on dice exploding on their highest face prints first: "3d10!>8"
+        # would explode on 8 or more.
+        ("3d10>8!", "3d10>8!"),
+        ("2d6!kh1>3f1", "2d6!kh1>3f1"),
+        ("1d2>3!p", "1d2>3!p"),
     ],
 )
 def test_canonical_form_and_back(text: str, canonical: str) -> None:

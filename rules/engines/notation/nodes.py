@@ -256,6 +256,16 @@ class Dice(Node):
             out.append(f"min{self.lowest}")
         if self.highest is not None:
             out.append(f"max{self.highest}")
+        # A comparison right after an explosion belongs to it: a success count on dice that
+        # explode on their highest face is written first ("3d10>8!", not "3d10!>8").
+        success_first = (
+            self.success is not None
+            and self.explode
+            and not self.explode_on
+            and not (self.reroll or self.keep)
+        )
+        if success_first:
+            out.append(self.success.show(bare_equal=False))  # type: ignore[union-attr]
         if self.explode:
             out.append(self.explode)
             out.extend(c.show(bare_equal=True) for c in self.explode_on)
@@ -263,7 +273,7 @@ class Dice(Node):
             out.extend(f"{self.reroll}{c.show(bare_equal=True)}" for c in self.reroll_on)
         if self.keep:
             out.append(f"{self.keep}{self.keep_n}")
-        if self.success is not None:
+        if self.success is not None and not success_first:
             out.append(self.success.show(bare_equal=False))
         if self.failure is not None:
             out.append(f"f{self.failure.show(bare_equal=True)}")

@@ -1,4 +1,11 @@
-"""Exact distributions with integer weights over one common denominator.
+"""The one distribution algebra of the rules core: ``Dist``, its ``Budget``, and the convolutions
+every engine's odds are built from.
+
+A ``Dist`` holds weights over one denominator. Exact ones have integer weights (the notation,
+Zoria's check); where an engine sums long open-ended chains in floats (Zoria's cascading dice,
+Discordian pools, opposed roll-and-keep) the weights are floats over 1 and products below
+``PRUNE`` are left out, their mass counted. Dense weight lists (``convolve_weights``,
+``uniform_counts``) serve the systems whose laws are runs of consecutive totals.
 
 Fractions are exact but slow (every addition takes a gcd); here a distribution is a dict of
 integer weights plus a denominator, and sums of many dice use either Miller's recurrence for
@@ -9,16 +16,22 @@ to cost, so an oversized request stops with OddsTooLarge before the slow step, n
 
 from __future__ import annotations
 
+import bisect
 import math
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
+from itertools import accumulate, repeat
+from operator import add, mul, sub
 from typing import Any
 
 from .errors import OddsTooLarge
 
 # Estimated cost, in microseconds on a slow core, that one odds request may spend.
 BUDGET_MICROSECONDS = 120_000
+# In float convolutions, a product below this is left out (and its mass counted): far below
+# ODDS_TAIL, and below what a float probability near 1 can even show.
+PRUNE = 1e-19
 
 
 class Budget:
@@ -141,8 +154,18 @@ class Dist:
             out[v] = out.get(v, 0) + w * fb
         return Dist(out, den)
 
+    @property
+    def floats(self) -> bool:
+        """Float weights (summed in floats, pruned below PRUNE) rather than exact integers."""
+        return any(type(x) is float for x in self.w.values())
+
     def convolve(self, other: Dist, budget: Budget, what: str) -> Dist:
         """Distribution of the sum of two independent numbers."""
+        if self.floats or other.floats:
+            out: dict[Any, float] = {}
+            budget.spend(10 + len(self.w) * len(other.w) * 0.15, what)
+            conv_floats_into(out, self.w, PrunedLaw(other.w))
+            return Dist({v: p for v, p in out.items() if p >= PRUNE}, self.den * other.den)
         return Dist(conv_weights(self.w, other.w, budget, what), self.den * other.den).reduced()
 
     def combine(
@@ -166,6 +189,8 @@ class Dist:
             return self
         if n == 0:
             return Dist.point(0)
+        if self.floats:
+            return self._squarings(n, budget, what)
         if not all(self.w.values()):
             # Miller's recurrence divides by the lowest weight: it must not be a zero.
             return Dist({v: x for v, x in self.w.items() if x}, self.den).power(n, budget, what)
@@ -179,6 +204,10 @@ class Dist:
         if miller <= squaring or span == 1:
             budget.spend(miller, what)
             return Dist(_miller_power(self.w, lo, span, n), self.den**n).reduced()
+        return self._squarings(n, budget, what)
+
+    def _squarings(self, n: int, budget: Budget, what: str) -> Dist:
+        """Sum of ``n`` copies by repeated squaring."""
         result: Dist | None = None
         base = self
         while True:
@@ -315,3 +344,77 @@ def _kronecker(
         if c:
             out[base + i] = c
     return out
+
+
+class PrunedLaw:
+    """A float law's outcomes as (value, p) pairs, most likely first, with the mass of each
+    tail, so a convolution with it can stop where the products fall below PRUNE and count what
+    it left out. Made once, convolved with many times."""
+
+    __slots__ = ("items", "neg", "tails")
+
+    def __init__(self, law: Mapping[Any, float]) -> None:
+        self.items = sorted(((k, p) for k, p in law.items() if p > 0), key=lambda kp: -kp[1])
+        self.neg = [-p for _, p in self.items]  # ascending, for bisect
+        self.tails = [0.0] * (len(self.items) + 1)
+        for i in range(len(self.items) - 1, -1, -1):
+            self.tails[i] = self.tails[i + 1] + self.items[i][1]
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+    def law(self) -> dict[Any, float]:
+        return dict(self.items)
+
+
+def conv_floats_into(out: dict[Any, float], a: Mapping[Any, float], b: PrunedLaw) -> float:
+    """Add the law of (a + b) into ``out``, leaving out products below PRUNE; return the mass
+    left out."""
+    get = out.get
+    items, neg, tails = b.items, b.neg, b.tails
+    whole = len(items)
+    dropped = 0.0
+    for ka, pa in a.items():
+        if pa <= 0.0:  # underflowed: nothing of it can reach PRUNE
+            continue
+        stop = bisect.bisect_right(neg, -PRUNE / pa)
+        if stop < whole:
+            dropped += pa * tails[stop]
+            if stop == 0:
+                continue
+            for kb, pb in items[:stop]:
+                k = ka + kb
+                out[k] = get(k, 0.0) + pa * pb
+        else:
+            for kb, pb in items:
+                k = ka + kb
+                out[k] = get(k, 0.0) + pa * pb
+    return dropped
+
+
+def convolve_weights(a: Sequence[Any], b: Sequence[Any]) -> list[Any]:
+    """Convolution of two dense weight lists (ints or floats alike): index i of the answer is
+    the weight of a sum i above the sum of the two lists' lowest values."""
+    if len(a) > len(b):
+        a, b = b, a
+    width = len(b)
+    out = [0 * b[0]] * (len(a) + width - 1)
+    for i, x in enumerate(a):
+        if x:
+            out[i : i + width] = map(add, out[i : i + width], map(mul, b, repeat(x)))
+    return out
+
+
+def uniform_counts(n: int, faces: int, start: list[int] | None = None) -> list[int]:
+    """Ways ``n`` dice of ``faces`` faces (1..faces) add to each sum, convolved into ``start``
+    (a dense weight list).
+
+    Index i of the answer is the sum (lowest of ``start``) + n + i. Each die is one sliding
+    window sum, done with C-level ``accumulate``/``map`` so big pools stay fast.
+    """
+    dist = list(start) if start else [1]
+    pad = [0] * (faces - 1)
+    for _ in range(n):
+        prefix = list(accumulate(dist + pad))
+        dist = prefix[:faces] + list(map(sub, prefix[faces:], prefix))
+    return dist

@@ -5,31 +5,18 @@ System's action dice."""
 from __future__ import annotations
 
 import math
-from itertools import accumulate, repeat
-from operator import add, mul, sub
+from itertools import repeat
+from operator import add, mul
 from typing import Any
 
 from .dice import DieRecord, draw
+from .dist import uniform_counts
 from .fair import DiceSource
 from .limits import MAX_CHAIN, ODDS_TAIL
 
 # Each cut infinite chain leaves out less than this: well under ODDS_TAIL, and below what a
 # float probability near 1 can even show, so cutting moves no printed digit that matters.
 CHAIN_EPS = ODDS_TAIL / 10_000
-
-
-def uniform_counts(n: int, faces: int, start: list[int] | None = None) -> list[int]:
-    """Ways ``n`` dice of ``faces`` faces (1..faces) add to each sum, convolved into ``start``.
-
-    Index i of the answer is the sum (lowest of ``start``) + n + i. Each die is one sliding
-    window sum, done with C-level ``accumulate``/``map`` so big pools stay fast.
-    """
-    dist = list(start) if start else [1]
-    pad = [0] * (faces - 1)
-    for _ in range(n):
-        prefix = list(accumulate(dist + pad))
-        dist = prefix[:faces] + list(map(sub, prefix[faces:], prefix))
-    return dist
 
 
 def sixes_cut(dice: int) -> int:

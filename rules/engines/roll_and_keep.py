@@ -27,11 +27,11 @@ from typing import Any
 
 from . import system
 from .dice import DieRecord, draw
-from .dist import Budget
+from .dist import Budget, convolve_weights
 from .errors import RuleError
 from .fair import DiceSource
 from .limits import MAX_DICE, MAX_MODIFIER
-from .odds import convolve_weights, from_weights
+from .odds import from_weights
 from .results import meet_or_beat, with_notes
 from .schema import Field
 from .system import passed_on

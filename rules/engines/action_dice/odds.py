@@ -7,13 +7,13 @@ from itertools import repeat
 from operator import add, mul
 from typing import Any
 
-from ..odds import convolve_weights
-from ..open_ended import CHAIN_EPS, open_ended_counts, uniform_counts
+from ..dist import convolve_weights, uniform_counts
+from ..open_ended import CHAIN_EPS, open_ended_counts
 
-Dist = tuple[int, list[int], int]  # (lowest value, weights, exponent): P(lowest+i) = w[i]/6**exp
+Weights = tuple[int, list[int], int]  # (lowest value, weights, exponent): P(lowest+i) = w[i]/6**exp
 
 
-def _mix(pieces: list[Dist]) -> Dist:
+def _mix(pieces: list[Weights]) -> Weights:
     """Sum of weighted pieces, brought to one exponent."""
     exp = max(p[2] for p in pieces)
     lowest = min(p[0] for p in pieces)
@@ -100,7 +100,7 @@ def top_plain(low: int, sixes: int, keep: int) -> tuple[int, list[int]]:
     return keep, out[keep:]
 
 
-def keep_top(action: int, skill: int, keep: int, memo: dict[Any, Any] | None = None) -> Dist:
+def keep_top(action: int, skill: int, keep: int, memo: dict[Any, Any] | None = None) -> Weights:
     """Exact law of the sum of the highest ``keep`` of ``action`` open-ended d6 and ``skill``
     plain d6 (an open-ended die counts as one die, with its whole value).
 
@@ -122,7 +122,7 @@ def keep_top(action: int, skill: int, keep: int, memo: dict[Any, Any] | None = N
     if key in memo:
         return memo[key]
     repeats_itself = skill == 0 and action > keep
-    pieces: list[Dist] = []
+    pieces: list[Weights] = []
     for high in range(action + 1):
         if repeats_itself and high == action:
             continue

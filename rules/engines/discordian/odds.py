@@ -2,58 +2,18 @@
 
 from __future__ import annotations
 
-import bisect
 import functools
 import math
 from collections.abc import Mapping
 from typing import Any
 
+from ..dist import PRUNE, PrunedLaw, conv_floats_into
 from ..errors import OddsTooLarge
 from ..limits import MAX_CHAIN, ODDS_TAIL
 from .fields import ODDS_MAX_CHALLENGE, ODDS_MAX_POOL, ODDS_MAX_PROTECT, PC_SIDES, sides_of
 
 # A (successes, ones) pair packed into one int so convolution is plain addition of keys.
 _STRIDE = 1 << 24
-# Entries of a joint law below this are dropped as the pool is built up (see SideOdds._prune).
-_PRUNE = 1e-19
-
-
-class _Part:
-    """One die's outcomes as (key, p) pairs, most likely first, with the mass of each tail, so a
-    convolution can stop where the products fall below _PRUNE and count what it left out."""
-
-    def __init__(self, dist: Mapping[int, float]) -> None:
-        self.items = sorted(((k, p) for k, p in dist.items() if p > 0), key=lambda kp: -kp[1])
-        self.neg = [-p for _, p in self.items]  # ascending, for bisect
-        self.tails = [0.0] * (len(self.items) + 1)
-        for i in range(len(self.items) - 1, -1, -1):
-            self.tails[i] = self.tails[i + 1] + self.items[i][1]
-
-    def __bool__(self) -> bool:
-        return bool(self.items)
-
-
-def _conv_into(out: dict[int, float], a: Mapping[int, float], b: _Part) -> float:
-    """Add the law of (a + b) into ``out``; return the mass left out below _PRUNE."""
-    get = out.get
-    items, neg, tails = b.items, b.neg, b.tails
-    whole = len(items)
-    dropped = 0.0
-    for ka, pa in a.items():
-        # Only the outcomes of b with pa * pb >= _PRUNE are worth adding.
-        stop = bisect.bisect_right(neg, -_PRUNE / pa)
-        if stop < whole:
-            dropped += pa * tails[stop]
-            if stop == 0:
-                continue
-            for kb, pb in items[:stop]:
-                k = ka + kb
-                out[k] = get(k, 0.0) + pa * pb
-        else:
-            for kb, pb in items:
-                k = ka + kb
-                out[k] = get(k, 0.0) + pa * pb
-    return dropped
 
 
 def _face_key(value: int, tn: int) -> int:
@@ -108,7 +68,7 @@ class SideOdds:
     def _prune(self, dist: dict[int, float]) -> dict[int, float]:
         # Outcomes this unlikely cannot move any answer; dropping them keeps big pools fast.
         # The mass dropped is counted and stays far below ODDS_TAIL (checked in the tests).
-        kept = {k: p for k, p in dist.items() if p >= _PRUNE}
+        kept = {k: p for k, p in dist.items() if p >= PRUNE}
         if len(kept) != len(dist):
             self.dropped += sum(dist.values()) - sum(kept.values())
         return kept
@@ -139,11 +99,11 @@ class SideOdds:
                     part = hi if v >= tn else lo
                     for key, p in self._outcome(k, v).items():
                         part[key] = part.get(key, 0.0) + p / k
-            hi_part, lo_part = _Part(hi), _Part(lo)
+            hi_part, lo_part = PrunedLaw(hi), PrunedLaw(lo)
             # A protected die shows the Discord value; when that is a 5 it owes a fives chain,
             # added once per group (chain ** number owed) rather than die by die.
             matchable = d is not None and d <= k
-            matched = _Part({_face_key(d, tn): 1 / k} if matchable else {})
+            matched = PrunedLaw({_face_key(d, tn): 1 / k} if matchable else {})
             matched_owes = int(d == 5)
 
             # Inside a group the state also carries the chains owed by protected 5s.
@@ -151,8 +111,8 @@ class SideOdds:
             for _ in range(count):
                 out: dict[tuple[int, int, int], dict[int, float]] = {}
 
-                def add(key: tuple[int, int, int], dist: dict[int, float], part: _Part) -> None:
-                    self.dropped += _conv_into(out.setdefault(key, {}), dist, part)  # noqa: B023
+                def add(key: tuple[int, int, int], dist: dict[int, float], part: PrunedLaw) -> None:
+                    self.dropped += conv_floats_into(out.setdefault(key, {}), dist, part)  # noqa: B023
 
                 for (left, tag, owed), dist in group.items():
                     up = 3 if tag == 3 else min(tag + 1, 2)
@@ -173,16 +133,16 @@ class SideOdds:
 
             if matchable:
                 to_come -= count
-            powers = [_Part({0: 1.0})]
-            chain = _Part(self._chain(k)) if k >= 5 else powers[0]
+            powers = [PrunedLaw({0: 1.0})]
+            chain = PrunedLaw(self._chain(k)) if k >= 5 else powers[0]
             merged: dict[tuple[int, int], dict[int, float]] = {}
             for (left, tag, owed), dist in group.items():
                 target = merged.setdefault((min(left, to_come), tag), {})
                 while len(powers) <= owed:
                     nxt: dict[int, float] = {}
-                    self.dropped += _conv_into(nxt, dict(powers[-1].items), chain)
-                    powers.append(_Part(nxt))
-                self.dropped += _conv_into(target, dist, powers[owed])
+                    self.dropped += conv_floats_into(nxt, powers[-1].law(), chain)
+                    powers.append(PrunedLaw(nxt))
+                self.dropped += conv_floats_into(target, dist, powers[owed])
             states = {key: self._prune(dist) for key, dist in merged.items()}
 
         joint: dict[int, float] = {}
@@ -192,10 +152,10 @@ class SideOdds:
             for key, p in dist.items():
                 target[key] = target.get(key, 0.0) + p
         self.p_lucky = sum(lucky.values())
-        luck = _Part(
+        luck = PrunedLaw(
             {face * _STRIDE: 1 / self.luck_sides for face in range(1, self.luck_sides + 1)}
         )
-        self.dropped += _conv_into(joint, lucky, luck)
+        self.dropped += conv_floats_into(joint, lucky, luck)
         return joint
 
     def _all_show(self, value: int) -> float:

@@ -8,7 +8,7 @@ from typing import Any
 
 from .. import system
 from ..dice import parse_die
-from ..dist import Budget
+from ..dist import Budget, Dist
 from ..errors import OddsTooLarge, RuleError
 from ..fair import DiceSource
 from ..limits import MAX_DICE, MAX_MODIFIER
@@ -28,7 +28,7 @@ from .fields import (
     SPECIAL_BOTCH_MARGIN,
     THREAT_SIDES,
 )
-from .odds import action_law, convolve
+from .odds import action_law
 from .pools import checked_level, player_pool
 from .roll import roll_action_die, threat_die, threat_flags
 from .text import check_notation, roll_line
@@ -175,7 +175,8 @@ class Zoria(system.GameSystem):
         total_law: Mapping[int, Fraction | float] = check
         if req["action_dice"]:
             floats = {t: float(p) for t, p in check.items()}
-            total_law = convolve(floats, action_law(req["action_dice"]))
+            action = action_law(req["action_dice"], budget)
+            total_law = Dist(floats, 1).convolve(action, budget, "this check").w
         mass = sum(total_law.values())
         dc = req["dc"]
         p_success = None

@@ -1,44 +1,18 @@
-"""Zoria: exact odds of the check with its cascading action dice."""
+"""Zoria: exact odds of the check with its cascading action dice.
+
+The check's law is exact (integer weights); the cascading dice are summed in floats over the
+same ``Dist`` algebra, their long tails pruned below ``dist.PRUNE``.
+"""
 
 from __future__ import annotations
 
-import bisect
-import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
+from ..dist import Budget, Dist
 from ..limits import MAX_CHAIN, ODDS_TAIL
-from .fields import PRUNE
 
 
-def convolve(a: Mapping[int, float], b: Mapping[int, float]) -> dict[int, float]:
-    """Law of the sum, leaving out the products below PRUNE (b's outcomes are visited most
-    likely first, so each row stops at the first product too small to keep)."""
-    out: dict[int, float] = {}
-    get = out.get
-    b_items = sorted(b.items(), key=lambda kv: -kv[1])
-    neg = [-p for _, p in b_items]
-    for x, px in a.items():
-        if px <= 0.0:  # underflowed: nothing of it can reach PRUNE
-            continue
-        stop = bisect.bisect_right(neg, -PRUNE / px)
-        for y, py in b_items[:stop]:
-            out[x + y] = get(x + y, 0.0) + px * py
-    return {t: p for t, p in out.items() if p >= PRUNE}
-
-
-def _power(law: Mapping[int, float], n: int) -> dict[int, float]:
-    out: dict[int, float] = {0: 1.0}
-    power = dict(law)
-    while n:
-        if n & 1:
-            out = convolve(out, power)
-        n >>= 1
-        if n:
-            power = convolve(power, power)
-    return out
-
-
-def _cascade_sum_law(sides: int, n: int, tail: float) -> dict[int, float]:
+def _cascade_sum_law(sides: int, n: int, tail: float, budget: Budget) -> Dist:
     """Law of the sum of ``n`` cascading d``sides``.
 
     One die is sides * M + R: M top faces in a row (geometric) and a last face R uniform on
@@ -46,7 +20,8 @@ def _cascade_sum_law(sides: int, n: int, tail: float) -> dict[int, float]:
     uniforms; the count is followed until the mass left out is below ``tail``.
     """
     q = 1 / sides
-    uniforms = _power({r: 1 / (sides - 1) for r in range(1, sides)}, n)
+    what = f"{n}d{sides} cascading"
+    uniforms = Dist({r: 1 / (sides - 1) for r in range(1, sides)}, 1).power(n, budget, what)
     tops: dict[int, float] = {}
     p = (1 - q) ** n  # P(no top face among n dice)
     seen = 0.0
@@ -58,22 +33,31 @@ def _cascade_sum_law(sides: int, n: int, tail: float) -> dict[int, float]:
             break
         p *= (j + n) / (j + 1) * q
         j += 1
-    return convolve(tops, uniforms)
+    return Dist(tops, 1).convolve(uniforms, budget, what)
 
 
-def action_law(action_dice: Sequence[str]) -> dict[int, float]:
-    """Law of the sum of the action dice (cached by the multiset of dice; do not mutate)."""
+def action_law(action_dice: Sequence[str], budget: Budget) -> Dist:
+    """Law of the sum of the action dice, in floats (cached by the multiset of dice)."""
     counts: dict[int, int] = {}
     for die in action_dice:
         counts[int(die[1:])] = counts.get(int(die[1:]), 0) + 1
-    return _action_law_of(tuple(sorted(counts.items())))
+    key = tuple(sorted(counts.items()))
+    law = _ACTION_LAWS.get(key)
+    if law is None:
+        law = _action_law_of(key, budget)
+        if len(_ACTION_LAWS) >= 256:
+            _ACTION_LAWS.clear()
+        _ACTION_LAWS[key] = law
+    return law
 
 
-@functools.lru_cache(maxsize=256)
-def _action_law_of(counts: tuple[tuple[int, int], ...]) -> dict[int, float]:
-    total: dict[int, float] = {0: 1.0}
+_ACTION_LAWS: dict[tuple[tuple[int, int], ...], Dist] = {}
+
+
+def _action_law_of(counts: tuple[tuple[int, int], ...], budget: Budget) -> Dist:
+    total = Dist({0: 1.0}, 1)
     # The counts of top faces are cheap to follow, so follow them well past the odds tail.
     tail = ODDS_TAIL / 1000 / max(1, len(counts))
     for sides, n in counts:
-        total = convolve(total, _cascade_sum_law(sides, n, tail))
+        total = total.convolve(_cascade_sum_law(sides, n, tail, budget), budget, "action dice")
     return total

@@ -342,7 +342,7 @@ class D6Chance(system.GameSystem):
             raise OddsTooLarge(
                 "dice", f"exact odds go up to {ODDS_MAX_DICE} dice rolled, this roll has {rolled}"
             )
-        lowest, weights, _ = open_ended_counts(1, rolled - 1)
+        lowest, weights, _ = open_ended_counts(1, rolled - 1, budget.naming("dice"))
         distribution, p_success = from_weights(lowest + req["modifier"], weights, _target(req))
         # The Chance Die's first toss is a fair d6 whatever else happens.
         return self._odds_answer(req, distribution, p_success, {"complication": Fraction(1, 6)})

@@ -10,7 +10,7 @@ from operator import add, mul
 from typing import Any
 
 from .dice import DieRecord, draw
-from .dist import uniform_counts
+from .dist import Budget, uniform_counts
 from .fair import DiceSource
 from .limits import MAX_CHAIN, ODDS_TAIL
 
@@ -36,7 +36,9 @@ def sixes_cut(dice: int) -> int:
         g += 1
 
 
-def open_ended_counts(open_ended: int, plain: int) -> tuple[int, list[int], int]:
+def open_ended_counts(
+    open_ended: int, plain: int, budget: Budget | None = None
+) -> tuple[int, list[int], int]:
     """Exact law of the sum of ``open_ended`` exploding d6 and ``plain`` ordinary d6.
 
     Returns ``(lowest, weights, exponent)`` with P(sum = lowest + i) = weights[i] / 6**exponent.
@@ -53,6 +55,8 @@ def open_ended_counts(open_ended: int, plain: int) -> tuple[int, list[int], int]
     out = [0] * (len(base) + 6 * cut)
     width = len(base)
     for g in range(cut + 1):
+        if budget is not None:
+            budget.spend(width * 0.05, "these open-ended dice")
         coef = math.comb(g + open_ended - 1, open_ended - 1) * 6 ** (cut - g)
         lo = 6 * g
         out[lo : lo + width] = map(add, out[lo : lo + width], map(mul, base, repeat(coef)))

@@ -427,10 +427,13 @@ class RollAndKeep(system.GameSystem):
     def _odds(self, request: Any, budget: Budget) -> dict[str, Any]:
         req = self.normalise(request)
         difficulty = req["difficulty"]
+        # A closed form per side (see success_weights); the budget adds the caller's deadline.
+        budget.naming("roll").spend(req["roll"] * 2.0, "this roll")
         own = success_weights(req["roll"], req["keep"], difficulty)
         events = {"botch": botch_chance(req["roll"], difficulty)}
         if _opposed(req):
             opp = req["opponent"]
+            budget.spend(opp["roll"] * 2.0 + len(own) * 0.5, "this opposed roll")
             against = success_weights(opp["roll"], opp["keep"], difficulty)
             # Each side is exact; their difference is convolved in floats (error near 1e-16),
             # since exact integers for two 500-die sides take most of a second.

@@ -71,6 +71,10 @@ def test_drop_with_explode_odds_by_hand() -> None:
     [
         ("generic", {"notation": "10d10kh5+4d6"}),
         ("zoria", {"check": "1d20+5", "action_dice": ["d6", "d8"]}),
+        ("roll-and-keep", {"roll": 6, "keep": 3, "difficulty": 7}),
+        ("d6-chance", {"dice": 4, "bonus": 2, "difficulty": 15}),
+        ("discordian", {"pool": ["d6", "d6", "d8"], "tn": 5, "challenge": 2, "discord": 7}),
+        ("action-dice", {"action_dice": 3, "skill_dice": 5, "max_dice": 4}),
     ],
 )
 def test_odds_stop_at_a_deadline_already_past(system_id: str, request_: dict) -> None:

@@ -181,7 +181,12 @@ class ActionDice(system.GameSystem):
                     f"dice, {ODDS_MAX_KEEP_ACTION} of them action dice; this roll has "
                     f"{plan['rolled']} ({plan['action']} action)",
                 )
-            lowest, weights, _ = keep_top(plan["action"], req["skill_dice"], plan["counted"])
+            lowest, weights, _ = keep_top(
+                plan["action"],
+                req["skill_dice"],
+                plan["counted"],
+                budget=budget.naming("skill_dice"),
+            )
             lowest += shift
         distribution, p_success = from_weights(lowest, weights, req["difficulty"])
         return self._odds_answer(req, distribution, p_success, {})

@@ -7,7 +7,7 @@ from itertools import repeat
 from operator import add, mul
 from typing import Any
 
-from ..dist import convolve_weights, uniform_counts
+from ..dist import Budget, convolve_weights, uniform_counts
 from ..open_ended import CHAIN_EPS, open_ended_counts
 
 Weights = tuple[int, list[int], int]  # (lowest value, weights, exponent): P(lowest+i) = w[i]/6**exp
@@ -100,7 +100,13 @@ def top_plain(low: int, sixes: int, keep: int) -> tuple[int, list[int]]:
     return keep, out[keep:]
 
 
-def keep_top(action: int, skill: int, keep: int, memo: dict[Any, Any] | None = None) -> Weights:
+def keep_top(
+    action: int,
+    skill: int,
+    keep: int,
+    memo: dict[Any, Any] | None = None,
+    budget: Budget | None = None,
+) -> Weights:
     """Exact law of the sum of the highest ``keep`` of ``action`` open-ended d6 and ``skill``
     plain d6 (an open-ended die counts as one die, with its whole value).
 
@@ -116,7 +122,7 @@ def keep_top(action: int, skill: int, keep: int, memo: dict[Any, Any] | None = N
     if keep >= action + skill:
         key: tuple[Any, ...] = ("sum", action, skill)
         if key not in memo:
-            memo[key] = open_ended_counts(action, skill)
+            memo[key] = open_ended_counts(action, skill, budget)
         return memo[key]
     key = (action, skill, keep)
     if key in memo:
@@ -127,7 +133,7 @@ def keep_top(action: int, skill: int, keep: int, memo: dict[Any, Any] | None = N
         if repeats_itself and high == action:
             continue
         h = min(high, keep)
-        top_low, top_w, top_exp = keep_top(high, 0, h, memo)
+        top_low, top_w, top_exp = keep_top(high, 0, h, memo, budget)
         rest_low, rest_w = top_plain(action - high, skill, keep - h)
         weights = convolve_weights(top_w, rest_w)
         coef = math.comb(action, high)

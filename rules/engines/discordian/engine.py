@@ -177,9 +177,11 @@ class Discordian(system.GameSystem):
         check_odds_size(req)
         opp_req = req.get("opponent")
         discord = req["discord"]
-        own = SideOdds(req, discord)
+        own = SideOdds(req, discord, budget.naming("pool"))
         # The opponent's remaining successes, independent of this side (none when alone).
-        against = {0: 1.0} if opp_req is None else side_remaining(SideOdds(opp_req, discord))
+        against = (
+            {0: 1.0} if opp_req is None else side_remaining(SideOdds(opp_req, discord, budget))
+        )
         left = side_remaining(own, pvp=opp_req is not None)
         net: dict[int, float] = {}
         for n, pn in left.items():

@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from ..dist import PRUNE, PrunedLaw, conv_floats_into
+from ..dist import PRUNE, Budget, PrunedLaw, conv_floats_into
 from ..errors import OddsTooLarge
 from ..limits import MAX_CHAIN, ODDS_TAIL
 from .fields import ODDS_MAX_CHALLENGE, ODDS_MAX_POOL, ODDS_MAX_PROTECT, PC_SIDES, sides_of
@@ -23,7 +23,10 @@ def _face_key(value: int, tn: int) -> int:
 class SideOdds:
     """Exact law of one side: the joint (successes, 1s) of its PC dice and its break events."""
 
-    def __init__(self, side: Mapping[str, Any], discord: int | None) -> None:
+    def __init__(
+        self, side: Mapping[str, Any], discord: int | None, budget: Budget | None = None
+    ) -> None:
+        self.budget = budget or Budget("pool")
         self.tn = tn = side["tn"]
         self.sizes = sorted((sides_of(d) for d in side["pool"]), reverse=True)
         self.challenge = side["challenge"]
@@ -109,6 +112,8 @@ class SideOdds:
             # Inside a group the state also carries the chains owed by protected 5s.
             group = {(left, tag, 0): dist for (left, tag), dist in states.items()}
             for _ in range(count):
+                # The caps keep a pool's work in hand; the budget adds the caller's deadline.
+                self.budget.spend(sum(len(d) for d in group.values()) * 0.05, "this pool")
                 out: dict[tuple[int, int, int], dict[int, float]] = {}
 
                 def add(key: tuple[int, int, int], dist: dict[int, float], part: PrunedLaw) -> None:

@@ -138,6 +138,7 @@ class _Parser:
         self.pos = 0
         self.field = field
         self.exact = False  # inside floor/ceil/round/abs: "/" is exact
+        self.failure_tok = tokens[0]  # the last "f" read, for the error that needs it
 
     # -- helpers -------------------------------------------------------------------------
     @property
@@ -342,31 +343,39 @@ class _Parser:
 
     def group_modifiers(self) -> dict[str, Any]:
         mods: dict[str, Any] = {}
-        f_tok = self.tok
-        while True:
-            kind = self.tok.kind
-            if kind in _KEEP_WORDS:
-                if "keep" in mods:
-                    raise self.fail("only one keep or drop per group")
-                self.advance()
-                mods["keep"] = _KEEP_WORDS[kind]
-                mods["keep_n"] = self.number(f"how many to {kind}")
-            elif kind in _COMPARE_OPS:
-                if "success" in mods:
-                    raise self.fail("only one success count per group")
-                mods["success"] = self.compare()
-            elif kind == "f":
-                if "failure" in mods:
-                    raise self.fail("only one failure count per group")
-                f_tok = self.advance()
-                mods["failure"] = self.compare()
-            else:
-                break
+        while self.keep_or_count(mods, "group"):
+            pass
+        self.check_failures(mods, "{3d6, 3d6}>10f3")
+        return mods
+
+    def keep_or_count(self, mods: dict[str, Any], where: str) -> bool:
+        """Keep/drop, a success count or a failure count (dice terms and groups alike): True
+        when the next token was one of them."""
+        kind = self.tok.kind
+        if kind in _KEEP_WORDS:
+            if "keep" in mods:
+                raise self.fail(f"only one keep or drop per {where}")
+            self.advance()
+            mods["keep"] = _KEEP_WORDS[kind]
+            mods["keep_n"] = self.number(f"how many to {kind}")
+        elif kind in _COMPARE_OPS:
+            if "success" in mods:
+                raise self.fail(f"only one success count per {where}")
+            mods["success"] = self.compare()
+        elif kind == "f":
+            if "failure" in mods:
+                raise self.fail(f"only one failure count per {where}")
+            self.failure_tok = self.advance()
+            mods["failure"] = self.compare()
+        else:
+            return False
+        return True
+
+    def check_failures(self, mods: dict[str, Any], example: str) -> None:
         if "failure" in mods and "success" not in mods:
             raise self.fail(
-                "failures (f) only count alongside successes, e.g. {3d6, 3d6}>10f3", f_tok
+                f"failures (f) only count alongside successes, e.g. {example}", self.failure_tok
             )
-        return mods
 
     def dice(
         self, count: int, count_written: bool, start: Token, count_node: Node | None = None
@@ -423,7 +432,6 @@ class _Parser:
     def modifiers(self) -> dict[str, Any]:
         mods: dict[str, Any] = {}
         reroll_on: list[Compare] = []
-        f_tok = self.tok
         while True:
             tok = self.tok
             kind = tok.kind
@@ -450,21 +458,8 @@ class _Parser:
                 self.advance()
                 mods["reroll"] = kind
                 reroll_on.append(self.compare())
-            elif kind in _KEEP_WORDS:
-                if "keep" in mods:
-                    raise self.fail("only one keep or drop per dice term")
-                self.advance()
-                mods["keep"] = _KEEP_WORDS[kind]
-                mods["keep_n"] = self.number(f"how many dice to {kind}")
-            elif kind in _COMPARE_OPS:
-                if "success" in mods:
-                    raise self.fail("only one success count per dice term")
-                mods["success"] = self.compare()
-            elif kind == "f":
-                if "failure" in mods:
-                    raise self.fail("only one failure count per dice term")
-                f_tok = self.advance()
-                mods["failure"] = self.compare()
+            elif self.keep_or_count(mods, "dice term"):
+                pass
             elif kind in ("m", "mt"):
                 if "match" in mods:
                     raise self.fail("only one matching per dice term")
@@ -491,8 +486,7 @@ class _Parser:
                 mods["sort"] = "sd" if kind == "sd" else "sa"
             else:
                 break
-        if "failure" in mods and "success" not in mods:
-            raise self.fail("failures (f) only count alongside successes, e.g. 5d10>8f1", f_tok)
+        self.check_failures(mods, "5d10>8f1")
         if mods.get("match") == "mt" and "success" in mods:
             raise self.fail("count either successes or matches (mt) in one dice term")
         if reroll_on:

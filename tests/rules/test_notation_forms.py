@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from rules.engines import OddsTooLarge, RuleError, ScriptedSource, get_system
 from rules.engines.fair import FairStream
 from rules.engines.notation import distribution, evaluate, parse
+from rules.engines.verify import check_dice
 from tests.rules.test_notation_odds import enumerate_rolls, gap, ice
 
 
@@ -481,6 +482,17 @@ def test_new_forms_sum_to_one_cover_every_roll_and_print_back(text: str, seq: in
         except RuleError:
             continue  # a divisor that rolled 0
         assert value in d
+
+
+@settings(max_examples=60, deadline=None)
+@given(forms(), st.integers(1, 10**6))
+def test_every_die_of_a_new_form_is_listed_as_the_stream_drew_it(text: str, seq: int) -> None:
+    """A verifier holding the seed recomputes every die of the result (RULES.md section 0)."""
+    try:
+        result = get_system("generic").roll({"notation": text}, FairStream(b"v" * 32, "c", seq))
+    except RuleError:
+        return
+    assert check_dice(server_seed=b"v" * 32, client_seed="c", seq=seq, dice=result["dice"]) == ""
 
 
 @pytest.mark.parametrize(

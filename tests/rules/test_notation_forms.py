@@ -523,3 +523,20 @@ def test_seeded_samples_fit_the_exact_odds(text: str, critical: float) -> None:
         chi2 += (rare_seen - rare_expected) ** 2 / rare_expected
     assert set(counts) <= set(d)
     assert chi2 < critical
+
+
+def test_the_natural_die_of_a_check_with_new_forms() -> None:
+    from rules.engines.notation import joint_with_first_die
+
+    assert parse("1d20cs20+5 to hit").lone_first_die(20) is not None
+    assert parse("{1d20, 1d20+2}kh1").lone_first_die(20) is not None
+    assert parse("{1d20+2d6}k2").lone_first_die(20) is None  # its dice are pooled
+    assert parse("1d20min5").lone_first_die(20) is None  # the face is not the value
+    joint = joint_with_first_die(parse("{1d20, 1d20+2}kh1"), 20)
+    total: dict[int, Fraction] = {}
+    for law in joint.values():
+        for t, p in law.items():
+            total[t] = total.get(t, F(0)) + p
+    assert total == odds("{1d20, 1d20+2}kh1")
+    # A natural 20 first: the other member beats it only with a 19 or 20 (+2).
+    assert joint[20] == {20: F(18, 400), 21: F(1, 400), 22: F(1, 400)}

@@ -39,7 +39,6 @@ from .nodes import (
     RollGroup,
     Sum,
     children,
-    walk,
 )
 from .parser import check_term
 
@@ -107,18 +106,8 @@ def joint_with_first_die(
     Only when the first dice term drawn is a lone plain ``1dN``/``dN`` with N == ``sides`` (a
     check like ``1d20+7``); otherwise ``{None: distribution(expr)}``.
     """
-    first = expr.dice_terms[0] if expr.dice_terms else None
-    if (
-        first is None
-        or first.computed
-        or any(first in g.pooled for g in walk(expr.root) if isinstance(g, RollGroup))
-        or first.count != 1
-        or first.kind != "number"
-        or first.sides != sides
-        or not first.plain
-        or first.keep is not None
-        or first.counts
-    ):
+    first = expr.lone_first_die(sides)
+    if first is None:
         return {None: distribution(expr, budget)}
     key = f"joint:{sides}"
     cached = expr._cache.get(key)

@@ -45,5 +45,24 @@ class Expression:
         self.labels = tuple(n.label for n in nodes if isinstance(n, Labelled))
         self._cache: dict[str, Any] = {}
 
+    def lone_first_die(self, sides: int) -> Dice | None:
+        """The first dice term drawn when it is a lone plain ``1dN``/``dN`` with N == ``sides``
+        whose face is the term's value (a check like ``1d20+7``: its natural roll), else None."""
+        first = self.dice_terms[0] if self.dice_terms else None
+        if (
+            first is None
+            or first.computed
+            or first.count != 1
+            or first.kind != "number"
+            or first.sides != sides
+            or not first.plain
+            or first.keep is not None
+            or first.counts
+            or first.match == "mt"
+            or any(first in n.pooled for n in walk(self.root) if isinstance(n, RollGroup))
+        ):
+            return None
+        return first
+
     def __repr__(self) -> str:
         return f"Expression({self.notation!r})"

@@ -16,17 +16,7 @@ from .fields import ACTION_DICE, ACTION_SIDES, THREAT_SIDES
 def threat_die(expr: Expression) -> bool:
     """True when the check's first dice term is a lone plain 1d20: the die whose natural value
     decides threats (the same test ``joint_with_first_die`` applies to its odds)."""
-    if not expr.dice_terms:
-        return False
-    first = expr.dice_terms[0]
-    return (
-        first.count == 1
-        and first.kind == "number"
-        and first.sides == THREAT_SIDES
-        and first.plain
-        and first.keep is None
-        and not first.counts
-    )
+    return expr.lone_first_die(THREAT_SIDES) is not None
 
 
 def threat_flags(natural: int | None, req: Mapping[str, Any]) -> list[str]:

@@ -540,3 +540,19 @@ def test_the_natural_die_of_a_check_with_new_forms() -> None:
     assert total == odds("{1d20, 1d20+2}kh1")
     # A natural 20 first: the other member beats it only with a 19 or 20 (+2).
     assert joint[20] == {20: F(18, 400), 21: F(1, 400), 22: F(1, 400)}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1d(" * 120 + "6" + ")" * 120,
+        "floor(" * 40 + "1" + ")" * 40,
+        "{" * 40 + "1" + "}" * 40,
+        "2**" * 60 + "1",
+        "min(" * 40 + "1" + ")" * 40,
+    ],
+)
+def test_nesting_of_the_new_forms_is_capped(text: str) -> None:
+    with pytest.raises(RuleError) as caught:
+        parse(text)
+    assert "nested deeper than 32" in caught.value.reason

@@ -250,7 +250,7 @@ class _Parser:
             inner = self.sum(self.deeper(depth))
             self.expect(")", tok)
             if self.tok.kind in ("d", "df"):
-                return self.dice(0, True, tok, count_node=inner)
+                return self.dice(0, True, tok, depth, count_node=inner)
             return Group(inner, tok.col)
         if tok.kind == "{":
             return self.group(depth, tok)
@@ -259,14 +259,14 @@ class _Parser:
         if tok.kind == "int":
             self.advance()
             if self.tok.kind in ("d", "df"):
-                return self.dice(tok.value, True, tok)
+                return self.dice(tok.value, True, tok, depth)
             if abs(tok.value) > MAX_MODIFIER:
                 raise self.fail(
                     f"numbers must lie within ±{MAX_MODIFIER:,}, got {tok.value:,}", tok
                 )
             return Const(tok.value, tok.col)
         if tok.kind in ("d", "df"):
-            return self.dice(1, False, tok)
+            return self.dice(1, False, tok, depth)
         raise self.fail(
             f"expected a number, a die like 2d6, '(' or '{{', found {self.describe(tok)}"
         )
@@ -378,7 +378,12 @@ class _Parser:
             )
 
     def dice(
-        self, count: int, count_written: bool, start: Token, count_node: Node | None = None
+        self,
+        count: int,
+        count_written: bool,
+        start: Token,
+        depth: int,
+        count_node: Node | None = None,
     ) -> Dice:
         if count_node is None:
             if count < 1:
@@ -404,7 +409,7 @@ class _Parser:
             kind = "number"
         elif self.tok.kind == "(":
             opener = self.advance()
-            sides_node = self.sub_sum(self.deeper(0), exact=False)
+            sides_node = self.sub_sum(self.deeper(depth), exact=False)
             self.expect(")", opener)
             kind, sides = "number", 0
         else:

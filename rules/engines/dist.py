@@ -134,7 +134,8 @@ class Dist:
         """The sub-distributions of disjoint cases added into one."""
         out = parts[0]
         for part in parts[1:]:
-            budget.spend(2 + len(out.w) + len(part.w), what)
+            bits = out.den.bit_length() + part.den.bit_length()
+            budget.spend(2 + (len(out.w) + len(part.w)) * (1 + product_cost(bits)), what)
             out = out.plus_mass(part)
         return out.reduced()
 

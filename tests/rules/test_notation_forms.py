@@ -413,7 +413,18 @@ def test_icepool_agrees_on_penetration() -> None:
 
 
 # -- refusals past the caps -------------------------------------------------------------------
-@pytest.mark.parametrize("text", ["1000d6mt", "{100d10+100d8}k50", "10d6!pkh3", "4d6!mt"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1000d6mt",
+        "{100d10+100d8}k50",
+        "10d6!pkh3",
+        "4d6!mt",
+        # Every size a computed term can come to is a term of its own: each counts.
+        "2d(1d999+1)",
+        "(1d100)d(1d100+1)",
+    ],
+)
 def test_odds_past_the_caps_say_so(text: str) -> None:
     with pytest.raises(OddsTooLarge) as caught:
         odds(text)

@@ -216,8 +216,11 @@ class _State:
         counts = self.dist(die.count_node) if die.count_node is not None else Dist.point(die.count)
         sizes = self.dist(die.sides_node) if die.sides_node is not None else Dist.point(die.sides)
         parts = []
+        what = die.notation()
         for count, wc in counts.w.items():
             for sides, ws in sizes.w.items():
+                # Making the term for this size (its faces and face sets) costs per face.
+                self.budget.spend(30 + 1.5 * sides, what)
                 if not count:
                     term = Dist.point(0)
                 else:
@@ -225,7 +228,7 @@ class _State:
                     check_term(concrete, self.field)
                     term = _term(concrete, self)
                 parts.append(term.weighted(wc * ws, counts.den * sizes.den))
-        return Dist.mixture(parts, self.budget, die.notation())
+        return Dist.mixture(parts, self.budget, what)
 
     def _group(self, node: RollGroup) -> Dist:
         budget, what = self.budget, "this group"

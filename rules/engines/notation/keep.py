@@ -326,7 +326,9 @@ def keep_mixed(
     states: dict[tuple[Any, ...], int] = {(): 1}
     den = 1
     for unit in units:
-        budget.spend(10 + len(states) * len(unit.w) * (1.0 + 0.1 * k), what)
+        # Per pair: a sorted insert of k values, a tuple, and a product of big weights.
+        per_op = 1.0 + 0.1 * k + product_cost(den.bit_length() + unit.den.bit_length())
+        budget.spend(10 + len(states) * len(unit.w) * per_op, what)
         new: dict[tuple[Any, ...], int] = {}
         get = new.get
         for kept, x in states.items():

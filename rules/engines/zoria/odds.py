@@ -51,7 +51,18 @@ def action_law(action_dice: Sequence[str], budget: Budget) -> Dist:
     return law
 
 
-_ACTION_LAWS: dict[tuple[tuple[int, int], ...], Dist] = {}
+class _Laws(dict[tuple[tuple[int, int], ...], Dist]):
+    """Laws of action dice by their multiset; emptied like functools' caches (``cache_clear``),
+    though a law is made under the budget of the request that first asks for it."""
+
+    def cache_info(self) -> str:
+        return f"{len(self)} laws"
+
+    def cache_clear(self) -> None:
+        self.clear()
+
+
+_ACTION_LAWS = _Laws()
 
 
 def _action_law_of(counts: tuple[tuple[int, int], ...], budget: Budget) -> Dist:

@@ -6,6 +6,7 @@ same ``Dist`` algebra, their long tails pruned below ``dist.PRUNE``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 from ..dist import Budget, Dist
@@ -41,31 +42,15 @@ def action_law(action_dice: Sequence[str], budget: Budget) -> Dist:
     counts: dict[int, int] = {}
     for die in action_dice:
         counts[int(die[1:])] = counts.get(int(die[1:]), 0) + 1
-    key = tuple(sorted(counts.items()))
-    law = _ACTION_LAWS.get(key)
-    if law is None:
-        law = _action_law_of(key, budget)
-        if len(_ACTION_LAWS) >= 256:
-            _ACTION_LAWS.clear()
-        _ACTION_LAWS[key] = law
-    return law
+    # Within the cap of action dice a law takes a few ms; the request's budget is asked first
+    # so its deadline holds, and the law itself is made (and cached) on a budget of its own.
+    budget.spend(10.0 * len(action_dice), "these action dice")
+    return _action_law_of(tuple(sorted(counts.items())))
 
 
-class _Laws(dict[tuple[tuple[int, int], ...], Dist]):
-    """Laws of action dice by their multiset; emptied like functools' caches (``cache_clear``),
-    though a law is made under the budget of the request that first asks for it."""
-
-    def cache_info(self) -> str:
-        return f"{len(self)} laws"
-
-    def cache_clear(self) -> None:
-        self.clear()
-
-
-_ACTION_LAWS = _Laws()
-
-
-def _action_law_of(counts: tuple[tuple[int, int], ...], budget: Budget) -> Dist:
+@functools.lru_cache(maxsize=256)
+def _action_law_of(counts: tuple[tuple[int, int], ...]) -> Dist:
+    budget = Budget("action_dice")
     total = Dist({0: 1.0}, 1)
     # The counts of top faces are cheap to follow, so follow them well past the odds tail.
     tail = ODDS_TAIL / 1000 / max(1, len(counts))

@@ -313,6 +313,9 @@ def test_group_odds_by_hand() -> None:
     assert g == {0: (1 - p) ** 3, 1: 3 * p * (1 - p) ** 2, 2: 3 * p**2 * (1 - p), 3: p**3}
     assert odds("{4d6}k3") == odds("4d6kh3")
     assert odds("{2d6+1d8}>5") == odds("2d6>5+1d8>5")
+    # Roll20's own example: compound the 6s, then count each die of 8 or more.
+    assert odds("{5d6!!}>8") == odds("5d6>8!!")
+    assert odds("{5d6!!}>8")[0] == odds("1d6!!>8")[0] ** 5
 
 
 def test_computed_odds_by_hand() -> None:

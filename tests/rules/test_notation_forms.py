@@ -315,7 +315,7 @@ def test_group_odds_by_hand() -> None:
     assert odds("{2d6+1d8}>5") == odds("2d6>5+1d8>5")
     # Roll20's own example: compound the 6s, then count each die of 8 or more.
     assert odds("{5d6!!}>8") == odds("5d6>8!!")
-    assert odds("{5d6!!}>8")[0] == odds("1d6!!>8")[0] ** 5
+    assert odds("{5d6!!}>8")[0] == odds("1d6>8!!")[0] ** 5
 
 
 def test_computed_odds_by_hand() -> None:

@@ -5,7 +5,8 @@ Every engine takes a request and a ``DiceSource`` and returns a result; odds are
 
 from .errors import OddsTooLarge, RuleError
 from .fair import DiceSource, FairStream, ScriptedSource
-from .system import GameSystem, get_system, system_ids
+from .registry import get_system, system_ids
+from .system import GameSystem
 
 __all__ = [
     "DiceSource",

@@ -10,26 +10,25 @@ base dice, then the bonus dice. The Chance Die is one of the base dice, so a 4D 
 Chance Die and three ``base`` dice.
 
 Exact odds: the sum of the ordinary dice is counted exactly (integer ways), the Chance Die is
-summed over its chain until the tail left out is below the odds tail (see ``open_ended_counts``,
-shared with the Action Dice System).
+summed over its chain until the tail left out is below the odds tail (see
+``open_ended.open_ended_counts``, shared with the Action Dice System).
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from fractions import Fraction
-from itertools import accumulate, repeat
-from operator import add, mul, sub
 from typing import Any
 
 from . import system
-from .dice import DieRecord, draw
+from .dice import draw
+from .dist import Budget
 from .errors import OddsTooLarge, RuleError
 from .fair import DiceSource
-from .limits import MAX_CHAIN, MAX_DICE, MAX_MODIFIER, ODDS_TAIL
+from .limits import MAX_CHAIN, MAX_DICE, MAX_MODIFIER
 from .odds import from_weights
+from .open_ended import open_ended_counts, roll_open_ended
 from .results import meet_or_beat, with_notes
 from .schema import Field, whole_number
 from .system import passed_on
@@ -43,88 +42,7 @@ SYNERGY_STEP = 5  # 1D of synergy per full 5D of the complementary skill
 # too long to answer in about 100 ms (measured on 2 cores: 400 dice take 60-80 ms).
 ODDS_MAX_DICE = 400
 
-# Each cut infinite chain leaves out less than this: well under ODDS_TAIL, and below what a
-# float probability near 1 can even show, so cutting moves no printed digit that matters.
-CHAIN_EPS = ODDS_TAIL / 10_000
-
 FLAGS = ("complication",)
-
-
-# -- exact maths for sums of d6, plain and open-ended -----------------------------------------
-
-
-def uniform_counts(n: int, faces: int, start: list[int] | None = None) -> list[int]:
-    """Ways ``n`` dice of ``faces`` faces (1..faces) add to each sum, convolved into ``start``.
-
-    Index i of the answer is the sum (lowest of ``start``) + n + i. Each die is one sliding
-    window sum, done with C-level ``accumulate``/``map`` so big pools stay fast.
-    """
-    dist = list(start) if start else [1]
-    pad = [0] * (faces - 1)
-    for _ in range(n):
-        prefix = list(accumulate(dist + pad))
-        dist = prefix[:faces] + list(map(sub, prefix[faces:], prefix))
-    return dist
-
-
-def sixes_cut(dice: int) -> int:
-    """How many 6s (over all ``dice`` open-ended chains) the exact odds follow.
-
-    The number of 6s is negative binomial: P(g) = C(g+n-1, n-1) (1/6)^g (5/6)^n. Past the
-    mode the terms fall with a shrinking ratio, so term(g+1) / (1 - ratio) bounds the tail.
-    """
-    term = (5 / 6) ** dice
-    g = 0
-    while True:
-        nxt = term * (g + dice) / (6 * (g + 1))
-        ratio = (g + 1 + dice) / (6 * (g + 2))
-        if ratio < 1 and nxt / (1 - ratio) < CHAIN_EPS:
-            return g
-        term = nxt
-        g += 1
-
-
-def open_ended_counts(open_ended: int, plain: int) -> tuple[int, list[int], int]:
-    """Exact law of the sum of ``open_ended`` exploding d6 and ``plain`` ordinary d6.
-
-    Returns ``(lowest, weights, exponent)`` with P(sum = lowest + i) = weights[i] / 6**exponent.
-    An open-ended die is 6 per 6 rolled plus a last toss uniform on 1..5, so the sum is
-    6 x (a negative binomial count of 6s) + (``open_ended`` d5) + (``plain`` d6). Chains are
-    followed until the mass left out is below CHAIN_EPS; that mass is simply missing, and
-    callers divide by the total weight.
-    """
-    base = uniform_counts(open_ended, 5, uniform_counts(plain, 6))
-    lowest = open_ended + plain
-    if open_ended == 0:
-        return lowest, base, plain
-    cut = sixes_cut(open_ended)
-    out = [0] * (len(base) + 6 * cut)
-    width = len(base)
-    for g in range(cut + 1):
-        coef = math.comb(g + open_ended - 1, open_ended - 1) * 6 ** (cut - g)
-        lo = 6 * g
-        out[lo : lo + width] = map(add, out[lo : lo + width], map(mul, base, repeat(coef)))
-    return lowest, out, open_ended + plain + cut
-
-
-def roll_open_ended(
-    source: DiceSource, role: str, **extra: Any
-) -> tuple[list[DieRecord], int, bool]:
-    """One open-ended d6: its records (re-rolls marked ``exploded``), its value, and whether the
-    chain stopped at MAX_CHAIN extra rolls rather than on a non-6."""
-    first = draw(source, 6, role, **extra)
-    records = [first]
-    value = first["value"]
-    last = first["value"]
-    while last == 6:
-        if len(records) > MAX_CHAIN:
-            records[-1]["capped"] = True  # type: ignore[typeddict-unknown-key]
-            return records, value, True
-        record = draw(source, 6, role, exploded=True, **extra)
-        records.append(record)
-        last = record["value"]
-        value += last
-    return records, value, False
 
 
 # -- request ---------------------------------------------------------------------------------
@@ -369,7 +287,7 @@ class D6Chance(system.GameSystem):
 
     # -- roll ------------------------------------------------------------------------------
 
-    def roll(self, request: Any, source: DiceSource) -> dict[str, Any]:
+    def _roll(self, request: Any, source: DiceSource) -> dict[str, Any]:
         req = self.normalise(request)
         plan = _plan(req)
         dice, chance, capped = roll_open_ended(source, "chance")
@@ -417,14 +335,14 @@ class D6Chance(system.GameSystem):
 
     # -- odds ------------------------------------------------------------------------------
 
-    def odds(self, request: Any) -> dict[str, Any]:
+    def _odds(self, request: Any, budget: Budget) -> dict[str, Any]:
         req = self.normalise(request)
         rolled = _plan(req)["rolled"]
         if rolled > ODDS_MAX_DICE:
             raise OddsTooLarge(
                 "dice", f"exact odds go up to {ODDS_MAX_DICE} dice rolled, this roll has {rolled}"
             )
-        lowest, weights, _ = open_ended_counts(1, rolled - 1)
+        lowest, weights, _ = open_ended_counts(1, rolled - 1, budget.naming("dice"))
         distribution, p_success = from_weights(lowest + req["modifier"], weights, _target(req))
         # The Chance Die's first toss is a fair d6 whatever else happens.
         return self._odds_answer(req, distribution, p_success, {"complication": Fraction(1, 6)})
@@ -491,4 +409,4 @@ class D6Chance(system.GameSystem):
         ]
 
 
-system.register(D6Chance())
+D6_CHANCE = D6Chance()

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import system
+from .dist import Budget
 from .fair import DiceSource
 from .limits import MAX_CHAIN, MAX_MODIFIER, MAX_NOTATION_LENGTH
 from .notation import evaluate, odds_table, parse
@@ -17,8 +18,10 @@ class Generic(system.GameSystem):
     id = "generic"
     title = "Dice notation"
     summary = (
-        "Roll20-style notation: NdX, d%, dF, keep/drop (kh kl dh dl), exploding (! !!), "
-        "rerolls (r ro), success counting (> < = with f failures) and + - * / arithmetic."
+        "Roll20-style notation: NdX, d%, dF, keep/drop (kh kl dh dl), exploding (! !! !p), "
+        "rerolls (r ro), success counting (> < = with f failures), groups {a, b}kh1, "
+        "computed dice (1d4)d6, min/max, matching (m mt), critical marks (cs cf), sorting, "
+        "floor ceil round abs, + - * / % ** arithmetic, [labels] and free text."
     )
     outcome = "total"  # "successes" for an expression that counts them; see odds()
     flags = ()
@@ -27,7 +30,7 @@ class Generic(system.GameSystem):
             "notation",
             "text",
             label="Dice",
-            help="e.g. 4d6kh3+2, 6d10!!k3, 5d10>8f1, 4dF+1",
+            help="e.g. 4d6kh3+2, 6d10!!k3, 5d10>8f1, {1d20, 1d20}kh1, 1d20+5 Initiative",
             required=True,
             max_length=MAX_NOTATION_LENGTH,
         ),
@@ -48,13 +51,14 @@ class Generic(system.GameSystem):
         parse(out["notation"])  # every notation error surfaces here, naming "notation"
         return out
 
-    def roll(self, request: Any, source: DiceSource) -> dict[str, Any]:
+    def _roll(self, request: Any, source: DiceSource) -> dict[str, Any]:
         req = self.normalise(request)
         expr = parse(req["notation"])
         ev = evaluate(expr, source)
         return self._result(
             req,
             notation=expr.notation,
+            label=expr.label or None,
             dice=ev.dice,
             total=ev.total,
             successes=ev.successes,
@@ -64,10 +68,10 @@ class Generic(system.GameSystem):
             breakdown=ev.text,
         )
 
-    def odds(self, request: Any) -> dict[str, Any]:
+    def _odds(self, request: Any, budget: Budget) -> dict[str, Any]:
         req = self.normalise(request)
         expr = parse(req["notation"])
-        dist, p_success = odds_table(expr, req["difficulty"])
+        dist, p_success = odds_table(expr, req["difficulty"], budget)
         return self._odds_answer(
             req, dist, p_success, {}, outcome="successes" if expr.counts else "total"
         )
@@ -82,4 +86,4 @@ class Generic(system.GameSystem):
         return text
 
 
-system.register(Generic())
+GENERIC = Generic()

@@ -4,33 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
-from itertools import repeat
-from operator import add, mul
 from typing import Any
 
 Distribution = dict[int, Fraction]
-
-
-def convolve(a: Mapping[int, Fraction], b: Mapping[int, Fraction]) -> Distribution:
-    """Distribution of the sum of two independent numbers."""
-    out: Distribution = {}
-    for x, px in a.items():
-        for y, py in b.items():
-            out[x + y] = out.get(x + y, Fraction(0)) + px * py
-    return out
-
-
-def convolve_weights(a: Sequence[Any], b: Sequence[Any]) -> list[Any]:
-    """Convolution of two weight lists (ints or floats alike): index i of the answer is the
-    weight of a sum i above the sum of the two lists' lowest values."""
-    if len(a) > len(b):
-        a, b = b, a
-    width = len(b)
-    out = [0 * b[0]] * (len(a) + width - 1)
-    for i, x in enumerate(a):
-        if x:
-            out[i : i + width] = map(add, out[i : i + width], map(mul, b, repeat(x)))
-    return out
 
 
 def from_weights(

@@ -27,10 +27,11 @@ from typing import Any
 
 from . import system
 from .dice import DieRecord, draw
+from .dist import Budget, convolve_weights
 from .errors import RuleError
 from .fair import DiceSource
 from .limits import MAX_DICE, MAX_MODIFIER
-from .odds import convolve_weights, from_weights
+from .odds import from_weights
 from .results import meet_or_beat, with_notes
 from .schema import Field
 from .system import passed_on
@@ -358,7 +359,7 @@ class RollAndKeep(system.GameSystem):
         botch = successes == 0 and 1 in values
         return dice, successes, botch
 
-    def roll(self, request: Any, source: DiceSource) -> dict[str, Any]:
+    def _roll(self, request: Any, source: DiceSource) -> dict[str, Any]:
         req = self.normalise(request)
         difficulty = req["difficulty"]
         opposed = _opposed(req)
@@ -423,13 +424,16 @@ class RollAndKeep(system.GameSystem):
 
     # -- odds ------------------------------------------------------------------------------
 
-    def odds(self, request: Any) -> dict[str, Any]:
+    def _odds(self, request: Any, budget: Budget) -> dict[str, Any]:
         req = self.normalise(request)
         difficulty = req["difficulty"]
+        # A closed form per side (see success_weights); the budget adds the caller's deadline.
+        budget.naming("roll").spend(req["roll"] * 2.0, "this roll")
         own = success_weights(req["roll"], req["keep"], difficulty)
         events = {"botch": botch_chance(req["roll"], difficulty)}
         if _opposed(req):
             opp = req["opponent"]
+            budget.spend(opp["roll"] * 2.0 + len(own) * 0.5, "this opposed roll")
             against = success_weights(opp["roll"], opp["keep"], difficulty)
             # Each side is exact; their difference is convolved in floats (error near 1e-16),
             # since exact integers for two 500-die sides take most of a second.
@@ -497,4 +501,4 @@ class RollAndKeep(system.GameSystem):
         return rolls
 
 
-system.register(RollAndKeep())
+ROLL_AND_KEEP = RollAndKeep()

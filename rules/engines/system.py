@@ -1,4 +1,4 @@
-"""What every game system gives the table, and the registry of systems by id."""
+"""What every game system gives the table (the systems themselves are listed in registry.py)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any, ClassVar
 
-from .errors import RuleError
+from .dist import BUDGET_MICROSECONDS, Budget
+from .errors import TOO_LARGE, RuleError
 from .fair import DiceSource
+from .limits import MAX_LISTED_DICE
 from .odds import odds_answer
 from .schema import Field, as_json, validate
 
@@ -16,8 +18,10 @@ class GameSystem:
     """One game system's engine. Subclasses fill in the class attributes and the methods.
 
     - ``normalise(request)``: validate and fill defaults (RuleError naming the field).
-    - ``roll(request, source)``: a result dict (RULES.md section 1) drawn from ``source``.
-    - ``odds(request)``: the exact odds answer (``odds.odds_answer``).
+    - ``roll(request, source)``: a result dict (RULES.md section 1) drawn from ``source``;
+      systems write ``_roll``, which ``roll`` runs under the limit on dice listed.
+    - ``odds(request, deadline=...)``: the exact odds answer (``odds.odds_answer``); systems
+      write ``_odds``, which takes the ``Budget`` the request may spend.
     - ``describe(result)``: one human line; ``roll`` puts it in ``result["text"]``.
     - ``request_from_sheet(sheet, settings, options)``: turn a character sheet into a request.
 
@@ -33,14 +37,26 @@ class GameSystem:
     sheet_fields: ClassVar[Sequence[Field]] = ()
     settings_fields: ClassVar[Sequence[Field]] = ()
     resources: ClassVar[Sequence[Field]] = ()  # persistent per-character resources
+    # Estimated microseconds one odds request may spend (see dist.Budget).
+    odds_budget: ClassVar[float] = BUDGET_MICROSECONDS
 
     def normalise(self, request: Any) -> dict[str, Any]:
         return validate(self.request_fields, request, prefix="")
 
     def roll(self, request: Any, source: DiceSource) -> dict[str, Any]:
+        """A result drawn from ``source``. A roll that would list more than MAX_LISTED_DICE
+        dice stops at the first die past it with a RuleError coded ``too-large``."""
+        return self._roll(request, ListedDice(source))
+
+    def odds(self, request: Any, *, deadline: float | None = None) -> dict[str, Any]:
+        """The exact odds answer. Past the size cap, or past ``deadline`` (a
+        ``time.monotonic()`` instant), OddsTooLarge (coded ``too-large``)."""
+        return self._odds(request, Budget(limit=self.odds_budget, deadline=deadline))
+
+    def _roll(self, request: Any, source: DiceSource) -> dict[str, Any]:
         raise NotImplementedError
 
-    def odds(self, request: Any) -> dict[str, Any]:
+    def _odds(self, request: Any, budget: Budget) -> dict[str, Any]:
         raise NotImplementedError
 
     def describe(self, result: Mapping[str, Any]) -> str:
@@ -130,37 +146,28 @@ class GameSystem:
         return {"label": label, "request": self.request_from_sheet(sheet, settings, options)}
 
 
+class ListedDice:
+    """A DiceSource that refuses the die past MAX_LISTED_DICE: every die drawn is listed in
+    the result, and a result must stay small enough to store and send."""
+
+    __slots__ = ("_roll", "left")
+
+    def __init__(self, source: DiceSource, limit: int = MAX_LISTED_DICE) -> None:
+        self._roll = source.roll
+        self.left = limit
+
+    def roll(self, sides: int) -> int:
+        if not self.left:
+            raise RuleError(
+                "dice",
+                f"this roll would list more than {MAX_LISTED_DICE:,} dice (explosions, rerolls "
+                "and bonus dice included); nothing was rolled",
+                code=TOO_LARGE,
+            )
+        self.left -= 1
+        return self._roll(sides)
+
+
 def passed_on(options: Mapping[str, Any], keys: Iterable[str]) -> dict[str, Any]:
     """The options among ``keys`` that go into a request as they are."""
     return {key: options[key] for key in keys if key in options}
-
-
-_REGISTRY: dict[str, GameSystem] = {}
-
-
-def register(system: GameSystem) -> GameSystem:
-    if system.id in _REGISTRY:
-        raise AssertionError(f"system {system.id!r} registered twice")
-    _REGISTRY[system.id] = system
-    return system
-
-
-def get_system(system_id: str) -> GameSystem:
-    _load()
-    try:
-        return _REGISTRY[system_id]
-    except (KeyError, TypeError):
-        raise RuleError(
-            "system", f"unknown system {system_id!r}; expected one of {system_ids()}"
-        ) from None
-
-
-def system_ids() -> list[str]:
-    _load()
-    return list(_REGISTRY)
-
-
-def _load() -> None:
-    # Importing the system modules registers them; kept lazy so each module stays importable
-    # alone. Python's import cache makes this a dictionary look-up after the first call.
-    from . import systems  # noqa: F401

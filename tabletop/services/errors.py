@@ -15,7 +15,10 @@ class ServiceError(Exception):
     @classmethod
     def from_rule(cls, exc: RuleError, *, prefix: str = "request") -> ServiceError:
         field = f"{prefix}.{exc.field}" if prefix else exc.field
-        return invalid(exc.reason, field=field)
+        # "too-large" for a valid request past a size limit (dice listed, odds), else "invalid".
+        error = invalid(exc.reason, field=field)
+        error.code = exc.code
+        return error
 
 
 def human_field(field: str) -> str:

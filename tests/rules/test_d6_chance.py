@@ -12,16 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rules.engines.d6_chance import (
-    D6Chance,
-    open_ended_counts,
-    parse_code,
-    spend_character_point,
-    uniform_counts,
-)
+from rules.engines.d6_chance import D6Chance, parse_code, spend_character_point
+from rules.engines.dist import uniform_counts
 from rules.engines.errors import OddsTooLarge, RuleError
 from rules.engines.fair import FairStream
 from rules.engines.limits import MAX_CHAIN
+from rules.engines.open_ended import open_ended_counts
 from tests.rules.helpers import (
     agrees,
     assert_distribution,

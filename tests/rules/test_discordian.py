@@ -17,9 +17,9 @@ from rules.engines.discordian import (
     ODDS_MAX_POOL,
     PC_DICE,
     Discordian,
-    _SideOdds,
     roll_discord_die,
 )
+from rules.engines.discordian.odds import SideOdds
 from rules.engines.errors import OddsTooLarge, RuleError
 from rules.engines.fair import FairStream, ScriptedSource
 from rules.engines.limits import MAX_CHAIN, ODDS_TAIL
@@ -498,7 +498,7 @@ def test_odds_at_the_caps_are_quick_and_whole(request_):
     answer = SYSTEM.odds(request_)
     assert time.perf_counter() - start < 2.0  # ~0.1 s on a quiet machine; slack for CI
     assert math.fsum(answer["distribution"].values()) == pytest.approx(1, abs=1e-9)
-    side = _SideOdds(SYSTEM.normalise(request_), request_.get("discord"))
+    side = SideOdds(SYSTEM.normalise(request_), request_.get("discord"))
     assert 1 - side.mass < ODDS_TAIL
     assert side.dropped < ODDS_TAIL
 

@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import pytest
 
-from rules.engines import system
+from rules.engines import get_system, system_ids
 from rules.engines.errors import OddsTooLarge, RuleError
 from rules.engines.fair import FairStream, ScriptedSource, SeededRolls
 from rules.engines.generic import Generic
@@ -18,7 +18,8 @@ GENERIC = Generic()
 
 
 def test_registered_under_its_id() -> None:
-    assert isinstance(system._REGISTRY["generic"], Generic)
+    assert isinstance(get_system("generic"), Generic)
+    assert system_ids()[0] == "generic"  # the registry's explicit order: notation first
     assert GENERIC.schema()["id"] == "generic"
     assert [f["name"] for f in GENERIC.schema()["request"]] == ["notation", "difficulty"]
 

@@ -10,7 +10,8 @@ Pure Python: no Django, no I/O, no global random state.
 
 from .evaluator import Evaluation, evaluate
 from .exact import distribution, joint_with_first_die, odds_table
-from .parser import MAX_DEPTH, MAX_EXPECTED_DRAWS, MAX_RESULT, Expression, parse
+from .expression import Expression
+from .parser import MAX_DEPTH, MAX_EXPECTED_DRAWS, MAX_RESULT, parse
 
 __all__ = [
     "MAX_DEPTH",

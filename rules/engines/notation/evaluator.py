@@ -5,7 +5,11 @@ roll is a handful of plain calls with no per-roll look-ups of the tree's shape.
 
 Per dice term, dice are drawn slot by slot (one requested die at a time): the die, then its
 explosion chain, then rerolls of the dice in that chain, in that order. Everything drawn goes
-into ``dice`` in that order, so a verifier can replay the stream from the result alone.
+into ``dice`` in that order, so a verifier can replay the stream from the result alone. A
+computed term (``(1d4)d6``) rolls its count and size first.
+
+Each die's record keeps the face drawn in ``value``; a die that counts as something else (held
+within ``min``/``max``, or one less after a penetrating explosion) says so in ``counts_as``.
 """
 
 from __future__ import annotations
@@ -17,11 +21,29 @@ from ..dice import DieRecord, draw, draw_fudge
 from ..errors import RuleError
 from ..fair import DiceSource
 from ..limits import MAX_CHAIN
-from .nodes import Compare, Const, Dice, Group, Neg, Node, Product, Sum
-from .parser import Expression
+from .arithmetic import FUNCTION_OF, exact_quotient, remainder, toward_zero
+from .expression import Expression
+from .nodes import (
+    Call,
+    Compare,
+    Const,
+    Dice,
+    Group,
+    Labelled,
+    Neg,
+    Node,
+    Power,
+    Product,
+    RollGroup,
+    Sum,
+)
+from .parser import check_term
 from .printer import render
 
-Roller = Callable[[DiceSource, "Evaluation"], int]
+Roller = Callable[[DiceSource, "Evaluation"], Any]
+# A unit is what keep/drop and counting see: [value it counts as, its records].
+Unit = list[Any]
+UnitRoller = Callable[[DiceSource, "Evaluation", str], list[Unit]]
 
 
 class Evaluation:
@@ -40,6 +62,7 @@ class Evaluation:
         "dice",
         "expr",
         "field",
+        "groups",
         "role",
         "spans",
         "successes",
@@ -53,6 +76,7 @@ class Evaluation:
         self.role = role
         self.dice: list[DieRecord] = []
         self.spans: list[tuple[int, int]] = []  # per dice term, its slice of ``dice``
+        self.groups: list[list[tuple[Any, str]]] = []  # per group, (value, mark) per member
         self.capped = False
         self.value = self.total = 0
         self.successes: int | None = None
@@ -61,7 +85,9 @@ class Evaluation:
     @property
     def text(self) -> str:
         if self._text is None:
-            self._text = render(self.expr, self.dice, self.spans, self.value, self.capped)
+            self._text = render(
+                self.expr, self.dice, self.spans, self.groups, self.value, self.capped
+            )
         return self._text
 
     def __repr__(self) -> str:
@@ -85,7 +111,7 @@ def _compile(node: Node) -> Roller:
     if isinstance(node, Const):
         value = node.value
         return lambda src, ctx: value
-    if isinstance(node, Group):
+    if isinstance(node, (Group, Labelled)):
         return _compile(node.inner)
     if isinstance(node, Neg):
         inner = _compile(node.operand)
@@ -94,6 +120,13 @@ def _compile(node: Node) -> Roller:
         return _compile_sum(node)
     if isinstance(node, Product):
         return _compile_product(node)
+    if isinstance(node, Power):
+        base, exponent = _compile(node.base), _compile(node.exponent)
+        return lambda src, ctx: base(src, ctx) ** exponent(src, ctx)
+    if isinstance(node, Call):
+        return _compile_call(node)
+    if isinstance(node, RollGroup):
+        return _compile_group(node)
     assert isinstance(node, Dice)
     return _compile_dice(node)
 
@@ -123,29 +156,44 @@ def _compile_sum(node: Sum) -> Roller:
 
 def divide(a: int, b: int, field: str, col: int) -> int:
     """Integer division rounding toward zero (RULES.md: ``/`` rounds toward zero)."""
+    return toward_zero(a, _nonzero(b, field, col))
+
+
+def _nonzero(b: Any, field: str, col: int) -> Any:
     if b == 0:
         raise RuleError(field, f"division by zero: the divisor at column {col} came to 0")
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b > 0) else -q
+    return b
 
 
 def _compile_product(node: Product) -> Roller:
     first = _compile(node.first)
-    rest = tuple((op, _compile(child), child.col) for op, child in node.rest)
+    ops = {"/": exact_quotient if node.exact else toward_zero, "%": remainder}
+    rest = tuple((ops.get(op), _compile(child), child.col) for op, child in node.rest)
 
-    def roll_product(src: DiceSource, ctx: Evaluation) -> int:
+    def roll_product(src: DiceSource, ctx: Evaluation) -> Any:
         value = first(src, ctx)
-        for op, fn, col in rest:
-            if op == "*":
-                value *= fn(src, ctx)
+        for fn, arg, col in rest:
+            if fn is None:
+                value *= arg(src, ctx)
             else:
-                value = divide(value, fn(src, ctx), ctx.field, col)
+                value = fn(value, _nonzero(arg(src, ctx), ctx.field, col))
         return value
 
     return roll_product
 
 
-def _keep_order(values: list[int], keep: str, n: int) -> list[int]:
+def _compile_call(node: Call) -> Roller:
+    fn = FUNCTION_OF[node.name]
+    args = tuple(_compile(a) for a in node.args)
+    if len(args) == 1:
+        (arg,) = args
+        if node.name in ("min", "max"):
+            return arg
+        return lambda src, ctx: fn(arg(src, ctx))
+    return lambda src, ctx: fn(a(src, ctx) for a in args)
+
+
+def _keep_order(values: list[Any], keep: str, n: int) -> list[int]:
     """Indices of the dropped units. Among equal values the earlier die is kept."""
     m = len(values)
     if keep == "kh":
@@ -168,14 +216,110 @@ def _keep_order(values: list[int], keep: str, n: int) -> list[int]:
     return sorted(range(m), key=values.__getitem__, reverse=highest)[k:]
 
 
+# -- groups -----------------------------------------------------------------------------
+def _compile_group(node: RollGroup) -> Roller:
+    if node.pooled:
+        return _compile_pooled(node)
+    members = tuple(_compile(m) for m in node.members)
+    keep, keep_n, counting = node.keep, node.keep_n, node.counts
+
+    def roll_group(src: DiceSource, ctx: Evaluation) -> Any:
+        values: list[Any] = []
+        spans: list[tuple[int, int]] = []
+        for member in members:
+            start = len(ctx.dice)
+            values.append(member(src, ctx))
+            spans.append((start, len(ctx.dice)))
+        marks = [""] * len(values)
+        kept: list[Any] = list(values)
+        if keep:
+            for i in _keep_order(values, keep, keep_n):
+                marks[i] = "dropped"
+                kept[i] = None
+                start, end = spans[i]
+                for rec in ctx.dice[start:end]:
+                    rec["role"] = "dropped"
+        total = 0
+        for i, v in enumerate(kept):
+            if v is None:
+                continue
+            if counting:
+                score = node.score(v)
+                marks[i] = "success" if score > 0 else ("failure" if score < 0 else "")
+                total += score
+            else:
+                total += v
+        ctx.groups.append(list(zip(values, marks, strict=True)))
+        return total
+
+    return roll_group
+
+
+def _compile_pooled(node: RollGroup) -> Roller:
+    """``{4d6+3d8}k4``: every die of every term in one pool, kept and counted one by one."""
+    terms = tuple(_unit_roller(d) for d in node.pooled)
+    keep, keep_n, counting = node.keep, node.keep_n, node.counts
+    success = _Matching(node.success)
+    failure = _Matching(node.failure)
+
+    def roll_pooled(src: DiceSource, ctx: Evaluation) -> Any:
+        role = "kept" if keep else ctx.role
+        units: list[Unit] = []
+        for term in terms:
+            units += term(src, ctx, role)
+        ctx.groups.append([])
+        return _finish(units, keep, keep_n, counting, success, failure)
+
+    return roll_pooled
+
+
+# -- dice terms -------------------------------------------------------------------------
 def _compile_dice(die: Dice) -> Roller:
-    if die.plain:
+    if die.computed:
+        return _compile_computed(die)
+    if die.plain and not (die.match or die.crit_success or die.crit_failure):
         return _compile_plain(die)
-    return _compile_chains(die)
+    units_of = _unit_roller(die)
+    role_kept = "kept" if die.keep else None
+    keep, keep_n, counting = die.keep, die.keep_n, die.counts
+    success_set, failure_set = _count_sets(die)
+    match, match_total = _matcher(die), die.match == "mt"
+
+    def roll_term(src: DiceSource, ctx: Evaluation) -> Any:
+        units = units_of(src, ctx, role_kept or ctx.role)
+        return _finish(units, keep, keep_n, counting, success_set, failure_set, match, match_total)
+
+    return roll_term
+
+
+def _compile_computed(die: Dice) -> Roller:
+    count_of = _compile(die.count_node) if die.count_node is not None else None
+    sides_of = _compile(die.sides_node) if die.sides_node is not None else None
+    rollers: dict[tuple[int, int], Roller] = {}
+
+    def roll_computed(src: DiceSource, ctx: Evaluation) -> Any:
+        count = count_of(src, ctx) if count_of is not None else die.count
+        sides = sides_of(src, ctx) if sides_of is not None else die.sides
+        roller = rollers.get((count, sides))
+        if roller is None:
+            concrete = die.concrete(count, sides)
+            check_term(concrete, ctx.field)
+            roller = _compile_dice(concrete) if count else _no_dice
+            if len(rollers) < 1024:
+                rollers[(count, sides)] = roller
+        return roller(src, ctx)
+
+    return roll_computed
+
+
+def _no_dice(src: DiceSource, ctx: Evaluation) -> int:
+    ctx.spans.append((len(ctx.dice), len(ctx.dice)))
+    return 0
 
 
 def _compile_plain(die: Dice) -> Roller:
-    """No explosion, no reroll: one die drawn per requested die (the fast path)."""
+    """No explosion, no reroll, nothing shown differently: one die drawn per requested die
+    (the fast path)."""
     count, sides, keep, keep_n = die.count, die.sides, die.keep, die.keep_n
     fudge = die.kind == "fudge"
     slots = range(count)
@@ -246,66 +390,137 @@ class _Matching:
         return any(c.matches(value) for c in self.compares)
 
 
-def _compile_chains(die: Dice) -> Roller:
-    """Explosions and/or rerolls. A *unit* is what keep/drop and counting see: a die of its
-    own for ``!``, a die and everything compounded onto it for ``!!``."""
-    count, sides, keep, keep_n = die.count, die.sides, die.keep, die.keep_n
+def _count_sets(die: Dice) -> tuple[Container[int], Container[int]]:
+    if die.explode == "!!":
+        # A compounded die can go past the faces: test its total against the comparisons.
+        return _Matching(die.success), _Matching(die.failure)
+    return die.success_set, die.failure_set
+
+
+Matcher = Callable[[list[Unit], list[Any]], int]
+
+
+def _matcher(die: Dice) -> Matcher | None:
+    """``m``/``mt``: marks the kept dice that share a value with at least ``match_size - 1``
+    others (and match ``match_on``, if given); returns how many such sets there are."""
+    if not die.match:
+        return None
+    size, on = die.match_size, die.match_on
+
+    def match(units: list[Unit], values: list[Any]) -> int:
+        groups: dict[Any, list[int]] = {}
+        for i, v in enumerate(values):
+            if v is not None and (on is None or on.matches(v)):
+                groups.setdefault(v, []).append(i)
+        sets = 0
+        for members in groups.values():
+            if len(members) >= size:
+                sets += 1
+                for i in members:
+                    for rec in units[i][1]:
+                        rec["matched"] = True
+        return sets
+
+    return match
+
+
+def _finish(
+    units: list[Unit],
+    keep: str | None,
+    keep_n: int,
+    counting: bool,
+    success_set: Container[int],
+    failure_set: Container[int],
+    match: Matcher | None = None,
+    match_total: bool = False,
+) -> Any:
+    """A term's (or pooled group's) value from its units: keep/drop, then the number of
+    matching sets (``mt``) or successes, else the sum of what is kept."""
+    values: list[Any] = [u[0] for u in units]
+    if keep:
+        for i in _keep_order(values, keep, keep_n):
+            for rec in units[i][1]:
+                rec["role"] = "dropped"
+            values[i] = None
+    if match is not None:
+        sets = match(units, values)
+        if match_total:
+            return sets
+    if counting:
+        # A chain's first record speaks for it.
+        return _score([u[1][0] for u in units], values, success_set, failure_set)
+    total = 0
+    for v in values:
+        if v is not None:
+            total += v
+    return total
+
+
+def _unit_roller(die: Dice) -> UnitRoller:
+    """The dice of one term as units: every die drawn, its explosions and rerolls listed."""
+    count, sides = die.count, die.sides
     fudge = die.kind == "fudge"
     explode, explode_set = die.explode, die.explode_set
     reroll, reroll_set = die.reroll, die.reroll_set
-    counting = die.counts
-    success_set, failure_set = die.success_set, die.failure_set
-    if explode == "!!":
-        # A compounded die can go past the faces: test its total against the comparisons.
-        success_set = _Matching(die.success)  # type: ignore[assignment]
-        failure_set = _Matching(die.failure)  # type: ignore[assignment]
-        unit_rerolls = _Matching(*die.reroll_on)
-    else:
-        unit_rerolls = reroll_set  # type: ignore[assignment]
+    penetrate = explode == "!p"
+    compound = explode == "!!"
+    clamped = die.clamped
+    show = die.show
+    crit_s, crit_f = die.crit_success, die.crit_failure
+    unit_rerolls: Container[Any] = _Matching(*die.reroll_on) if compound else reroll_set
 
-    def one(src: DiceSource, role: str, **extra: Any) -> DieRecord:
-        if fudge:
-            return draw_fudge(src, role, **extra)
-        return draw(src, sides, role, **extra)
+    def one(src: DiceSource, role: str, added: bool, **extra: Any) -> tuple[DieRecord, int, Any]:
+        rec = draw_fudge(src, role, **extra) if fudge else draw(src, sides, role, **extra)
+        face = rec["value"]
+        value = show(face) if clamped else face
+        if added and penetrate:
+            value -= 1
+            rec["penetrated"] = True
+        if value != face:
+            rec["counts_as"] = value
+        if crit_s is not None and crit_s.matches(value):
+            rec["critical"] = "success"
+        elif crit_f is not None and crit_f.matches(value):
+            rec["critical"] = "failure"
+        return rec, face, value
 
-    def roll_chains(src: DiceSource, ctx: Evaluation) -> int:
+    def roll_units(src: DiceSource, ctx: Evaluation, role: str) -> list[Unit]:
         dice = ctx.dice
         start = len(dice)
-        role = "kept" if keep else ctx.role
-        units: list[list[Any]] = []  # [value, records]
+        units: list[Unit] = []
         for _ in range(count):
-            rec = one(src, role)
+            rec, face, value = one(src, role, False)
             dice.append(rec)
-            value = rec["value"]
-            slot: list[list[Any]] = [[value, [rec]]]
+            # [value, records, face]: rerolls test the face (``!!``: the total shown).
+            slot: list[Unit] = [[value, [rec], face]]
             if explode:
                 extra = 0
-                while value in explode_set:
+                while face in explode_set:
                     if extra == MAX_CHAIN:
                         rec["capped"] = True
                         ctx.capped = True
                         break
                     extra += 1
-                    rec = one(src, role, exploded=True)
+                    rec, face, value = one(src, role, True, exploded=True)
                     dice.append(rec)
-                    value = rec["value"]
-                    if explode == "!":
-                        slot.append([value, [rec]])
-                    else:
+                    if compound:
                         slot[0][0] += value
                         slot[0][1].append(rec)
+                    else:
+                        slot.append([value, [rec], face])
             if reroll:
-                for unit in slot:
-                    if unit[0] not in unit_rerolls:
+                for pos, unit in enumerate(slot):
+                    if (unit[0] if compound else unit[2]) not in unit_rerolls:
                         continue
                     for old in unit[1]:
                         old["role"] = "rerolled"
-                    # A rerolled die does not explode again: plain draws from here on.
+                    # A rerolled die does not explode again: plain draws from here on; one
+                    # that took the place of a penetrating die still counts one less.
+                    added = pos > 0
                     for attempt in range(1 if reroll == "ro" else MAX_CHAIN):
-                        rec = one(src, role)
+                        rec, face, value = one(src, role, added)
                         dice.append(rec)
-                        value = rec["value"]
-                        if reroll == "ro" or value not in reroll_set:
+                        if reroll == "ro" or face not in reroll_set:
                             break
                         if attempt < MAX_CHAIN - 1:
                             rec["role"] = "rerolled"
@@ -313,19 +528,9 @@ def _compile_chains(die: Dice) -> Roller:
                         # Only r gets here: MAX_CHAIN rerolls all in range; the last stands.
                         rec["capped"] = True
                         ctx.capped = True
-                    unit[0] = value
-                    unit[1] = [rec]
-            units.extend(slot)
+                    unit[0], unit[1], unit[2] = value, [rec], face
+            units += slot
         ctx.spans.append((start, len(dice)))
-        values: list[int | None] = [u[0] for u in units]
-        if keep:
-            for i in _keep_order(values, keep, keep_n):  # type: ignore[arg-type]
-                for rec in units[i][1]:
-                    rec["role"] = "dropped"
-                values[i] = None
-        if not counting:
-            return sum(v for v in values if v is not None)
-        # A chain's first record speaks for it.
-        return _score([unit[1][0] for unit in units], values, success_set, failure_set)
+        return units
 
-    return roll_chains
+    return roll_units

@@ -8,44 +8,66 @@ most ODDS_TAIL of probability sits on slightly wrong numbers and the total mass 
 renormalises.)
 
 Terms are independent of each other, so the tree combines term distributions by convolution
-(``+ -``) and by pairing outcomes (``* /``). See keep.py for keep/drop.
+(``+ -``) and by pairing outcomes (``* / % **``, ``min``, ``max``); a computed term (``(1d4)d6``)
+is the mixture of its terms for each count and size. Inside ``floor ceil round abs`` values
+are exact fractions until the function makes the integer. See keep.py for keep/drop, matching
+and groups.
 """
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from fractions import Fraction
 
+from ..dist import Budget, Dist, fraction_cost, product_cost
 from ..errors import OddsTooLarge, RuleError
 from ..limits import MAX_CHAIN, ODDS_TAIL
-from .dist import Budget, Dist, fraction_cost, product_cost
-from .keep import drop_exploding, keep_exploding, keep_fixed
-from .nodes import Const, Dice, Group, Neg, Node, Product, Sum
-from .parser import Expression
+from .arithmetic import FUNCTION_OF, exact_quotient, remainder, toward_zero
+from .expression import Expression
+from .keep import drop_exploding, keep_exploding, keep_fixed, keep_mixed, match_sets
+from .nodes import (
+    Call,
+    Const,
+    Dice,
+    Group,
+    Labelled,
+    Neg,
+    Node,
+    Power,
+    Product,
+    RollGroup,
+    Sum,
+    children,
+)
+from .parser import check_term
 
 
-def distribution(expr: Expression) -> dict[int, Fraction]:
+def distribution(expr: Expression, budget: Budget | None = None) -> dict[int, Fraction]:
     """P(headline = t) for every t, exactly (see the module note on long chains).
 
-    Raises OddsTooLarge (naming the expression's field) past the size cap.
+    Raises OddsTooLarge (naming the expression's field) past the size cap, or past the
+    ``budget`` handed in (its limit or deadline).
     """
     cached = expr._cache.get("dist")
     if cached is None:
-        weights = _weights(expr, fraction_cost)
+        weights = _weights(expr, fraction_cost, budget)
         cached = weights.fractions()
         if _small(weights):
             expr._cache["dist"] = cached
     return dict(cached)
 
 
-def odds_table(expr: Expression, at_least: int | None) -> tuple[dict[int, float], float | None]:
+def odds_table(
+    expr: Expression, at_least: int | None, budget: Budget | None = None
+) -> tuple[dict[int, float], float | None]:
     """The headline odds as floats, and P(headline >= at_least) (None without a threshold).
 
     Same numbers as ``distribution``, but each float is rounded once from the exact integer
     weights: thousands of huge Fractions (1000d6 has 5001 of ~2600 bits) would each cost a gcd.
     """
     # Each entry also costs a few microseconds in the JSON answer built from the table.
-    d = _weights(expr, lambda d: len(d.w) * 5.0)
+    d = _weights(expr, lambda d: len(d.w) * 5.0, budget)
     den = d.den
     table = {t: w / den for t, w in sorted(d.w.items()) if w}
     if at_least is None:
@@ -54,18 +76,19 @@ def odds_table(expr: Expression, at_least: int | None) -> tuple[dict[int, float]
     return table, hits / sum(d.w.values())
 
 
-def _weights(expr: Expression, finish: Callable[[Dist], float]) -> Dist:
+def _weights(expr: Expression, finish: Callable[[Dist], float], budget: Budget | None) -> Dist:
     """The exact weights, computed once; ``finish`` estimates what the caller then spends on
     them, counted against the same budget so the whole request stays under the cap."""
+    budget = (budget or Budget()).naming(expr.field)
     cached = expr._cache.get("weights")
     if cached is None:
-        state = _State(expr)
+        state = _State(expr, budget)
         weights = state.dist(expr.root)
-        state.budget.spend(finish(weights), "this many outcomes")
+        budget.spend(finish(weights), "this many outcomes")
         if _small(weights):
             expr._cache["weights"] = weights
         return weights
-    Budget(expr.field).spend(finish(cached), "this many outcomes")
+    budget.spend(finish(cached), "this many outcomes")
     return cached
 
 
@@ -75,27 +98,21 @@ def _small(d: Dist) -> bool:
     return len(d.w) * d.den.bit_length() < 1_000_000
 
 
-def joint_with_first_die(expr: Expression, sides: int) -> dict[int | None, dict[int, Fraction]]:
+def joint_with_first_die(
+    expr: Expression, sides: int, budget: Budget | None = None
+) -> dict[int | None, dict[int, Fraction]]:
     """P(first die = n and headline = t) as ``{n: {t: p}}``.
 
     Only when the first dice term drawn is a lone plain ``1dN``/``dN`` with N == ``sides`` (a
     check like ``1d20+7``); otherwise ``{None: distribution(expr)}``.
     """
-    first = expr.dice_terms[0] if expr.dice_terms else None
-    if (
-        first is None
-        or first.count != 1
-        or first.kind != "number"
-        or first.sides != sides
-        or not first.plain
-        or first.keep is not None
-        or first.counts
-    ):
-        return {None: distribution(expr)}
+    first = expr.lone_first_die(sides)
+    if first is None:
+        return {None: distribution(expr, budget)}
     key = f"joint:{sides}"
     cached = expr._cache.get(key)
     if cached is None:
-        state = _State(expr, fixed=first)
+        state = _State(expr, (budget or Budget()).naming(expr.field), fixed=first)
         cached = {}
         small = True
         for n in range(1, sides + 1):
@@ -114,10 +131,10 @@ class _State:
     """One odds computation: its budget, and memoised distributions of the parts that do
     not depend on the die held fixed by ``joint_with_first_die``."""
 
-    def __init__(self, expr: Expression, fixed: Dice | None = None) -> None:
+    def __init__(self, expr: Expression, budget: Budget, fixed: Dice | None = None) -> None:
         self.expr = expr
         self.field = expr.field
-        self.budget = Budget(expr.field)
+        self.budget = budget
         self.eps = ODDS_TAIL / max(1, expr.dice_count)
         self.fixed = fixed
         self.override: Dist | None = None
@@ -137,9 +154,10 @@ class _State:
         return out
 
     def _dist(self, node: Node) -> Dist:
+        budget = self.budget
         if isinstance(node, Const):
             return Dist.point(node.value)
-        if isinstance(node, Group):
+        if isinstance(node, (Group, Labelled)):
             return self.dist(node.inner)
         if isinstance(node, Neg):
             return self.dist(node.operand).neg()
@@ -147,11 +165,28 @@ class _State:
             out = self.dist(node.first)
             for sign, child in node.rest:
                 d = self.dist(child)
-                out = out.convolve(d if sign > 0 else d.neg(), self.budget, "this sum")
+                out = out.convolve(d if sign > 0 else d.neg(), budget, "this sum")
             return out
         if isinstance(node, Product):
             return self._product(node)
+        if isinstance(node, Power):
+            base, exponent = self.dist(node.base), self.dist(node.exponent)
+            return base.combine(exponent, pow, budget, "this power")
+        if isinstance(node, Call):
+            fn = FUNCTION_OF[node.name]
+            args = [self.dist(a) for a in node.args]
+            if node.name in ("min", "max"):
+                out = args[0]
+                for d in args[1:]:
+                    out = out.combine(d, fn, budget, f"this {node.name}")
+                return out
+            budget.spend(len(args[0].w), node.name)
+            return args[0].map(fn)
+        if isinstance(node, RollGroup):
+            return self._group(node)
         assert isinstance(node, Dice)
+        if node.computed:
+            return self._computed(node)
         return _term(node, self)
 
     def _product(self, node: Product) -> Dist:
@@ -160,21 +195,60 @@ class _State:
         for op, child in node.rest:
             d = self.dist(child)
             if op == "*":
-                out = out.combine(d, int.__mul__, self.budget, "this product")
+                out = out.combine(d, operator.mul, self.budget, "this product")
+                continue
+            if d.w.get(0):
+                raise RuleError(
+                    field,
+                    f"the divisor at column {child.col} can come to 0, "
+                    "so the roll can fail with a division by zero",
+                )
+            if op == "%":
+                out = out.combine(d, remainder, self.budget, "this remainder")
+            elif node.exact:
+                out = out.combine(d, exact_quotient, self.budget, "this division")
             else:
-                if d.w.get(0):
-                    raise RuleError(
-                        field,
-                        f"the divisor at column {child.col} can come to 0, "
-                        "so the roll can fail with a division by zero",
-                    )
-                out = out.combine(d, _toward_zero, self.budget, "this division")
+                out = out.combine(d, toward_zero, self.budget, "this division")
         return out
 
+    def _computed(self, die: Dice) -> Dist:
+        """``(1d4)d6``: the term for each count and size, weighed by their chances."""
+        counts = self.dist(die.count_node) if die.count_node is not None else Dist.point(die.count)
+        sizes = self.dist(die.sides_node) if die.sides_node is not None else Dist.point(die.sides)
+        parts = []
+        what = die.notation()
+        for count, wc in counts.w.items():
+            for sides, ws in sizes.w.items():
+                # Making the term for this size (its faces and face sets) costs per face.
+                self.budget.spend(30 + 1.5 * sides, what)
+                if not count:
+                    term = Dist.point(0)
+                else:
+                    concrete = die.concrete(count, sides)
+                    check_term(concrete, self.field)
+                    term = _term(concrete, self)
+                parts.append(term.weighted(wc * ws, counts.den * sizes.den))
+        return Dist.mixture(parts, self.budget, what)
 
-def _toward_zero(a: int, b: int) -> int:
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b > 0) else -q
+    def _group(self, node: RollGroup) -> Dist:
+        budget, what = self.budget, "this group"
+        if node.pooled:
+            units: list[Dist] = []
+            for die in node.pooled:
+                units += [_unit(die, self)] * die.count
+        else:
+            units = [self.dist(m) for m in node.members]
+        keep, n = node.keep, node.keep_n
+        if keep in ("dh", "dl"):
+            keep, n = ("kl" if keep == "dh" else "kh"), len(units) - n
+        if keep is None or n >= len(units):
+            out = Dist.point(0)
+            for unit in units:
+                out = out.convolve(unit.map(node.score).reduced(), budget, what)
+            return out
+        if n <= 0:
+            return Dist.point(0)
+        return keep_mixed(units, n, keep == "kh", node.score, budget, what)
 
 
 def _ancestors(root: Node, target: Dice) -> set[int]:
@@ -185,14 +259,7 @@ def _ancestors(root: Node, target: Dice) -> set[int]:
         path.append(node)
         if node is target:
             return True
-        children: list[Node] = []
-        if isinstance(node, Neg):
-            children = [node.operand]
-        elif isinstance(node, Group):
-            children = [node.inner]
-        elif isinstance(node, (Sum, Product)):
-            children = [node.first, *(c for _, c in node.rest)]
-        for child in children:
+        for child in children(node):
             if find(child):
                 return True
         path.pop()
@@ -230,7 +297,7 @@ def _replacement(die: Dice, eps: float) -> Dist:
 
 
 def _finals(die: Dice, originals: list[int], rep: Dist | None, n: int) -> Dist:
-    """Sub-distribution of the value that counts for a die whose first face is one of
+    """Sub-distribution of the face that counts for a die whose first face is one of
     ``originals`` (each with chance 1/n), after any reroll."""
     if rep is None:
         return Dist(dict.fromkeys(originals, 1), n)
@@ -242,37 +309,64 @@ def _finals(die: Dice, originals: list[int], rep: Dist | None, n: int) -> Dist:
     return Dist(w, n * rep.den)
 
 
+def _unit(die: Dice, st: _State) -> Dist:
+    """What one die of a term without separate explosions counts as (after its compounding,
+    rerolls and min/max): the unit keep/drop and counting see."""
+    faces = die.faces
+    n = len(faces)
+    rep = _replacement(die, st.eps) if die.reroll else None
+    if die.separate and die.explode_set:
+        raise OddsTooLarge(
+            st.field,
+            f"exact odds for {die.notation()} are not offered: its explosions add dice to a "
+            "pool that is kept, counted or matched as a whole; rolling it still works",
+        )
+    if die.explode == "!!" and die.explode_set:
+        return _compound(die, rep, st.budget, st.eps, die.notation())
+    return _finals(die, list(faces), rep, n).map(die.show).reduced()
+
+
 def _term(die: Dice, st: _State) -> Dist:
     budget, eps = st.budget, st.eps
     what = die.notation()
     faces = die.faces
     n = len(faces)
+    score, show = die.score, die.show
+    if die.match == "mt":
+        return match_sets(_unit(die, st), die, budget, what)
+    if not (die.separate and die.explode_set):
+        return _pool(die, _unit(die, st), budget, what)
     rep = _replacement(die, eps) if die.reroll else None
-    score = die.score
+    exploding = [f for f in faces if f in die.explode_set]
+    stopping = [f for f in faces if f not in die.explode_set]
+    fe, fn = _finals(die, exploding, rep, n), _finals(die, stopping, rep, n)
+    penetrate = 1 if die.explode == "!p" else 0
+    if die.keep is not None:
+        if penetrate:
+            raise OddsTooLarge(
+                st.field,
+                f"exact odds for {what} are not offered: penetrating dice that are kept or "
+                "dropped; rolling it still works",
+            )
+        return _exploding_pool(die, fe.map(show), fn.map(show), st)
+    # No keep/drop: one slot is a chain of scores, the term the sum of its slots. A die added
+    # by a penetrating explosion counts one less than it shows.
+    p = Fraction(len(exploding), n)
 
-    if die.explode and not die.explode_set:
-        # "d6!>7": no face can explode, so the dice are plain.
-        unit = _finals(die, list(faces), rep, n).reduced()
-    elif die.explode == "!!":
-        unit = _compound(die, rep, budget, eps, what)
-    elif die.explode == "!":
-        exploding = [f for f in faces if f in die.explode_set]
-        stopping = [f for f in faces if f not in die.explode_set]
-        fe, fn = _finals(die, exploding, rep, n), _finals(die, stopping, rep, n)
-        if die.keep is not None:
-            return _exploding_pool(die, fe, fn, st)
-        # No keep/drop: one slot is a chain of scores, the term the sum of its slots.
-        sfe, sfn = fe.map(score), fn.map(score)
-        p = Fraction(len(exploding), n)
-        chain = sfe.plus_mass(sfn)  # the last die of a chain at its cap just stands
-        for _ in range(_depth(p, eps)):
-            budget.spend(_mixing_cost(chain), what)
-            chain = sfn.plus_mass(sfe.convolve(chain, budget, what)).reduced()
-        return chain.power(die.count, budget, what)
-    else:
-        unit = _finals(die, list(faces), rep, n).reduced()
+    def added(f: int) -> int:
+        return score(show(f) - penetrate)
 
-    return _pool(die, unit, budget, what)
+    ae, an = fe.map(added), fn.map(added)
+    chain = ae.plus_mass(an)  # the last die of a chain at its cap just stands
+    depth = _depth(p, eps)
+    for _ in range(depth - 1):
+        budget.spend(_mixing_cost(chain), what)
+        chain = an.plus_mass(ae.convolve(chain, budget, what)).reduced()
+    if penetrate:
+        ae, an = fe.map(lambda f: score(show(f))), fn.map(lambda f: score(show(f)))
+    budget.spend(_mixing_cost(chain), what)
+    chain = an.plus_mass(ae.convolve(chain, budget, what)).reduced()
+    return chain.power(die.count, budget, what)
 
 
 def _mixing_cost(d: Dist) -> float:
@@ -300,14 +394,15 @@ def _compound(die: Dice, rep: Dist | None, budget: Budget, eps: float, what: str
     """One ``!!`` die: the sum of its explosion chain, then a reroll of that total."""
     faces = die.faces
     n = len(faces)
-    e = Dist({f: 1 for f in faces if f in die.explode_set}, n)
-    s = Dist({f: 1 for f in faces if f not in die.explode_set}, n)
-    chain = Dist.uniform(faces)
+    e = Dist(dict.fromkeys((f for f in faces if f in die.explode_set), 1), n).map(die.show)
+    s = Dist(dict.fromkeys((f for f in faces if f not in die.explode_set), 1), n).map(die.show)
+    chain = Dist.uniform(faces).map(die.show)
     for _ in range(_depth(Fraction(len(e.w), n), eps)):
         budget.spend(_mixing_cost(chain), what)
         chain = s.plus_mass(e.convolve(chain, budget, what)).reduced()
     if rep is None:
         return chain
+    rep = rep.map(die.show)
     rerolled = sum(cw for v, cw in chain.w.items() if die.rerolls(v))
     w = {r: rw * rerolled for r, rw in rep.w.items()} if rerolled else {}
     for v, cw in chain.w.items():

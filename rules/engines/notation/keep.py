@@ -14,12 +14,14 @@ else" is then a negative power. The result is exact for unbounded explosions.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 from fractions import Fraction
 from math import comb
+from typing import Any
 
+from ..dist import Budget, Dist, conv_weights, product_cost
 from ..errors import OddsTooLarge
-from .dist import Budget, Dist, _conv, product_cost
 
 
 def keep_fixed(
@@ -207,18 +209,28 @@ def drop_exploding(
         bases.append(column)
 
     def suffix_power(kind: int, t: int, m: int) -> dict[int, int]:
-        """(sum over values from index t on of weight * z**score) ** m, as {score: weight}."""
+        """(sum over values from index t on of weight * z**score) ** m, as {score: weight}.
+
+        Built up from the highest power already made, in a loop: a pool of a thousand dice
+        needs a thousandth power, far deeper than Python's recursion goes."""
         key = (kind, t, m)
         got = memo.get(key)
-        if got is None:
-            base = bases[kind][t]
-            if m == 0:
-                got = {0: 1}
-            elif base:
-                got = _conv(suffix_power(kind, t, m - 1), base, budget, what)
-            else:
-                got = {}
-            memo[key] = got
+        if got is not None:
+            return got
+        base = bases[kind][t]
+        if m == 0:
+            got = {0: 1}
+        elif not base:
+            got = {}
+        else:
+            have = m - 1
+            while have > 0 and (kind, t, have) not in memo:
+                have -= 1
+            got = memo[(kind, t, have)] if have else {0: 1}
+            for power in range(have + 1, m + 1):
+                got = conv_weights(got, base, budget, what)
+                memo[(kind, t, power)] = got
+        memo[key] = got
         return got
 
     total: Dist | None = None
@@ -279,7 +291,7 @@ def _drop_fixed(
         for (e, c), x in states.items():
             # The pool is bigger than the quota, so it always fills: ea + nc > need.
             need, ea, nc = drop - e - c, a - e, count - c
-            full = _conv(suffix_power(0, t, ea), suffix_power(1, t, nc), budget, what)
+            full = conv_weights(suffix_power(0, t, ea), suffix_power(1, t, nc), budget, what)
             add(full, x, -need * s)
             # Only faces some die can show take dice: skip the loops over impossible counts.
             i_top = min(need, ea + 1) if ew else 1
@@ -289,9 +301,93 @@ def _drop_fixed(
                     coef = comb(ea, i) * ew**i * comb(nc, j) * nw**j
                     if not coef:
                         continue
-                    rest = _conv(suffix_power(0, t + 1, ea - i), suffix_power(1, t + 1, nc - j),
-                                 budget, what)  # fmt: skip
+                    rest = conv_weights(
+                        suffix_power(0, t + 1, ea - i), suffix_power(1, t + 1, nc - j), budget, what
+                    )
                     add(rest, -x * coef, (i + j - need) * s)
                     new[(e + i, c + j)] = new.get((e + i, c + j), 0) + x * coef
         states = new
     return {s: w for s, w in result.items() if w}
+
+
+def keep_mixed(
+    units: list[Dist],
+    k: int,
+    highest: bool,
+    score: Callable[[Any], Any],
+    budget: Budget,
+    what: str,
+) -> Dist:
+    """Score of the k highest (lowest) of independent units that need not share a law (the
+    dice of ``{4d6+3d8}k4``, the members of ``{1d20, 1d20+2}kh1``); 0 < k < len(units).
+
+    A state is the sorted values kept so far; each unit either joins them, pushing out the
+    worst, or is dropped at once."""
+    states: dict[tuple[Any, ...], int] = {(): 1}
+    den = 1
+    for unit in units:
+        # Per pair: a sorted insert of k values, a tuple, and a product of big weights.
+        per_op = 1.0 + 0.1 * k + product_cost(den.bit_length() + unit.den.bit_length())
+        budget.spend(10 + len(states) * len(unit.w) * per_op, what)
+        new: dict[tuple[Any, ...], int] = {}
+        get = new.get
+        for kept, x in states.items():
+            for v, w in unit.w.items():
+                grown = list(kept)
+                bisect.insort(grown, v)
+                if len(grown) > k:
+                    # Sorted low to high: keeping the highest pushes out the lowest.
+                    del grown[0 if highest else -1]
+                key = tuple(grown)
+                new[key] = get(key, 0) + x * w
+        states = new
+        den *= unit.den
+    out: dict[Any, int] = {}
+    for kept, x in states.items():
+        s = sum(score(v) for v in kept)
+        out[s] = out.get(s, 0) + x
+    return Dist(out, den).reduced()
+
+
+def match_sets(unit: Dist, die: Any, budget: Budget, what: str) -> Dist:
+    """``mt``: how many values are shown by at least ``match_size`` of the kept dice (and pass
+    ``match_on``), for ``count`` independent dice of law ``unit``.
+
+    The values are visited from the kept end, with states "m dice seen, s sets so far"; where
+    the keep quota fills, the rest of the dice fall below it in one closed form, as in
+    ``keep_fixed``."""
+    count, size, on = die.count, die.match_size, die.match_on
+    keep, k = die.keep, die.keep_n
+    if keep in ("dh", "dl"):
+        keep, k = ("kl" if keep == "dh" else "kh"), count - k
+    if keep is None or k >= count:
+        keep, k = "kh", count
+    if k <= 0:
+        return Dist.point(0)
+    values = sorted(unit.w, reverse=keep == "kh")
+    weights = [unit.w[v] for v in values]
+    rests = [sum(weights[i + 1 :]) for i in range(len(values))]
+    states: dict[tuple[int, int], int] = {(0, 0): 1}
+    result: dict[int, int] = {}
+    per_op = product_cost(count * unit.den.bit_length())
+    for v, w, rest in zip(values, weights, rests, strict=True):
+        counts = on is None or on.matches(v)
+        budget.spend(10 + sum(count - seen + 1 for seen, _ in states) * (1 + per_op), what)
+        new: dict[tuple[int, int], int] = {}
+        for (seen, sets), x in states.items():
+            left = count - seen
+            for c in range(left + 1):
+                coef = comb(left, c) * w**c
+                if seen + c >= k:
+                    # The quota fills on v: k - seen of these dice are kept, the rest of the
+                    # pool lies beyond v.
+                    add = int(counts and k - seen >= size)
+                    tail = x * coef * rest ** (left - c)
+                    if tail:
+                        result[sets + add] = result.get(sets + add, 0) + tail
+                else:
+                    add = int(counts and c >= size)
+                    key = (seen + c, sets + add)
+                    new[key] = new.get(key, 0) + x * coef
+        states = new
+    return Dist(result, unit.den**count).reduced()

@@ -1,4 +1,11 @@
-"""Exact distributions with integer weights over one common denominator.
+"""The one distribution algebra of the rules core: ``Dist``, its ``Budget``, and the convolutions
+every engine's odds are built from.
+
+A ``Dist`` holds weights over one denominator. Exact ones have integer weights (the notation,
+Zoria's check); where an engine sums long open-ended chains in floats (Zoria's cascading dice,
+Discordian pools, opposed roll-and-keep) the weights are floats over 1 and products below
+``PRUNE`` are left out, their mass counted. Dense weight lists (``convolve_weights``,
+``uniform_counts``) serve the systems whose laws are runs of consecutive totals.
 
 Fractions are exact but slow (every addition takes a gcd); here a distribution is a dict of
 integer weights plus a denominator, and sums of many dice use either Miller's recurrence for
@@ -9,25 +16,50 @@ to cost, so an oversized request stops with OddsTooLarge before the slow step, n
 
 from __future__ import annotations
 
+import bisect
 import math
-from collections.abc import Callable, Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
+from itertools import accumulate, repeat
+from operator import add, mul, sub
+from typing import Any
 
-from ..errors import OddsTooLarge
+from .errors import OddsTooLarge
 
 # Estimated cost, in microseconds on a slow core, that one odds request may spend.
 BUDGET_MICROSECONDS = 120_000
+# In float convolutions, a product below this is left out (and its mass counted): far below
+# ODDS_TAIL, and below what a float probability near 1 can even show.
+PRUNE = 1e-19
 
 
 class Budget:
-    """Running estimate of the work done for one odds request."""
+    """Running estimate of the work one odds request does, with an optional deadline.
 
-    __slots__ = ("field", "limit", "spent")
+    Every costly step first tells the budget what it is about to cost (``spend``); past
+    ``limit`` estimated microseconds, or past ``deadline`` (a ``time.monotonic()`` instant), the
+    request stops with OddsTooLarge naming ``field``, before the slow step, never during it.
+    """
 
-    def __init__(self, field: str, limit: float = BUDGET_MICROSECONDS) -> None:
+    __slots__ = ("deadline", "field", "limit", "spent")
+
+    def __init__(
+        self,
+        field: str = "request",
+        limit: float = BUDGET_MICROSECONDS,
+        *,
+        deadline: float | None = None,
+    ) -> None:
         self.field = field
         self.limit = limit
+        self.deadline = deadline
         self.spent = 0.0
+
+    def naming(self, field: str) -> Budget:
+        """This budget, now naming ``field`` in its refusals."""
+        self.field = field
+        return self
 
     def spend(self, cost: float, what: str) -> None:
         self.spent += cost
@@ -36,6 +68,11 @@ class Budget:
                 self.field,
                 f"exact odds for {what} are past the size cap (too many dice, faces or "
                 f"outcomes to enumerate quickly); rolling it still works",
+            )
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise OddsTooLarge(
+                self.field,
+                f"exact odds for {what} took longer than this table allows; rolling it still works",
             )
 
 
@@ -88,6 +125,20 @@ class Dist:
             out[k] = out.get(k, 0) + w
         return Dist(out, self.den)
 
+    def weighted(self, num: int, den: int) -> Dist:
+        """This distribution taken with chance num/den (a part of a mixture)."""
+        return Dist({v: w * num for v, w in self.w.items()}, self.den * den)
+
+    @staticmethod
+    def mixture(parts: list[Dist], budget: Budget, what: str) -> Dist:
+        """The sub-distributions of disjoint cases added into one."""
+        out = parts[0]
+        for part in parts[1:]:
+            bits = out.den.bit_length() + part.den.bit_length()
+            budget.spend(2 + (len(out.w) + len(part.w)) * (1 + product_cost(bits)), what)
+            out = out.plus_mass(part)
+        return out.reduced()
+
     def neg(self) -> Dist:
         return Dist({-v: w for v, w in self.w.items()}, self.den)
 
@@ -104,9 +155,19 @@ class Dist:
             out[v] = out.get(v, 0) + w * fb
         return Dist(out, den)
 
+    @property
+    def floats(self) -> bool:
+        """Float weights (summed in floats, pruned below PRUNE) rather than exact integers."""
+        return any(type(x) is float for x in self.w.values())
+
     def convolve(self, other: Dist, budget: Budget, what: str) -> Dist:
         """Distribution of the sum of two independent numbers."""
-        return Dist(_conv(self.w, other.w, budget, what), self.den * other.den).reduced()
+        if self.floats or other.floats:
+            out: dict[Any, float] = {}
+            budget.spend(10 + len(self.w) * len(other.w) * 0.15, what)
+            conv_floats_into(out, self.w, PrunedLaw(other.w))
+            return Dist({v: p for v, p in out.items() if p >= PRUNE}, self.den * other.den)
+        return Dist(conv_weights(self.w, other.w, budget, what), self.den * other.den).reduced()
 
     def combine(
         self, other: Dist, op: Callable[[int, int], int], budget: Budget, what: str
@@ -129,6 +190,8 @@ class Dist:
             return self
         if n == 0:
             return Dist.point(0)
+        if self.floats:
+            return self._squarings(n, budget, what)
         if not all(self.w.values()):
             # Miller's recurrence divides by the lowest weight: it must not be a zero.
             return Dist({v: x for v, x in self.w.items() if x}, self.den).power(n, budget, what)
@@ -142,6 +205,10 @@ class Dist:
         if miller <= squaring or span == 1:
             budget.spend(miller, what)
             return Dist(_miller_power(self.w, lo, span, n), self.den**n).reduced()
+        return self._squarings(n, budget, what)
+
+    def _squarings(self, n: int, budget: Budget, what: str) -> Dist:
+        """Sum of ``n`` copies by repeated squaring."""
         result: Dist | None = None
         base = self
         while True:
@@ -204,7 +271,7 @@ def _miller_power(w: Mapping[int, int], lo: int, span: int, n: int) -> dict[int,
     return {base + k: c for k, c in enumerate(p) if c}
 
 
-def _conv(a: dict[int, int], b: dict[int, int], budget: Budget, what: str) -> dict[int, int]:
+def conv_weights(a: dict[int, int], b: dict[int, int], budget: Budget, what: str) -> dict[int, int]:
     """Weights of the sum; the cheaper of plain loops and Kronecker substitution."""
     if not a or not b:
         return {}
@@ -214,6 +281,14 @@ def _conv(a: dict[int, int], b: dict[int, int], budget: Budget, what: str) -> di
         ((x, wx),) = a.items()
         budget.spend(2 + len(b) * 0.2, what)
         return {x + y: wx * wy for y, wy in b.items()}
+    if not _whole(a) or not _whole(b):
+        # Exact fractions (inside floor, ceil, round, abs) cannot be packed: plain loops.
+        budget.spend(10 + len(a) * len(b) * 3.0, what)
+        out: dict[Any, int] = {}
+        for x, wx in a.items():
+            for y, wy in b.items():
+                out[x + y] = out.get(x + y, 0) + wx * wy
+        return out
     bits = max(a.values()).bit_length() + max(b.values()).bit_length()
     loops = 10 + len(a) * len(b) * (0.3 + product_cost(bits))
     a_lo, a_hi, b_lo, b_hi = min(a), max(a), min(b), max(b)
@@ -231,6 +306,10 @@ def _conv(a: dict[int, int], b: dict[int, int], budget: Budget, what: str) -> di
         return out
     budget.spend(kron, what)
     return _kronecker(a, a_lo, a_hi, b, b_lo, b_hi, a is b)
+
+
+def _whole(d: dict[Any, int]) -> bool:
+    return all(type(v) is int for v in d)
 
 
 def _kronecker(
@@ -266,3 +345,77 @@ def _kronecker(
         if c:
             out[base + i] = c
     return out
+
+
+class PrunedLaw:
+    """A float law's outcomes as (value, p) pairs, most likely first, with the mass of each
+    tail, so a convolution with it can stop where the products fall below PRUNE and count what
+    it left out. Made once, convolved with many times."""
+
+    __slots__ = ("items", "neg", "tails")
+
+    def __init__(self, law: Mapping[Any, float]) -> None:
+        self.items = sorted(((k, p) for k, p in law.items() if p > 0), key=lambda kp: -kp[1])
+        self.neg = [-p for _, p in self.items]  # ascending, for bisect
+        self.tails = [0.0] * (len(self.items) + 1)
+        for i in range(len(self.items) - 1, -1, -1):
+            self.tails[i] = self.tails[i + 1] + self.items[i][1]
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+    def law(self) -> dict[Any, float]:
+        return dict(self.items)
+
+
+def conv_floats_into(out: dict[Any, float], a: Mapping[Any, float], b: PrunedLaw) -> float:
+    """Add the law of (a + b) into ``out``, leaving out products below PRUNE; return the mass
+    left out."""
+    get = out.get
+    items, neg, tails = b.items, b.neg, b.tails
+    whole = len(items)
+    dropped = 0.0
+    for ka, pa in a.items():
+        if pa <= 0.0:  # underflowed: nothing of it can reach PRUNE
+            continue
+        stop = bisect.bisect_right(neg, -PRUNE / pa)
+        if stop < whole:
+            dropped += pa * tails[stop]
+            if stop == 0:
+                continue
+            for kb, pb in items[:stop]:
+                k = ka + kb
+                out[k] = get(k, 0.0) + pa * pb
+        else:
+            for kb, pb in items:
+                k = ka + kb
+                out[k] = get(k, 0.0) + pa * pb
+    return dropped
+
+
+def convolve_weights(a: Sequence[Any], b: Sequence[Any]) -> list[Any]:
+    """Convolution of two dense weight lists (ints or floats alike): index i of the answer is
+    the weight of a sum i above the sum of the two lists' lowest values."""
+    if len(a) > len(b):
+        a, b = b, a
+    width = len(b)
+    out = [0 * b[0]] * (len(a) + width - 1)
+    for i, x in enumerate(a):
+        if x:
+            out[i : i + width] = map(add, out[i : i + width], map(mul, b, repeat(x)))
+    return out
+
+
+def uniform_counts(n: int, faces: int, start: list[int] | None = None) -> list[int]:
+    """Ways ``n`` dice of ``faces`` faces (1..faces) add to each sum, convolved into ``start``
+    (a dense weight list).
+
+    Index i of the answer is the sum (lowest of ``start``) + n + i. Each die is one sliding
+    window sum, done with C-level ``accumulate``/``map`` so big pools stay fast.
+    """
+    dist = list(start) if start else [1]
+    pad = [0] * (faces - 1)
+    for _ in range(n):
+        prefix = list(accumulate(dist + pad))
+        dist = prefix[:faces] + list(map(sub, prefix[faces:], prefix))
+    return dist

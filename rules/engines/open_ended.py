@@ -1,0 +1,83 @@
+"""Open-ended d6 (a 6 adds 6 and rolls again, as long as 6s come): rolling one, and the exact
+law of sums of open-ended and plain d6. Shared by the D6 Chance Die and the Action Dice
+System's action dice."""
+
+from __future__ import annotations
+
+import math
+from itertools import repeat
+from operator import add, mul
+from typing import Any
+
+from .dice import DieRecord, draw
+from .dist import Budget, uniform_counts
+from .fair import DiceSource
+from .limits import MAX_CHAIN, ODDS_TAIL
+
+# Each cut infinite chain leaves out less than this: well under ODDS_TAIL, and below what a
+# float probability near 1 can even show, so cutting moves no printed digit that matters.
+CHAIN_EPS = ODDS_TAIL / 10_000
+
+
+def sixes_cut(dice: int) -> int:
+    """How many 6s (over all ``dice`` open-ended chains) the exact odds follow.
+
+    The number of 6s is negative binomial: P(g) = C(g+n-1, n-1) (1/6)^g (5/6)^n. Past the
+    mode the terms fall with a shrinking ratio, so term(g+1) / (1 - ratio) bounds the tail.
+    """
+    term = (5 / 6) ** dice
+    g = 0
+    while True:
+        nxt = term * (g + dice) / (6 * (g + 1))
+        ratio = (g + 1 + dice) / (6 * (g + 2))
+        if ratio < 1 and nxt / (1 - ratio) < CHAIN_EPS:
+            return g
+        term = nxt
+        g += 1
+
+
+def open_ended_counts(
+    open_ended: int, plain: int, budget: Budget | None = None
+) -> tuple[int, list[int], int]:
+    """Exact law of the sum of ``open_ended`` exploding d6 and ``plain`` ordinary d6.
+
+    Returns ``(lowest, weights, exponent)`` with P(sum = lowest + i) = weights[i] / 6**exponent.
+    An open-ended die is 6 per 6 rolled plus a last toss uniform on 1..5, so the sum is
+    6 x (a negative binomial count of 6s) + (``open_ended`` d5) + (``plain`` d6). Chains are
+    followed until the mass left out is below CHAIN_EPS; that mass is simply missing, and
+    callers divide by the total weight.
+    """
+    base = uniform_counts(open_ended, 5, uniform_counts(plain, 6))
+    lowest = open_ended + plain
+    if open_ended == 0:
+        return lowest, base, plain
+    cut = sixes_cut(open_ended)
+    out = [0] * (len(base) + 6 * cut)
+    width = len(base)
+    for g in range(cut + 1):
+        if budget is not None:
+            budget.spend(width * 0.05, "these open-ended dice")
+        coef = math.comb(g + open_ended - 1, open_ended - 1) * 6 ** (cut - g)
+        lo = 6 * g
+        out[lo : lo + width] = map(add, out[lo : lo + width], map(mul, base, repeat(coef)))
+    return lowest, out, open_ended + plain + cut
+
+
+def roll_open_ended(
+    source: DiceSource, role: str, **extra: Any
+) -> tuple[list[DieRecord], int, bool]:
+    """One open-ended d6: its records (re-rolls marked ``exploded``), its value, and whether the
+    chain stopped at MAX_CHAIN extra rolls rather than on a non-6."""
+    first = draw(source, 6, role, **extra)
+    records = [first]
+    value = first["value"]
+    last = first["value"]
+    while last == 6:
+        if len(records) > MAX_CHAIN:
+            records[-1]["capped"] = True  # type: ignore[typeddict-unknown-key]
+            return records, value, True
+        record = draw(source, 6, role, exploded=True, **extra)
+        records.append(record)
+        last = record["value"]
+        value += last
+    return records, value, False

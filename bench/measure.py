@@ -387,8 +387,21 @@ class LoopLag:
         return summarize(self.lags)
 
 
+def run_queue_seconds(pid: int) -> float:
+    """How long the threads of a process have waited, runnable, for a CPU (the kernel's
+    ``/proc/<pid>/task/*/schedstat``, second field): on a machine busy with other work, the time
+    a server had work to do and no core to do it on."""
+    total = 0
+    with contextlib.suppress(OSError):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                total += int((task / "schedstat").read_text().split()[1])
+    return total / 1e9
+
+
 class CpuMeter:
-    """CPU seconds of the client and of each server process over a window, as % of one core."""
+    """CPU seconds of the client and of each server process over a window, as % of one core,
+    and how long each server process waited for a core (run-queue wait, ms per second)."""
 
     def __init__(self, pids: Sequence[int]) -> None:
         self.pids = list(pids)
@@ -397,6 +410,7 @@ class CpuMeter:
         self.t0 = time.monotonic()
         self.c0 = time.process_time()
         self.s0 = [cpu_seconds(p) or 0.0 for p in self.pids]
+        self.q0 = [run_queue_seconds(p) for p in self.pids]
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -405,6 +419,10 @@ class CpuMeter:
         self.server_pct = [
             100 * ((cpu_seconds(p) or 0.0) - s) / wall
             for p, s in zip(self.pids, self.s0, strict=True)
+        ]
+        self.server_wait_ms_per_s = [
+            1000 * (run_queue_seconds(p) - q) / wall
+            for p, q in zip(self.pids, self.q0, strict=True)
         ]
 
 

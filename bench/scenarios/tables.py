@@ -219,6 +219,7 @@ async def one_run(
         "client_cpu": cpu.client_pct,
         "server_cpu": sum(cpu.server_pct),
         "server_cpu_each": cpu.server_pct,
+        "server_wait_ms_per_s_each": cpu.server_wait_ms_per_s,
         "server_rss_mb_each": [round(kb / 1024, 1) if kb else None for kb in rss],
         "loop_lag_p99": lag_stats["p99"],
         "machine_busy": load.busy_pct,
@@ -240,6 +241,10 @@ def summary(label: str, tables: int, runs: list[dict[str, Any]]) -> dict[str, An
         ],
         "server_rss_mb_each": [
             median_of([{"v": r["server_rss_mb_each"][i]} for r in runs], ["v"])["v"]
+            for i in range(width)
+        ],
+        "server_wait_ms_per_s_each": [
+            median_of([{"v": r["server_wait_ms_per_s_each"][i]} for r in runs], ["v"])["v"]
             for i in range(width)
         ],
         "store_per_roll": median_of(
@@ -322,6 +327,7 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
                 r["seq_gaps_total"] + r["seq_duplicates_total"],
                 r["refused_total"],
                 " / ".join(f"{c:.0f}" for c in r["server_cpu_each"]),
+                " / ".join(f"{w:.0f}" for w in r["server_wait_ms_per_s_each"]),
                 " / ".join(f"{v:.0f}" for v in r["server_rss_mb_each"] if v),
                 m["client_cpu"],
                 m["loop_lag_p99"],
@@ -381,6 +387,7 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
                 "seq gaps + repeats",
                 "refused",
                 "server CPU % per process",
+                "server waiting for a core, ms/s per process",
                 "RSS MB per process",
                 "client CPU %",
                 "client loop lag p99",

@@ -19,6 +19,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.layers import get_channel_layer
 from django.conf import settings
 
+from . import timing
 from .arrivals import arrivals
 from .delivery import Delivery, TooFarBehind
 from .hub import hub
@@ -27,7 +28,6 @@ from .origin import origin_allowed
 from .protocol.commands import Decoded, Refused
 from .protocol.wire import ANSWERED_BY_THE_SOCKET, decode, perform
 from .selectors.events import Viewer, dumps, events_after
-from .services import presence
 from .services.access import Access, seat_cookie_name
 from .services.errors import ServiceError
 from .services.events import room_group
@@ -75,6 +75,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
     backlog_task: asyncio.Task[None] | None = None
     present = False
     joined = False
+    closing: asyncio.Future[None] | None = None
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         # Channels runs close_old_connections() on the ORM thread before every handler: a hop
@@ -134,17 +135,19 @@ class RoomConsumer(AsyncWebsocketConsumer):
             unsent=unsent_bytes(self.scope),
             max_unsent=settings.TABLETOP["SEND_BUFFER_BYTES"],
             stall_seconds=settings.TABLETOP["SEND_STALL_SECONDS"],
+            on_delivered=self._on_delivered,
         )
         self.layer = get_channel_layer()
         # Join the room before reading last_seq: anything committed later arrives live.
         await hub.join(self.layer, self.group, self, session_id=session_id)
         self.joined = True
         await self.accept()
-        hello, replay = await arrivals.hello(access, after)
+        with timing.span("hello"):
+            hello, replay = await arrivals.hello(access, after)
         await self._guarded(self._start(hello, replay))
         # Presence: one more socket of this seat is open (screens ask who is here).
         self.present = True
-        await database_sync_to_async(presence.arrived)(seat_id=access.seat.pk)
+        await arrivals.present(access.seat.pk)
 
     async def _start(self, hello: dict[str, Any], replay: list[dict[str, Any]]) -> None:
         await self.delivery.send(hello)
@@ -161,6 +164,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
                 self,
                 code=CLOSE_TOO_FAR_BEHIND,
                 reason="too far behind: reconnect with after=<last seq> to catch up",
+                drop=True,
             )
 
     async def disconnect(self, code: int) -> None:
@@ -168,7 +172,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
             self.backlog_task.cancel()
         if self.present:
             self.present = False
-            await database_sync_to_async(presence.left)(seat_id=self.access.seat.pk)
+            await arrivals.gone(self.access.seat.pk)
         if self.joined:
             self.joined = False
             await hub.leave(self.layer, self.group, self)
@@ -194,7 +198,10 @@ class RoomConsumer(AsyncWebsocketConsumer):
             )
             return
         # Checked against its declaration here, before any service runs (tabletop/protocol).
-        decoded = decode(raw, system=self.access.session.campaign.system, is_gm=self.viewer.is_gm)
+        with timing.span("decode"):
+            decoded = decode(
+                raw, system=self.access.session.campaign.system, is_gm=self.viewer.is_gm
+            )
         if not allowed:
             await self._error(decoded.ref, "rate-limited", "slow down: too many messages")
             return
@@ -259,6 +266,17 @@ class RoomConsumer(AsyncWebsocketConsumer):
         _room_work(self.group).charge(work)
         for payload in done.payloads:
             await hub.publish(self.layer, self.group, payload)
+
+    def _on_delivered(self, event: dict[str, Any]) -> None:
+        """A seat the GM removed loses its sockets once they have been told so."""
+        if event["kind"] == "seat.leave" and (event.get("data") or {}).get("seat") == (
+            self.access.seat.pk
+        ):
+            self.closing = asyncio.ensure_future(
+                close_with_reason(
+                    self, code=CLOSE_FORBIDDEN, reason="the GM removed this seat from the table"
+                )
+            )
 
     async def hub_deliver(self, message: dict[str, Any]) -> None:
         """The room's fast path: the next event in order goes straight out, serialised once for

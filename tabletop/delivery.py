@@ -68,6 +68,7 @@ class Delivery:
         unsent: Unsent | None = None,
         max_unsent: int = 4 * 1024 * 1024,
         stall_seconds: float = 5.0,
+        on_delivered: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
         self.viewer = viewer
         self.send_text = send_text
@@ -75,6 +76,8 @@ class Delivery:
         self.unsent = unsent or (lambda: None)
         self.max_unsent = max_unsent
         self.stall_seconds = stall_seconds
+        # Told of every event once it is sent (the transport closes a removed seat's socket).
+        self.on_delivered = on_delivered or (lambda event: None)
         self.delivered = 0
         self.ready = False  # until the replay after hello is sent, live events wait
         self.refs: dict[int, Any] = {}
@@ -173,6 +176,7 @@ class Delivery:
             return
         self.delivered = event["seq"]
         await self._send_text(text)
+        self.on_delivered(event)
 
     async def deliver(self, event: dict[str, Any], *, ref: Any = None) -> None:
         if event["seq"] <= self.delivered:
@@ -187,3 +191,4 @@ class Delivery:
             text = dumps(stand_in(out, len(text)))
         self.delivered = event["seq"]
         await self._send_text(text)
+        self.on_delivered(event)

@@ -64,16 +64,16 @@ def unsent_bytes(scope: dict[str, Any]) -> Callable[[], int | None] | None:
     return unsent
 
 
-async def close_with_reason(consumer: Any, *, code: int, reason: str) -> None:
-    """Close the socket with a code and a reason the client can show."""
+async def close_with_reason(consumer: Any, *, code: int, reason: str, drop: bool = False) -> None:
+    """Close the socket with a code and a reason the client can show. ``drop``: let the
+    connection go at once (for a client that does not read, which would not take the close
+    frame either, and whose unread buffer is what must be freed)."""
     protocol = consumer.scope.get(SCOPE_KEY)
     if protocol is not None:
         try:
             protocol.sendClose(code=code, reason=reason)
-            # Drop the connection now: a client that does not read would not take the close
-            # frame either, and its unread buffer is what must be freed.
             transport = getattr(protocol, "transport", None)
-            if transport is not None:
+            if drop and transport is not None:
                 transport.abortConnection()
             return
         except Exception:

@@ -240,3 +240,17 @@ async def test_rolls_refused_for_size_still_spend_the_work_budget():
         refusal = await ana.receive_json_from(timeout=5)
         assert refusal["code"] == "rate-limited" and refusal["ref"] == "c"
     await ana.disconnect()
+
+
+async def test_a_removed_seats_sockets_are_told_and_closed():
+    from tabletop.services.seats import gm_seat, remove_seat
+
+    table = await make_table()
+    bo_token = await seat_token(table["session"], "Bo")
+    bo, hello = await connect(table["code"], token=bo_token)
+    gm = await database_sync_to_async(gm_seat)(session=table["session"], user=table["gm"])
+    await database_sync_to_async(remove_seat)(by_seat_id=gm.pk, seat_id=hello["seat"]["id"])
+    leave = await next_event(bo)
+    assert leave["kind"] == "seat.leave" and leave["data"]["seat"] == hello["seat"]["id"]
+    closed = await bo.receive_output(timeout=2)
+    assert closed["type"] == "websocket.close" and closed["code"] == 4403

@@ -34,6 +34,7 @@ from .models import GameSession, Seat
 from .models.sessions import hash_token
 from .selectors.events import Viewer, events_after
 from .selectors.room import room_state, seat_summary
+from .services import presence
 from .services.access import Access, resolve_access
 
 Request = TypeVar("Request")
@@ -186,10 +187,21 @@ def hellos(
     return out
 
 
+def _counted(change: Callable[..., None]) -> Callable[[list[int]], list[None]]:
+    def work(seat_ids: list[int]) -> list[None]:
+        change(seat_ids=seat_ids)
+        return [None] * len(seat_ids)
+
+    return work
+
+
 class Arrivals:
-    """The process's arrivals: ``await arrivals.access(...)`` then, once joined, ``hello``."""
+    """The process's arrivals: ``await arrivals.access(...)`` then, once joined, ``hello``;
+    ``present``/``gone`` count the seat's open sockets (``services.presence``), also together."""
 
     def __init__(self) -> None:
+        self._present: Coalescer[int, None] = Coalescer(_counted(presence.arrived_all))
+        self._gone: Coalescer[int, None] = Coalescer(_counted(presence.left_all))
         self._access: Coalescer[Arrival, Access | None] = Coalescer(resolve_arrivals)
         self._hello: Coalescer[
             tuple[Access, int | None], tuple[dict[str, Any], list[dict[str, Any]]]
@@ -204,6 +216,12 @@ class Arrivals:
         self, access: Access, after: int | None
     ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         return await self._hello((access, after))
+
+    async def present(self, seat_id: int) -> None:
+        await self._present(seat_id)
+
+    async def gone(self, seat_id: int) -> None:
+        await self._gone(seat_id)
 
 
 arrivals = Arrivals()

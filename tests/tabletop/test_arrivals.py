@@ -103,3 +103,20 @@ async def test_calls_made_during_a_batch_go_together_in_the_next():
     two, three, four = await asyncio.gather(*rest, return_exceptions=True)
     assert (two, four) == (20, 40) and isinstance(three, ValueError)
     assert batches == [[1], [2, 3, 4]]
+
+
+@pytest.mark.django_db
+def test_sockets_counted_together_count_each_socket(live_session):
+    from tabletop.models import Seat
+    from tabletop.services import presence
+
+    ana = join_session(session=live_session, name="Ana").seat
+    bo = join_session(session=live_session, name="Bo").seat
+    with CaptureQueriesContext(connection) as queries:
+        presence.arrived_all(seat_ids=[ana.pk, ana.pk, bo.pk])  # Ana on two devices
+    assert len(queries.captured_queries) == 2  # one statement per distinct count
+    assert presence.here(session=live_session) == [ana.pk, bo.pk]
+    presence.left_all(seat_ids=[ana.pk, bo.pk, bo.pk])  # one too many for Bo: never below 0
+    counts = dict(Seat.objects.filter(pk__in=[ana.pk, bo.pk]).values_list("pk", "sockets"))
+    assert counts == {ana.pk: 1, bo.pk: 0}
+    assert presence.here(session=live_session) == [ana.pk]

@@ -2,13 +2,15 @@
 
 Bots may authenticate with ``?token=`` (TABLE.md) and a seat link carries one once, so request
 lines can hold secrets. Daphne's access log prints each request's path with its query string;
-``install`` (run when the ASGI application loads, so it holds for ``daphne tabletop.asgi:...``
-as for ``manage.py play``) makes it print every secret parameter's value as ``[redacted]``.
+``install`` (run when the ASGI application loads, so it holds for ``daphne tabletop.asgi:...``,
+``manage.py play`` and ``manage.py runserver``) makes them print every secret parameter's value
+as ``[redacted]``.
 """
 
 from __future__ import annotations
 
 import re
+import sys
 from typing import Any
 
 SECRET_PARAMETERS = ("token",)
@@ -21,6 +23,7 @@ def redact(text: str) -> str:
 
 
 def install() -> None:
+    _redact_runserver()
     try:
         from daphne.access import AccessLogGenerator
     except ImportError:  # another server: it has its own access log to configure
@@ -34,3 +37,21 @@ def install() -> None:
 
     write_entry.redacts = True  # type: ignore[attr-defined]
     AccessLogGenerator.write_entry = write_entry  # type: ignore[method-assign]
+
+
+def _redact_runserver() -> None:
+    """``manage.py runserver`` (daphne's) logs each request through its command's own
+    ``log_action``; it is loaded before the application when it runs at all."""
+    module = sys.modules.get("daphne.management.commands.runserver")
+    command = getattr(module, "Command", None)
+    if command is None or getattr(command.log_action, "redacts", False):
+        return
+    original = command.log_action
+
+    def log_action(self: Any, protocol: str, action: str, details: dict[str, Any]) -> None:
+        if isinstance(details.get("path"), str):
+            details = {**details, "path": redact(details["path"])}
+        original(self, protocol, action, details)
+
+    log_action.redacts = True  # type: ignore[attr-defined]
+    command.log_action = log_action

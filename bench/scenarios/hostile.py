@@ -185,6 +185,8 @@ async def phase(
         "rss_mb_before": round((rss_before or 0) / 1024, 1),
         "rss_mb_end": round((rss_end or 0) / 1024, 1),
         "rss_mb_after": round((rss_kb(pid) or 0) / 1024, 1),
+        # The machine's load (1 min): other work on the same cores shows in every latency.
+        "loadavg": round(os.getloadavg()[0], 1),
         **extra,
     }
 
@@ -211,7 +213,8 @@ async def run_config(name: str, args: argparse.Namespace) -> dict[str, Any]:
         "runs": runs,
         "calm": median_of([r["calm"] for r in runs], STATS),
         "hostile": median_of(
-            [r["hostile"] for r in runs], (*STATS, "rss_mb_before", "rss_mb_end", "rss_mb_after")
+            [r["hostile"] for r in runs],
+            (*STATS, "rss_mb_before", "rss_mb_end", "rss_mb_after", "loadavg"),
         ),
         "lost": sum(r["hostile"]["lost"] + r["calm"]["lost"] for r in runs),
     }
@@ -235,6 +238,7 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
                 f"{h['rss_mb_before']:.0f} / {h['rss_mb_end']:.0f} / {h['rss_mb_after']:.0f}",
                 ", ".join(f"{k} {v}" for k, v in last.get("heavy_refused", {}).items()) or "-",
                 ", ".join(f"{k}: {v}" for k, v in last.get("odds_answers", {}).items()) or "-",
+                h["loadavg"],
             ]
         )
     head = (
@@ -256,6 +260,7 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
             "server RSS MB before / end / after",
             "heavy rolls refused (last run)",
             "odds answers (last run)",
+            "machine load (1 min avg, 2 cores)",
         ],
         rows,
     )

@@ -112,7 +112,7 @@ async def heavy_roller(sock: Sock, notation: str, rate: float, end: float) -> in
 
 async def odds_flood(port: int, code: str, token: str, end: float, start: int) -> Counter:
     codes: Counter = Counter()
-    async with httpx.AsyncClient(base_url=f"http://{HOST}:{port}", timeout=120) as client:
+    async with httpx.AsyncClient(base_url=f"http://{HOST}:{port}", timeout=20) as client:
         n = start
         while time.monotonic() < end:
             n += 1  # a new request each time: no answer comes from the cache

@@ -111,8 +111,12 @@ def make_roll(
         result["character"] = {"id": who.pk, "name": who.name} if who else None
         if reroll_of is not None:
             result["reroll_of"] = reroll_of
+        # What the roll is for: the player's "What for", else the notation's own free text
+        # ("1d20+5 Stealth"); no key when there is neither.
         if label:
             result["label"] = label
+        elif not result.get("label"):
+            result.pop("label", None)
         table.annotate(ctx, result)
         event = record_event(
             session_id=locked.pk,

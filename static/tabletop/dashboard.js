@@ -1,10 +1,11 @@
 // The GM dashboard: every seat's pools and resources live, and the GM's controls for the table.
 // The room socket (with reconnect and resume) and the log are the room page's own modules; the
 // table system's sections and tools come from its module (systems/<engine id>.js).
-import {connectionStatus} from "./dom.js";
+import {connectionStatus, h} from "./dom.js";
 import {Log} from "./log.js";
 import {Odds} from "./odds.js";
 import {Panel} from "./panel.js";
+import {postJson, sheetForm} from "./sheet.js";
 import {RoomSocket} from "./socket.js";
 import {RoomState} from "./state.js";
 import {hiddenRollView, keyed, seatView} from "./gm-views.js";
@@ -257,6 +258,26 @@ $("roll-form").addEventListener("submit", (e) => {
   if (!sent) panel.showError(null, "Not connected: wait until the status says connected.");
   else panel.setBusy(true);
 });
+
+// --- sheets and settings: forms from the system's schema ---------------------------------------
+{
+  const box = $("sheets");
+  const parts = [];
+  if ((page.settings_schema || []).length) {
+    parts.push(h("details", {class: "sheet"}, h("summary", null, "Campaign settings"),
+      sheetForm({schema: page.settings_schema, values: page.settings || {}, title: "campaign settings",
+        save: (settings) => postJson(`/play/${page.code}/settings`, {settings})})));
+  }
+  if ((page.sheet_schema || []).length) {
+    for (const c of page.characters || []) {
+      parts.push(h("details", {class: "sheet"}, h("summary", null, `${c.name}'s sheet`),
+        sheetForm({schema: page.sheet_schema, values: c.sheet || {}, title: `${c.name}'s sheet`,
+          save: (sheet) => postJson(`/play/${page.code}/sheet/${c.id}`, {sheet})})));
+    }
+  }
+  box.replaceChildren(...parts);
+  $("sheets-card").hidden = !parts.length;
+}
 
 // --- header controls --------------------------------------------------------------------------
 $("start-session").addEventListener("click", (e) => {

@@ -6,6 +6,7 @@ import {Odds} from "./odds.js";
 import {Panel} from "./panel.js";
 import {Pools} from "./pools.js";
 import {SavedRolls} from "./saved.js";
+import {postJson, sheetForm} from "./sheet.js";
 import {RoomSocket} from "./socket.js";
 
 const $ = (id) => document.getElementById(id);
@@ -318,6 +319,14 @@ if (page.seat.characters?.length || page.role === "gm") {
     csrf: document.querySelector("meta[name=csrf-token]")?.content || "",
     roll: () => $("roll-form").requestSubmit()});
   saved.load();
+}
+
+// --- a player's own character sheets: forms from the system's schema --------------------------
+if ((page.sheet_schema || []).length) {
+  $("sheets").replaceChildren(...(page.sheets || []).map((c) => h("details", {class: "sheet"},
+    h("summary", null, `${c.name}'s sheet`),
+    sheetForm({schema: page.sheet_schema, values: c.sheet || {}, title: `${c.name}'s sheet`,
+      save: (sheet) => postJson(`/play/${page.session.code}/sheet/${c.id}`, {sheet})}))));
 }
 
 // --- GM: end the session --------------------------------------------------------------------

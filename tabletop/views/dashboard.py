@@ -56,6 +56,10 @@ def dashboard(request: HttpRequest, session_id: int) -> HttpResponse:
         "panel_system": request_schema(system),
         "generic": request_schema(get_system("generic")),
         "odds_url": f"/play/{session.invite_code}/odds",
+        # Sheets and settings are edited as forms built from the system's own schema.
+        "sheet_schema": schema["sheet"],
+        "settings_schema": schema["settings"],
+        "code": session.invite_code,
     }
     return render(
         request,

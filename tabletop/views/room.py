@@ -128,6 +128,11 @@ def room_context(access: Access) -> dict[str, Any]:
         "quick_rolls": quick,
         "fairness": fairness(session),
         "odds_url": f"/play/{session.invite_code}/odds",
+        # The player's own characters' sheets, edited as forms built from the system's schema.
+        "sheet_schema": system.schema()["sheet"],
+        "sheets": [{"id": c.pk, "name": c.name, "sheet": c.sheet} for c in characters]
+        if not seat.is_gm
+        else [],
     }
     # The first names are drawn with the page; the socket's hello brings the whole table, so the
     # page weighs the same at a table of 5 or of 500.

@@ -1,0 +1,41 @@
+"""Sheets and settings from the forms of the room and the dashboard (JSON, with the page's CSRF
+token): a player's own characters, the GM's whole campaign."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.http import require_POST
+
+from ..services.errors import ServiceError
+from ..services.sheets import update_settings, update_sheet
+from .room import _access
+from .saved import _body, _error
+
+SIT_DOWN = {"error": {"code": "forbidden", "message": "sit down first"}}
+
+
+@require_POST
+def character_sheet(request: HttpRequest, code: str, character_id: int) -> HttpResponse:
+    access = _access(request, code)
+    if access is None:
+        return JsonResponse(SIT_DOWN, status=403)
+    try:
+        body = _body(request)
+        character = update_sheet(
+            seat=access.seat, character_id=character_id, sheet=body.get("sheet")
+        )
+    except ServiceError as exc:
+        return _error(exc)
+    return JsonResponse({"id": character.pk, "name": character.name, "sheet": character.sheet})
+
+
+@require_POST
+def campaign_settings(request: HttpRequest, code: str) -> HttpResponse:
+    access = _access(request, code)
+    if access is None:
+        return JsonResponse(SIT_DOWN, status=403)
+    try:
+        campaign = update_settings(seat=access.seat, settings=_body(request).get("settings"))
+    except ServiceError as exc:
+        return _error(exc)
+    return JsonResponse({"settings": campaign.settings})

@@ -55,10 +55,13 @@ class Generic(system.GameSystem):
         req = self.normalise(request)
         expr = parse(req["notation"])
         ev = evaluate(expr, source)
+        # Free text after the notation says what the roll is for: the result's ``label``, the
+        # same key the table gives a roll its player labelled (absent when there is none).
+        said = {"label": expr.label} if expr.label else {}
         return self._result(
             req,
             notation=expr.notation,
-            label=expr.label or None,
+            **said,
             dice=ev.dice,
             total=ev.total,
             successes=ev.successes,

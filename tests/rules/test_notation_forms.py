@@ -272,6 +272,8 @@ def test_the_generic_result_carries_the_free_text() -> None:
     assert result["label"] == "Roll for Initiative"
     assert result["total"] == 17
     assert result["text"].startswith("Roll for Initiative: ")
+    plain = get_system("generic").roll({"notation": "1d20+5"}, ScriptedSource([12]))
+    assert "label" not in plain
 
 
 def test_critical_marks_change_nothing_but_the_marks() -> None:

@@ -37,6 +37,9 @@ class EventType:
     open_ended: bool = False
     # Among several shapes of one action: whether ``data`` is this one.
     matches: Callable[[Mapping[str, Any]], bool] = lambda data: True
+    # The stored ``data.text`` is this line (the services' words give way to it); otherwise
+    # the line is for reading the record (exports, the log) and the stored data stays as made.
+    writes_text: bool = False
 
     @property
     def name(self) -> str:
@@ -271,6 +274,7 @@ CATALOGUE: tuple[EventType, ...] = (
         "a character spent a resource (`use` says for what)",
         _spend_line,
         matches=_resource_spend,
+        writes_text=True,
     ),
     EventType(
         "pool",
@@ -302,6 +306,7 @@ CATALOGUE: tuple[EventType, ...] = (
         "the GM awarded a character a resource (a negative amount takes some back)",
         _award_line,
         matches=_resource_award,
+        writes_text=True,
     ),
     EventType(
         "pool",
@@ -475,9 +480,7 @@ def with_log_line(*, kind: str, data: dict[str, Any], actor: str) -> dict[str, A
     """``data`` with its ``text`` written by the catalogue's renderer, for the kinds whose line
     the catalogue writes (the services' own words stand for the others)."""
     definition = event_type(kind, data)
-    if definition is None or definition.line is _text:
-        return data
-    if not any(f.name == "text" for f in definition.fields):
+    if definition is None or not definition.writes_text:
         return data
     return {**data, "text": definition.line(data, actor or "The table")}
 

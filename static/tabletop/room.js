@@ -13,9 +13,6 @@ const $ = (id) => document.getElementById(id);
 const page = JSON.parse($("room-data").textContent);
 const seatId = page.seat.id;
 const state = {status: page.session.status, live: false, fairness: page.fairness || {}};
-const pending = new Map(); // ref -> (error or null) => void
-let counter = 0;
-const newRef = (kind) => `${kind}-${++counter}-${Math.random().toString(36).slice(2, 7)}`;
 
 // --- client seed: a fresh one for every roll ----------------------------------------------
 // The field holds the seed the next roll (or die used) takes; taking it puts a new random one
@@ -48,7 +45,6 @@ function showStatus(kind, until) {
   }
   panel.setState(state);
   pools.setState(state);
-  if (!state.live) settleRolls();
 }
 
 // --- seats: who sat down, who is here now, the GM's "Remove" ---------------------------------
@@ -189,59 +185,37 @@ const pools = new Pools({page, panel, card: $("table-card"), bar: $("table-bar")
 
 /** Send a message; ``done(error or null)`` once the table answers it (or does not, in time). */
 function request(message, done) {
-  const ref = newRef("act");
-  if (!socket.send({...message, ref})) return false;
-  const timer = setTimeout(() => {
-    if (pending.delete(ref)) done({message: "No answer from the table; try again."});
-  }, 8000);
-  pending.set(ref, (err) => {
-    clearTimeout(timer);
-    done(err);
-  });
-  return true;
+  return socket.request(message, (err) => done(err));
 }
 
 function reveal(seq, button, error) {
-  const ref = newRef("reveal");
   error.textContent = "";
-  if (!socket.send({type: "reveal", ref, seq})) {
+  const sent = socket.request({type: "reveal", seq}, (err) => {
+    button.disabled = false;
+    if (err) error.textContent = err.message;
+  });
+  if (!sent) {
     error.textContent = "Not connected; try again in a moment.";
     return;
   }
   button.disabled = true;
-  pending.set(ref, (err) => {
-    button.disabled = false;
-    if (err) error.textContent = err.message;
-  });
-}
-
-function settleRolls() {
-  for (const [ref, done] of pending) {
-    if (ref.startsWith("roll")) {
-      pending.delete(ref);
-      done(null);
-    }
-  }
 }
 
 $("roll-form").addEventListener("submit", (e) => {
   e.preventDefault();
   if (panel.button.disabled) return;
-  const ref = newRef("roll");
-  const message = {...panel.message(), ref, client_seed: clientSeed()};
+  const message = {...panel.message(), client_seed: clientSeed()};
   panel.clearErrors();
-  if (!socket.send(message)) {
-    panel.showError(null, "Not connected: wait until the status says live.");
-    return;
-  }
-  panel.setBusy(true);
-  const timer = setTimeout(() => { pending.delete(ref); panel.setBusy(false); }, 8000);
-  pending.set(ref, (err) => {
-    clearTimeout(timer);
+  const sent = socket.request(message, (err) => {
     panel.setBusy(false);
     if (err) panel.showError(err.field, err.message);
     else panel.rolled();
   });
+  if (!sent) {
+    panel.showError(null, "Not connected: wait until the status says live.");
+    return;
+  }
+  panel.setBusy(true);
 });
 
 function showLast(event) {
@@ -284,18 +258,10 @@ const socket = new RoomSocket(page.socket, {
       drawFairness();
     }
     if (event.kind === "roll" && event.actor && event.actor.seat === seatId && !replay) showLast(event);
-    const done = event.ref && pending.get(event.ref);
-    if (done) {
-      pending.delete(event.ref);
-      done(null);
-    }
   },
   error(msg) {
-    const done = msg.ref != null && pending.get(msg.ref);
-    if (done) {
-      pending.delete(msg.ref);
-      done(msg);
-    } else if (msg.ref !== "heartbeat") {
+    // (answers to this page's own requests go to whoever asked; see socket.request)
+    if (msg.ref !== "heartbeat") {
       panel.showError(msg.field, msg.message);
     }
   },
@@ -334,17 +300,16 @@ const end = $("end-session");
 if (end) {
   end.addEventListener("click", () => {
     if (!confirm("End the session for everyone? No more rolls can be made, and the server seed is revealed.")) return;
-    const ref = newRef("end");
     $("end-error").textContent = "";
-    if (!socket.send({type: "session.end", ref})) {
+    const sent = socket.request({type: "session.end"}, (err) => {
+      end.disabled = false;
+      if (err) $("end-error").textContent = err.message;
+    });
+    if (!sent) {
       $("end-error").textContent = "Not connected; try again in a moment.";
       return;
     }
     end.disabled = true;
-    pending.set(ref, (err) => {
-      end.disabled = false;
-      if (err) $("end-error").textContent = err.message;
-    });
   });
 }
 

@@ -52,11 +52,6 @@ def decode(raw: str | bytes, *, system: str, is_gm: bool) -> Decoded | Refused:
     """One socket message, checked against its declaration for a table playing ``system``:
     JSON, a ``ref`` that can come back, a known type, the seat's role, and every field (types,
     ranges, text that encodes, finite numbers, no unknown fields)."""
-    with timing.span("decode"):
-        return _decode(raw, system=system, is_gm=is_gm)
-
-
-def _decode(raw: str | bytes, *, system: str, is_gm: bool) -> Decoded | Refused:
     try:
         message = parse_json(raw)
     except ValueError:

@@ -2,12 +2,13 @@
 
 Off by default: ``span`` hands back one shared do-nothing context and ``record`` returns at once.
 Setting ``TABLETOP["TIMING"]`` to the dotted path of a callable ``record(step: str, ms: float)``
-turns it on for the process; a profiler (``python -m bench.profile``) does that through its
-settings module, never by patching the table's code.
+turns it on for the process; the profiler (``python -m bench.scenarios.profile``) does that
+through its settings module, never by patching the table's code.
 
 The steps the table names (one recorded value per occurrence, in milliseconds):
 
-- ``decode``: a socket message parsed and checked;
+- ``decode``: a socket message parsed and checked (``consumers.py``);
+- ``hello``: a connect's hello read, the wait for the database thread included (``consumers.py``);
 - ``orm.wait``: an action waiting for the database thread, ``service``: the action running there
   (``protocol/wire.py``);
 - ``serialise``: a committed event turned into the room's JSON, once per event;

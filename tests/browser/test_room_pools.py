@@ -180,7 +180,9 @@ class RoomPoolsTests(BrowserTestCase):
         ana.click("#quick button:has-text('Hero Dice')")
         ana.fill("#f-discordian-protect", "1")
         protect = ana.inner_text(".field:has(#f-discordian-protect) .cost")
-        self.assertEqual(protect, "costs up to 1 Instant Karma (1 a die it shields); Eris has 2 left")
+        self.assertEqual(
+            protect, "costs up to 1 Instant Karma (1 a die it shields); Eris has 2 left"
+        )
 
         # The odds follow the luck die the table will add (Eris's d8).
         def odds_pool(request) -> list[str] | None:

@@ -407,3 +407,17 @@ def test_quick_rolls():
         "Fencing +7d6",
     ]
     assert SYSTEM.validate_sheet({})["attributes"]["Running"] == "+2d6 (3d6)"
+
+
+def test_a_sheet_keeps_restricted_action_dice_by_class_or_skill() -> None:
+    """Action dice usable only for one class of actions or one skill, per round (the table deals
+    them as stacks of their own)."""
+    system = ActionDice()
+    assert system.validate_sheet({"restricted_dice": {"Firearms": 2}})["restricted_dice"] == {
+        "Firearms": 2
+    }
+    assert system.validate_sheet({})["restricted_dice"] == {}
+    with pytest.raises(RuleError) as caught:
+        system.validate_sheet({"restricted_dice": {"Firearms": 21}})
+    assert caught.value.field == "sheet.restricted_dice.Firearms"
+    assert "restricted_dice" in [f["name"] for f in system.schema()["sheet"]]

@@ -77,6 +77,15 @@ class ActionDice(system.GameSystem):
             max_items=100,
             fields=TRAIT_MAP,
         ),
+        Field(
+            "restricted_dice",
+            "counts",
+            label="Restricted / specialized action dice",
+            help="Class of actions or skill -> action dice of their own each round.",
+            default={},
+            min=0,
+            max=20,
+        ),
     )
     settings_fields = (
         Field(

@@ -5,7 +5,8 @@ Two things make that work after async tests ran in the same process:
 
 - the forked daphne child starts clean (``FreshDaphneProcess``): asgiref's one-thread executor
   an earlier async test created has no thread after the fork, so every database call would
-  wait forever, and a channel layer bound to another event loop is dropped;
+  wait forever, a channel layer bound to another event loop is dropped, and so is the odds'
+  worker pool;
 - service calls that broadcast (starting a session...) run on a worker thread
   (``off_thread``): ``async_to_sync`` cannot run on the thread where Playwright's event loop
   lives, and neither can a socket client's own loop.
@@ -88,7 +89,25 @@ class FreshDaphneProcess(DaphneProcess):
     def run(self) -> None:
         SyncToAsync.single_thread_executor = ThreadPoolExecutor(max_workers=1)
         channel_layers.backends = {}
+        _fresh_odds_workers()
         super().run()
+
+
+def _fresh_odds_workers() -> None:
+    """The odds' worker pool (and the fork server its workers come from) as in a new process:
+    a pool an earlier test made in this process has no threads after the fork, and the fork
+    server belongs to the parent, so odds would wait until their budget and fail."""
+    from multiprocessing import forkserver
+
+    from tabletop.selectors import odds
+
+    server = forkserver.ForkServer()
+    forkserver._forkserver = server
+    forkserver.ensure_running = server.ensure_running
+    forkserver.get_inherited_fds = server.get_inherited_fds
+    forkserver.connect_to_new_process = server.connect_to_new_process
+    forkserver.set_forkserver_preload = server.set_forkserver_preload
+    odds._workers = odds._Workers()
 
 
 class BrowserTestCase(ChannelsLiveServerTestCase):

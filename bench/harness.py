@@ -70,6 +70,19 @@ def daphne_command(port: int, app: str = "tabletop.asgi:application") -> list[st
     return [PY, "-m", "daphne", "-b", HOST, "-p", str(port), app]
 
 
+def server_command(port: int, app: str = "tabletop.asgi:application") -> list[str]:
+    """How a benchmark serves the table: daphne, as it ships; ``BENCH_SERVER=uvicorn`` serves the
+    same application with uvicorn and its ``websockets`` protocol instead, to measure what the
+    server's own per-connection and per-frame work costs (daphne's send-buffer bound, which reads
+    daphne's transport, is then not in force)."""
+    if os.environ.get("BENCH_SERVER") == "uvicorn":
+        return [
+            PY, "-m", "uvicorn", app, "--host", HOST, "--port", str(port), "--ws", "websockets",
+            "--log-level", "warning", "--no-access-log",
+        ]  # fmt: skip
+    return daphne_command(port, app)
+
+
 class ServerProcess:
     """One server process we started: running once its port answers; stopped by its own pid.
 
@@ -290,7 +303,7 @@ class Setup:
             self.processes.append(
                 ServerProcess(
                     f"daphne{i + 1}",
-                    daphne_command(port, self.app),
+                    server_command(port, self.app),
                     env=self.env(),
                     port=port,
                     log=self.logs / f"{self.tag}-{self.kind}-{port}-{stamp}.log",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import signal
+import time
 
 from rules.engines import OddsTooLarge, RuleError, get_system
 
@@ -18,15 +19,24 @@ def _time_is_up(signum: int, frame: object) -> None:
     raise _OutOfTime()
 
 
+# The engine checks its deadline as it works; the alarm stops only work that does not check
+# it in time (a single step longer than this), so a slow request gets the engine's own words.
+ALARM_GRACE = 0.5
+
+
 def compute(system_id: str, request_json: str, seconds: float | None = None) -> tuple[str, str]:
     """The engine's answer, or its refusal, as JSON. Never raises: whatever the engine does,
     the table answers a clean error. With ``seconds``, the computation itself (not the wait for
-    a worker, nor the worker's start) is stopped once that much time has passed."""
+    a worker, nor the worker's start) has that much time: the engine refuses past it, and an
+    alarm stops it shortly after if it has not."""
+    deadline = None
     if seconds:
+        deadline = time.monotonic() + seconds
         signal.signal(signal.SIGALRM, _time_is_up)
-        signal.setitimer(signal.ITIMER_REAL, seconds)
+        signal.setitimer(signal.ITIMER_REAL, seconds + ALARM_GRACE)
     try:
-        return "ok", json.dumps(get_system(system_id).odds(json.loads(request_json)))
+        system = get_system(system_id)
+        return "ok", json.dumps(system.odds(json.loads(request_json), deadline=deadline))
     except _OutOfTime:
         field = "notation" if '"notation"' in request_json else "request"
         reason = "too large to work out exact odds in time"

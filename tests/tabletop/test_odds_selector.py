@@ -57,7 +57,8 @@ async def test_a_computation_past_its_time_budget_is_stopped_and_refused_plainly
         with pytest.raises(OddsTooLarge) as err:
             await odds.odds_for(system_id="generic", request=SLOW)
         assert time.monotonic() - started < 3
-        assert err.value.field == "notation" and "in time" in err.value.reason
+        # The engine's own refusal: it was handed the budget as its deadline.
+        assert err.value.field == "notation" and "took longer" in err.value.reason
         # The stopped worker is replaced: the next request is answered.
         assert await odds.odds_for(system_id="generic", request={"notation": "2d4"})
 
@@ -89,3 +90,16 @@ def test_the_worker_stops_a_computation_at_its_own_time_budget():
     assert kind == "too-large" and json.loads(body)["field"] == "notation"
     # The budget is the computation's alone: a quick one afterwards is answered.
     assert compute("generic", json.dumps({"notation": "2d6"}), 0.3)[0] == "ok"
+
+
+def test_the_engine_gets_the_workers_budget_as_its_deadline():
+    # The engine's own refusal, not the alarm's: the engine is told when its time is up.
+    kind, body = compute("generic", json.dumps({"notation": "60d100kh10"}), 0.05)
+    assert kind == "too-large"
+    assert "took longer than this table allows" in json.loads(body)["reason"]
+    engine = type(get_system("generic"))
+    with mock.patch.object(engine, "odds", return_value={"ok": True}) as odds_of:
+        before = time.monotonic()
+        compute("generic", json.dumps({"notation": "2d6"}), 2.0)
+    deadline = odds_of.call_args.kwargs["deadline"]
+    assert before + 1.9 < deadline <= time.monotonic() + 2.0

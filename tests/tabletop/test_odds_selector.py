@@ -94,7 +94,7 @@ def test_the_worker_stops_a_computation_at_its_own_time_budget():
 
 def test_the_engine_gets_the_workers_budget_as_its_deadline():
     # The engine's own refusal, not the alarm's: the engine is told when its time is up.
-    kind, body = compute("generic", json.dumps({"notation": "60d100kh10"}), 0.05)
+    kind, body = compute("generic", json.dumps(SLOW), 0.3)
     assert kind == "too-large"
     assert "took longer than this table allows" in json.loads(body)["reason"]
     engine = type(get_system("generic"))

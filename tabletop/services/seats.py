@@ -136,9 +136,10 @@ def seat_for_user(*, session: GameSession, user: Any) -> Seat | None:
         return None
     if session.campaign.gm_id == user.pk or user.is_superuser:
         return gm_seat(session=session, user=user)
-    seat = Seat.objects.filter(session=session, user=user, removed_at__isnull=True).first()
+    seat = Seat.objects.filter(session=session, user=user).first()
     if seat is not None:
-        return seat
+        # A seat the GM took away stays away: no fresh seat for the same login either.
+        return seat if seat.removed_at is None else None
     owned = list(Character.objects.filter(campaign_id=session.campaign_id, owner=user))
     if not owned or session.status == SessionStatus.ENDED:
         return None

@@ -116,6 +116,23 @@ def test_a_removed_logged_in_player_cannot_sit_down_again(live_session):
     assert caught.value.code == "forbidden"
 
 
+def test_a_removed_character_owner_gets_no_new_seat_by_logging_in(live_session):
+    """The room (page or socket) finds a logged-in player's seat by their login: once the GM
+    removed it, owning a character of the campaign must not sit them down again."""
+    from tabletop.models import Character
+    from tabletop.services.access import resolve_access
+
+    user = get_user_model().objects.create_user("cid", password="pw-for-tests-only")
+    Character.objects.create(campaign=live_session.campaign, owner=user, name="Cid")
+    access = resolve_access(code=live_session.invite_code, token=None, cookie_token=None, user=user)
+    assert access is not None and access.via == "login"
+    remove_seat(by_seat_id=table_gm_seat(session=live_session).pk, seat_id=access.seat.pk)
+    seats = Seat.objects.filter(session=live_session, user=user).count()
+    again = resolve_access(code=live_session.invite_code, token=None, cookie_token=None, user=user)
+    assert again is None
+    assert Seat.objects.filter(session=live_session, user=user).count() == seats
+
+
 def test_here_is_answered_to_seated_visitors_only(client, live_session):
     assert client.get(f"/play/{live_session.invite_code}/here").status_code == 403
     body = json.dumps({"name": "Ana"})

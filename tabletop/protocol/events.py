@@ -213,6 +213,8 @@ CATALOGUE: tuple[EventType, ...] = (
             _obj("roller", required=True, help='{"seat", "name"}'),
             _obj("roll", required=True, help="the revealed roll's data"),
             _obj("open_roll", help="the roll's open-roll state, now the room's, while it is open"),
+            POOLS,
+            RESOURCES,
         ),
         PUBLIC,
         "everyone",
@@ -239,6 +241,8 @@ CATALOGUE: tuple[EventType, ...] = (
             Field("server_seed", "text", required=True),
             Field("commitment", "text"),
             Field("ended_at", "text", help="ISO-8601"),
+            POOLS,
+            RESOURCES,
         ),
         PUBLIC,
         "everyone",
@@ -249,10 +253,23 @@ CATALOGUE: tuple[EventType, ...] = (
     EventType(
         "pool",
         "counts",
-        (ACTION, _int("of", min=1, required=True), POOLS, RESOURCES, TEXT),
-        PUBLIC,
-        "everyone",
-        "the new counts after a change about a hidden roll (`of`: that event's seq)",
+        (
+            ACTION,
+            _int("of", min=1, required=True),
+            POOLS,
+            RESOURCES,
+            ROLL_SEQ,
+            _objs(
+                "withheld",
+                help='{"count": ["pools", id] or ["resources", character, name], "moved"} each',
+            ),
+            TEXT,
+        ),
+        ANY,
+        "as hidden as the change it notes (`withheld`), or its seat alone (`self`)",
+        "counts a hidden roll's spends moved, withheld from the room until the roll is revealed "
+        "or the session ends (`of`: that change's seq); or the counts as one seat sees them "
+        "after a public change while some are withheld",
     ),
     EventType(
         "pool",

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..models import Character, GameSession, Seat
 from .events import Viewer
-from .pools import pools_state, visible_open_rolls
+from .pools import pending_withheld, pools_state, seen_counts, visible_open_rolls, withheld_view
 
 # A room's state as the whole table has it, per session: (last_seq, built at, state). Sockets
 # connecting at the same moment (a class logging in, a reconnect after a network blip) would
@@ -59,7 +59,17 @@ def room_state(
         shared = _table_state(session)
         if last_seq is not None:
             _remember(session.pk, last_seq, shared)
-    return {**shared, "open_rolls": visible_open_rolls(shared["open_rolls"], viewer)}
+    state = {k: v for k, v in shared.items() if k != WITHHELD}
+    state["open_rolls"] = visible_open_rolls(shared["open_rolls"], viewer)
+    # Counts moved for hidden rolls not revealed yet: as they were, for whoever does not see them.
+    unseen = withheld_view(shared[WITHHELD], viewer=viewer) if shared[WITHHELD] else {}
+    if unseen:
+        for key in ("pools", "resources"):
+            state[key] = seen_counts(key, state[key], unseen)
+    return state
+
+
+WITHHELD = "_withheld"  # internal: the moves not every seat sees yet (pending_withheld)
 
 
 def _table_state(session: GameSession) -> dict[str, Any]:
@@ -76,6 +86,7 @@ def _table_state(session: GameSession) -> dict[str, Any]:
         "table": session.table_state,
         **pools_state(session=session),
         "fairness": fairness(session),
+        WITHHELD: pending_withheld(session_id=session.pk),
     }
 
 

@@ -16,7 +16,7 @@ from ..systems.registry import RollContext, TableSystem, table_system
 from .errors import ServiceError, conflict, forbidden, invalid, not_found
 from .events import next_seq, record_event
 from .names import clean_label
-from .pools import character_for
+from .pools import character_for, forget_moves, roll_made, told_on_reveal
 
 HIDDEN = {Visibility.GM, Visibility.BLIND, Visibility.SELF}
 
@@ -67,6 +67,7 @@ def make_roll(
     declaration (tabletop/protocol/core.py); the request is the engine's to check."""
     label = clean_label(label)
     with transaction.atomic():
+        forget_moves(roll_being_made=True)
         # The seat, its session locked, and the campaign: one statement (this is every roll's
         # path, and each statement is a round trip to the database).
         seat = (
@@ -126,6 +127,7 @@ def make_roll(
             data=result,
             seq=seq,
         )
+        roll_made(event.seq)
         table.settle(ctx, event)
         return event
 
@@ -169,4 +171,13 @@ def reveal_roll(*, seat: Seat, seq: int) -> Event:
         }
         if still_open is not None:  # the room now sees the open roll too
             data["open_roll"] = open_roll_summary(still_open)
-        return record_event(session_id=seat.session_id, kind="roll.reveal", actor=seat, data=data)
+        return told_on_reveal(
+            session_id=seat.session_id,
+            roll=seq,
+            record=lambda counts: record_event(
+                session_id=seat.session_id,
+                kind="roll.reveal",
+                actor=seat,
+                data={**data, **counts},
+            ),
+        )

@@ -12,7 +12,7 @@ from ..models import Campaign, GameSession, Seat, SessionStatus
 from ..systems.registry import table_system
 from .errors import conflict, forbidden, invalid
 from .events import record_event
-from .pools import expire_pools
+from .pools import expire_pools, withheld_counts
 from .seats import table_gm_seat
 
 
@@ -73,6 +73,8 @@ def end_session(*, session_id: int, by: Seat | None = None) -> GameSession:
         session.status = SessionStatus.ENDED
         session.ended_at = timezone.now()
         session.save(update_fields=["status", "ended_at"])
+        # Counts withheld for hidden rolls are the room's now (pending_withheld: none once ended).
+        withheld = withheld_counts(session_id=session.pk)
         table_system(session.campaign.system).session_ended(session, by)
         expire_pools(session=session, by=by)
         record_event(
@@ -83,6 +85,7 @@ def end_session(*, session_id: int, by: Seat | None = None) -> GameSession:
                 "server_seed": bytes(session.server_seed).hex(),
                 "commitment": session.commitment,
                 "ended_at": session.ended_at.isoformat(),
+                **withheld(),
             },
         )
     return session

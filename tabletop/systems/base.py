@@ -21,6 +21,7 @@ from ..services.errors import conflict, forbidden, invalid, not_found
 from ..services.events import next_seq
 from ..services.pools import (
     character_for,
+    forget_moves,
     grant_resource,
     pools_changed,
     record_pool_event,
@@ -42,6 +43,7 @@ def seat_of(seat_id: int) -> Seat:
 def live_seq(*, session_id: int) -> int:
     """The next seq of a live session. Taking it locks the session row, so a change that
     passes here cannot land after the session's end: once ended, nothing changes."""
+    forget_moves()  # a change begins: nothing of one that failed carries over
     seq = next_seq(session_id=session_id)
     status = GameSession.objects.values_list("status", flat=True).get(pk=session_id)
     if status != SessionStatus.LIVE:
@@ -71,7 +73,8 @@ def need_character(ctx: RollContext, what: str) -> Character:
 
 def hidden_as_roll(ctx: RollContext) -> dict[str, Any]:
     """What a roll spends tells of its request (a luck die, protected dice, action dice): a
-    spend for a hidden roll is as hidden as the roll; the room still sees the new counts."""
+    spend for a hidden roll is as hidden as the roll, and so is what it moves of the counts
+    until the roll is revealed (services/pools.record_pool_event)."""
     if ctx.visibility == "public":
         return {}
     return {"visibility": ctx.visibility, "owner": ctx.seat}

@@ -227,14 +227,26 @@ async def test_hidden_zoria_rolls_stay_hidden_through_pool_events_and_state():
         bo, {"type": "pool.spend", "ref": "b", "effect": "activate-botch", "roll": seq}
     )
     assert spend["code"] == "not-found"
-    # Ana uses a die: she and the GM see the dice; Bo sees a hidden event then the new counts
+    # Ana uses a die: she and the GM see the dice and the new count; Bo sees hidden events
+    # only, and his count stays as it was (live and on reconnect) until the roll is revealed.
     use = await ask(ana, {"type": "pool.use", "ref": "u", "roll": seq})
     assert use["visibility"] == "gm" and use["data"]["dice"]
-    hidden, counts = await next_event(bo), await next_event(bo)
+    hidden, note = await next_event(bo), await next_event(bo)
     assert hidden["seq"] == use["seq"] and hidden["data"] == {"hidden": True}
-    assert counts["seq"] == use["seq"] + 1 and counts["visibility"] == "public"
-    assert counts["data"]["action"] == "counts" and "dice" not in counts["data"]
-    assert counts["data"]["pools"][0]["remaining"] == 3 and "total" not in counts["data"]["text"]
+    assert note["seq"] == use["seq"] + 1 and note["data"] == {"hidden": True}
+    pool = use["data"]["pools"][0]
+    assert pool["remaining"] == 3
+
+    def remaining(hello):
+        return {p["id"]: p["remaining"] for p in hello["state"]["pools"]}[pool["id"]]
+
+    bo_late, bo_hello = await connect(t["code"], token=t["tokens"][1])
+    ana_late, ana_hello = await connect(t["code"], token=t["tokens"][0])
+    cookie = (b"cookie", await login_cookie(t["gm"]))
+    gm_late, gm_hello = await connect(t["code"], headers=[ORIGIN, cookie])
+    assert (remaining(bo_hello), remaining(ana_hello), remaining(gm_hello)) == (4, 3, 3)
+    for comm in (bo_late, ana_late, gm_late):
+        await comm.disconnect()
     # the GM declares it: the roller sees the declaration, Bo does not
     close = await ask(gm, {"type": "roll.close", "ref": "c", "roll": seq, "result": "hit"})
     assert close["visibility"] == "gm"
@@ -246,5 +258,14 @@ async def test_hidden_zoria_rolls_stay_hidden_through_pool_events_and_state():
     while theirs["kind"] != "roll.close":
         theirs = await next_event(bo)
     assert theirs["data"] == {"hidden": True}
-    for comm in (gm, ana, bo, bo_again):
+    # Revealed: the reveal carries the count to the room, and every hello agrees with the store.
+    await ask(gm, {"type": "reveal", "ref": "v", "seq": seq})
+    shown = await next_event(bo)
+    while shown["kind"] != "roll.reveal":
+        shown = await next_event(bo)
+    assert [p["remaining"] for p in shown["data"]["pools"]] == [3]
+    bo_late, bo_hello = await connect(t["code"], token=t["tokens"][1])
+    stored = await database_sync_to_async(Pool.objects.get)(pk=pool["id"])
+    assert remaining(bo_hello) == stored.remaining == 3
+    for comm in (gm, ana, bo, bo_again, bo_late):
         await comm.disconnect()

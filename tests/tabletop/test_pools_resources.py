@@ -11,7 +11,7 @@ from tabletop.models.pools import ExtendedAction, Pool, PoolKind
 from tabletop.services.errors import ServiceError
 from tabletop.services.rolls import make_roll
 from tabletop.services.seats import gm_seat, join_session
-from tabletop.services.sessions import create_session, start_session
+from tabletop.services.sessions import create_session, end_session, start_session
 
 from .commands import send
 
@@ -393,12 +393,12 @@ def test_a_spend_on_a_hidden_roll_is_as_hidden_as_the_roll(disco, gm):
 
 
 @pytest.mark.parametrize("visibility", ["gm", "blind", "self"])
-def test_what_a_hidden_roll_spends_is_as_hidden_as_the_roll_and_the_room_gets_the_counts(
+def test_what_a_hidden_roll_spends_is_as_hidden_as_the_roll_and_its_counts_wait_for_it(
     disco, visibility
 ):
     session, (eris,), (ana,), _ = disco
     discord_is(session, 3)
-    seq = GameSession.objects.get(pk=session.pk).last_seq + 3  # luck die spend, its counts, roll
+    seq = GameSession.objects.get(pk=session.pk).last_seq + 2  # the luck die's spend, the roll
     roll = make_roll(
         seat_id=ana.pk,
         request={"pool": ["d6"], "tn": 5, "protect": 1},
@@ -414,16 +414,18 @@ def test_what_a_hidden_roll_spends_is_as_hidden_as_the_roll_and_the_room_gets_th
     assert [e.data["use"] for e in spends] == ["add-luck-die", "protect"]
     assert spends[0].seq < roll.seq < spends[1].seq  # protection is paid for what it shielded
     assert {e.visibility for e in spends} == {visibility}
-    # The public companions carry only the new amounts: nothing of the luck die or protection.
-    assert [e.visibility for e in counts] == ["public", "public"]
+    # Nothing public: the moves are noted as hidden as the roll, waiting for it.
+    assert [e.visibility for e in counts] == [visibility, visibility]
     assert [e.data["of"] for e in counts] == [e.seq for e in spends]
-    assert counts[-1].data["resources"] == [
-        {"character": eris.pk, "name": "instant_karma", "amount": 0}
+    assert [e.data["roll"] for e in counts] == [roll.seq, roll.seq]
+    moved = [m for e in counts for m in e.data["withheld"]]
+    assert moved == [
+        {"count": ["resources", eris.pk, "instant_karma"], "moved": -1},
+        {"count": ["resources", eris.pk, "instant_karma"], "moved": -1},
     ]
-    assert set(counts[-1].data) == {"action", "of", "resources", "text"}
 
 
-def test_a_hidden_roll_spending_a_character_point_shows_only_the_count(d6):
+def test_a_hidden_roll_spending_a_character_point_shows_nothing_until_the_end(d6):
     session, (sera, _), (ana, _), _ = d6
     roll = make_roll(
         seat_id=ana.pk,
@@ -431,9 +433,14 @@ def test_a_hidden_roll_spending_a_character_point_shows_only_the_count(d6):
         character=sera.pk,
         visibility="self",
     )
-    spend, counts = Event.objects.filter(session=session, seq__lt=roll.seq).order_by("-seq")[:2][
-        ::-1
-    ]
+    spend = Event.objects.get(session=session, seq=roll.seq - 1)
+    note = Event.objects.get(session=session, seq=roll.seq + 1)  # noted once the roll has its seq
     assert spend.visibility == "self" and spend.data["use"] == "double-base"
-    assert counts.visibility == "public" and counts.data["of"] == spend.seq
-    assert counts.data["resources"][0]["amount"] == 1
+    assert note.visibility == "self" and note.data["of"] == spend.seq
+    assert note.data["roll"] == roll.seq
+    assert not Event.objects.filter(session=session, visibility="public", kind="pool").exists()
+    end_session(session_id=session.pk)
+    ended = Event.objects.get(session=session, kind="session.end")
+    assert ended.data["resources"] == [
+        {"character": sera.pk, "name": "character_points", "amount": 1}
+    ]

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from tabletop.models import Campaign, Character, GameSession, Seat
 from tabletop.selectors.events import Viewer, events_after, for_viewer
+from tabletop.selectors.pools import resources_state
 from tabletop.selectors.room import apply_event, room_state
 from tabletop.services.errors import ServiceError
 from tabletop.services.seats import gm_seat, join_session
@@ -202,6 +203,7 @@ DISCORDIAN_ACTIONS = st.one_of(
     st.tuples(st.just("award"), st.sampled_from(["Eris", "Kel"]), st.sampled_from([-1, 1, 2])),
     st.tuples(st.just("gm"), st.sampled_from(["discord.roll", "round.new", "scene.new"])),
     st.tuples(st.just("join"), st.integers(0, 3)),
+    st.tuples(st.just("reveal"), WHO, st.integers(0, 5)),
     st.tuples(st.just("end")),
 )
 HERO = {"hero_dice": ["d6", "d8"], "luck": 2, "instant_karma": 3, "luck_die": "d8"}
@@ -257,6 +259,9 @@ def _act_discordian(session: GameSession, seats: dict[str, Seat], action: tuple[
             )
         elif kind == "gm":
             send(seats["gm"], args[0])
+        elif kind == "reveal":
+            who, i = args
+            send(seats[who], "reveal", seq=rolls[i % len(rolls)] if rolls else 1)
         elif kind == "join":
             join_session(
                 session=session,
@@ -271,6 +276,18 @@ def _act_discordian(session: GameSession, seats: dict[str, Seat], action: tuple[
         pass
 
 
+def _on_a_roll_still_hidden(session: GameSession, action: tuple[Any, ...]) -> bool:
+    """Whether ``action`` was a spend on a hidden roll that is not revealed yet."""
+    if action[0] != "spend":
+        return False
+    rolls = list(session.events.filter(kind="roll").order_by("seq"))
+    if not rolls:
+        return False
+    roll = rolls[action[3] % len(rolls)]
+    revealed = session.events.filter(kind="roll.reveal", data__seq=roll.seq).exists()
+    return roll.visibility != "public" and not revealed
+
+
 @settings(
     max_examples=10,
     deadline=None,
@@ -280,13 +297,18 @@ def _act_discordian(session: GameSession, seats: dict[str, Seat], action: tuple[
 def test_the_same_holds_for_resources_and_the_tables_rule_state(django_user_model, actions):
     gm_user = django_user_model.objects.get_or_create(username="reducer-gm")[0]
     session, seats = _discordian_table(gm_user)
-    viewers = _viewers(seats)
+    # Spends on hidden rolls move counts for their roller and the GM only, until the reveal or
+    # the end: a watcher with no seat sees the room's counts.
+    viewers = {**_viewers(seats), "room": Viewer(seat_id=None, is_gm=False)}
     hellos: dict[str, list[tuple[int, dict[str, Any]]]] = {v: [] for v in viewers}
     for step in [None, *actions]:
         if step is not None:
             _act_discordian(session, seats, step)
         for name, viewer in viewers.items():
             hellos[name].append(_hello(session, viewer))
+        if step is not None and _on_a_roll_still_hidden(session, step):
+            # Its price would tell of the roll's dice: the room's counts stay as they were.
+            assert hellos["room"][-1][1]["resources"] == hellos["room"][-2][1]["resources"]
     events = events_after(session_id=session.pk, after=0)
     for name, viewer in viewers.items():
         seen = [for_viewer(e, viewer) for e in events]
@@ -295,3 +317,6 @@ def test_the_same_holds_for_resources_and_the_tables_rule_state(django_user_mode
             for event in seen[n:m]:
                 state = apply_event(state, event)
             assert state == at_m, f"{name}: hello at {n} + events {n + 1}..{m} != hello at {m}"
+    if GameSession.objects.get(pk=session.pk).status == "ended":
+        stored = resources_state(session=session)
+        assert all(hellos[name][-1][1]["resources"] == stored for name in viewers)

@@ -153,7 +153,7 @@ async def scenario(setup: Setup, name: str, spec: dict[str, Any]) -> dict[str, A
         "latency": summarize(latencies),
         "undelivered": sum(total - len(s.rolls.get(tag, {})) for s in listeners),
         "servers": servers,
-        "flamegraph": str((OUT / f"{label}.svg").relative_to(ROOT)),
+        "flamegraph": str(OUT / f"{label}.svg"),
         "spy_summary": spy_text,
     }
 

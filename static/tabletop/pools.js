@@ -129,6 +129,10 @@ export class Pools {
       if (d.table) this.table = d.table;
       if (d.action === "lucky-break") this.lucky.add(d.seat);
       for (const seq of d.rolls || []) this.open.delete(seq); // closed as they stood
+    } else if ((ev.kind === "roll.reveal" || ev.kind === "session.end") && !replay) {
+      // Counts a hidden roll's spends moved reach the room with its reveal or the session's end.
+      for (const p of d.pools || []) this.pools.set(p.id, p);
+      for (const r of d.resources || []) this.res.set(`${r.character}:${r.name}`, r.amount);
     } else if (ev.kind === "roll.close" && d.open_roll && !replay) {
       this.open.set(d.roll, d.open_roll);
     } else if (ev.kind === "roll" && mine && !replay && !d.reroll_of && this.resets.length) {

@@ -8,6 +8,8 @@ import pytest
 from rules.engines import FairStream
 from tabletop.models import Campaign, Character, CharacterResource, Event, GameSession, Seat
 from tabletop.models.pools import ExtendedAction, Pool, PoolKind
+from tabletop.selectors.events import Viewer
+from tabletop.selectors.room import room_state
 from tabletop.services.errors import ServiceError
 from tabletop.services.rolls import make_roll
 from tabletop.services.seats import gm_seat, join_session
@@ -444,3 +446,53 @@ def test_a_hidden_roll_spending_a_character_point_shows_nothing_until_the_end(d6
     assert ended.data["resources"] == [
         {"character": sera.pk, "name": "character_points", "amount": 1}
     ]
+
+
+def _karma(session, viewer, character):
+    state = room_state(session=GameSession.objects.get(pk=session.pk), viewer=viewer)
+    rows = {(r["character"], r["name"]): r["amount"] for r in state["resources"]}
+    return rows[(character.pk, "instant_karma")]
+
+
+def test_the_price_of_avoiding_a_costly_hidden_roll_waits_for_its_reveal(gm):
+    # Another seat must not read "exactly N ones" off the Instant Karma spent on a blind roll.
+    session, (eris,), (ana,), gm_seat_ = setup_table(
+        gm, "discordian", {"Eris": {"luck": 5, "instant_karma": 20, "hero_dice": ["d6"] * 4}}
+    )
+    for i in range(500):
+        roll = make_roll(
+            seat_id=ana.pk,
+            request={"pool": ["d6"] * 4, "tn": 4, "challenge": 2},
+            character=eris.pk,
+            client_seed=f"c{i}",
+            visibility="gm",
+        )
+        if "costly" in roll.data["flags"]:
+            break
+    ones = roll.data["ones"]
+    spend = send(ana, "resource.spend", character=eris.pk, use="avoid-costly", roll=roll.seq)
+    assert spend.visibility == "gm" and amount(eris, "instant_karma") == 20 - ones
+    room = Viewer(seat_id=None, is_gm=False)
+    roller = Viewer(seat_id=ana.pk, is_gm=False)
+    table_gm = Viewer(seat_id=gm_seat_.pk, is_gm=True)
+    after = Event.objects.filter(session=session, seq__gt=roll.seq)
+    assert not after.filter(visibility="public").exists()  # nothing public says "costly"
+    assert _karma(session, room, eris) == 20
+    assert _karma(session, roller, eris) == _karma(session, table_gm, eris) == 20 - ones
+    # The GM awards 1 in public: the room sees 20 + 1, the roller and the GM their own count.
+    award = send(gm_seat_, "resource.award", character=eris.pk, name="instant_karma", amount=1)
+    assert award.visibility == "public" and award.data["resources"][0]["amount"] == 21
+    told = Event.objects.filter(session=session, seq__gt=award.seq, data__action="counts")
+    assert {(e.visibility, e.owner_id or e.actor_id) for e in told} == {
+        ("self", ana.pk),
+        ("self", gm_seat_.pk),
+    }
+    assert {e.data["resources"][0]["amount"] for e in told} == {21 - ones}
+    assert _karma(session, room, eris) == 21
+    # Revealed: the reveal carries the count, and everyone's agrees with the store.
+    reveal = send(gm_seat_, "reveal", seq=roll.seq)
+    assert reveal.data["resources"] == [
+        {"character": eris.pk, "name": "instant_karma", "amount": 21 - ones}
+    ]
+    for viewer in (room, roller, table_gm):
+        assert _karma(session, viewer, eris) == amount(eris, "instant_karma") == 21 - ones

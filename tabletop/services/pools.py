@@ -89,7 +89,11 @@ def _as_seen(data: dict[str, Any], unseen: dict[tuple[Any, ...], int]) -> dict[s
 
 
 def tell_counts(
-    *, session_id: int, data: dict[str, Any], but_roll: int | None = None
+    *,
+    session_id: int,
+    data: dict[str, Any],
+    but_roll: int | None = None,
+    only: set[tuple[Any, ...]] | None = None,
 ) -> dict[str, Any]:
     """The counts in ``data`` (new absolute values, as they are) as the room may see them now.
 
@@ -100,9 +104,57 @@ def tell_counts(
     of its own (``of``: the public event they go with). Returns ``data`` with the public values;
     the seats' events are recorded by ``record_counts`` once ``of`` has its seq."""
     pending = pending_withheld(session_id=session_id, but_roll=but_roll)
-    if not pending:
+    unseen = withheld_view(pending, viewer=None)
+    if only is not None:
+        unseen = {k: v for k, v in unseen.items() if k in only}
+    if not unseen:
         return data
-    return {**data, **_as_seen(data, withheld_view(pending, viewer=None))}
+    return {**data, **_as_seen(data, unseen)}
+
+
+def _set_anew(*, session_id: int, data: dict[str, Any], moved: set[Any], of: int) -> None:
+    """Counts a public change set anew (not moved): what hidden rolls had moved of them is
+    withheld no more. Each such note is answered by one as hidden, taking its moves back."""
+    keys = {count_key(k, item) for k in COUNTS for item in data.get(k) or ()} - moved
+    if not keys:
+        return
+    revealed = set(
+        Event.objects.filter(session_id=session_id, kind="roll.reveal").values_list(
+            "data__seq", flat=True
+        )
+    )
+    # Per roll and audience, what is still withheld of these counts (earlier notes may have
+    # taken some back already).
+    held: dict[tuple[Any, ...], dict[tuple[Any, ...], int]] = {}
+    who: dict[tuple[Any, ...], Event] = {}
+    for note in _notes(session_id=session_id):
+        roll = note.data.get("roll")
+        if roll is not None and roll in revealed:
+            continue
+        group = (roll, note.visibility, note.owner_id, note.actor_id)
+        who[group] = note
+        for m in note.data["withheld"]:
+            if tuple(m["count"]) in keys:
+                sums = held.setdefault(group, {})
+                sums[tuple(m["count"])] = sums.get(tuple(m["count"]), 0) + m["moved"]
+    for group, sums in held.items():
+        back = [{"count": list(k), "moved": -d} for k, d in sums.items() if d]
+        if back:
+            note = who[group]
+            record_event(
+                session_id=session_id,
+                kind="pool",
+                actor=note.actor,
+                visibility=note.visibility,
+                owner=note.owner,
+                data={
+                    "action": "counts",
+                    "of": of,
+                    "roll": group[0],
+                    "withheld": back,
+                    "text": "Counts set anew for the whole table",
+                },
+            )
 
 
 def record_counts(*, session_id: int, actor: Seat | None, data: dict[str, Any], of: int) -> None:
@@ -150,8 +202,11 @@ def record_pool_event(
     or the session's end then carries the counts to the room (``tell_counts``)."""
     moves = _take_moves(data)
     if visibility == Visibility.PUBLIC:
-        told = tell_counts(session_id=session_id, data=data)
+        # Counts this change moved keep what is withheld out; counts it set anew (a new round's
+        # dice) are what they are for everyone, and what was withheld of them is no more.
+        told = tell_counts(session_id=session_id, data=data, only=set(moves))
         event = record_event(session_id=session_id, kind="pool", actor=actor, data=told, seq=seq)
+        _set_anew(session_id=session_id, data=data, moved=set(moves), of=event.seq)
         if told is not data:
             record_counts(session_id=session_id, actor=actor, data=data, of=event.seq)
         return event

@@ -496,3 +496,43 @@ def test_the_price_of_avoiding_a_costly_hidden_roll_waits_for_its_reveal(gm):
     ]
     for viewer in (room, roller, table_gm):
         assert _karma(session, viewer, eris) == amount(eris, "instant_karma") == 21 - ones
+
+
+def _remaining(session, viewer, pool):
+    state = room_state(session=GameSession.objects.get(pk=session.pk), viewer=viewer)
+    return {p["id"]: p["remaining"] for p in state["pools"]}[pool.pk]
+
+
+def test_action_dice_a_hidden_roll_commits_stay_its_own_until_a_new_round(gm):
+    session, (nadia,), (ana,), gm_at = setup_table(gm, "action-dice", {"Nadia": {"action_dice": 3}})
+    send(gm_at, "round.new")
+    stack = Pool.objects.get(character=nadia, kind=PoolKind.ROUND_DICE)
+    make_roll(
+        seat_id=ana.pk,
+        request={"action_dice": 2, "skill_dice": 3},
+        character=nadia.pk,
+        visibility="gm",
+    )
+    room = Viewer(seat_id=None, is_gm=False)
+    roller = Viewer(seat_id=ana.pk, is_gm=False)
+    table_gm = Viewer(seat_id=gm_at.pk, is_gm=True)
+    assert _remaining(session, room, stack) == 3
+    assert _remaining(session, roller, stack) == _remaining(session, table_gm, stack) == 1
+    # A new round deals the dice anew: the same for everyone, nothing withheld any more.
+    dealt = send(gm_at, "round.new")
+    assert [p["remaining"] for p in dealt.data["pools"]] == [3]
+    for viewer in (room, roller, table_gm):
+        assert _remaining(session, viewer, stack) == 3
+    make_roll(
+        seat_id=ana.pk,
+        request={"action_dice": 1, "skill_dice": 1},
+        character=nadia.pk,
+        visibility="self",
+    )
+    assert (_remaining(session, room, stack), _remaining(session, roller, stack)) == (3, 2)
+    assert _remaining(session, table_gm, stack) == 3  # a self roll is the roller's alone
+    end_session(session_id=session.pk)
+    ended = Event.objects.get(session=session, kind="session.end")
+    assert [p["id"] for p in ended.data["pools"]] == [stack.pk]
+    for viewer in (room, roller, table_gm):
+        assert _remaining(session, viewer, stack) == Pool.objects.get(pk=stack.pk).remaining

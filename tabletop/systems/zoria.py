@@ -22,7 +22,13 @@ from ..selectors.events import Viewer, can_see
 from ..selectors.pools import open_roll_summary
 from ..services.errors import conflict, forbidden, invalid, not_found
 from ..services.events import next_seq, record_event
-from ..services.pools import give_dice, pools_changed, record_pool_event, take_dice
+from ..services.pools import (
+    forget_moves,
+    give_dice,
+    pools_changed,
+    record_pool_event,
+    take_dice,
+)
 from ..services.rolls import make_roll
 from ..services.seats import table_gm_seat
 from .base import (
@@ -82,6 +88,7 @@ def deal_pool(*, seat: Seat, by: Seat | None = None) -> Event | None:
     stacks = _starting_pool(seat)
     if not stacks:
         return None
+    forget_moves()  # a change begins: nothing of one that failed carries over
     seq = next_seq(session_id=seat.session_id)  # also locks the session row: GM growth is serial
     changed = [_stack(seat, PoolKind.SESSION_DICE, count, sides).pk for count, sides in stacks]
     changed += [bonus.pk for bonus in _bonus_dice(seat)]

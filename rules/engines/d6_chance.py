@@ -23,7 +23,7 @@ from typing import Any
 
 from . import system
 from .dice import draw
-from .dist import Budget
+from .dist import Budget, Dist
 from .errors import OddsTooLarge, RuleError
 from .fair import DiceSource
 from .limits import MAX_CHAIN, MAX_DICE, MAX_MODIFIER
@@ -342,8 +342,9 @@ class D6Chance(system.GameSystem):
             raise OddsTooLarge(
                 "dice", f"exact odds go up to {ODDS_MAX_DICE} dice rolled, this roll has {rolled}"
             )
-        lowest, weights, _ = open_ended_counts(1, rolled - 1, budget.naming("dice"))
-        distribution, p_success = from_weights(lowest + req["modifier"], weights, _target(req))
+        lowest, weights, exp = open_ended_counts(1, rolled - 1, budget.naming("dice"))
+        law = Dist.from_run(lowest, weights, 6**exp).shifted(req["modifier"])
+        distribution, p_success = from_weights(*law.dense(), _target(req))
         # The Chance Die's first toss is a fair d6 whatever else happens.
         return self._odds_answer(req, distribution, p_success, {"complication": Fraction(1, 6)})
 

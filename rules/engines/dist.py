@@ -77,13 +77,21 @@ class Budget:
 
 
 class Dist:
-    """A (sub-)probability distribution: P(v) = w[v] / den."""
+    """A (sub-)probability distribution: P(v) = w[v] / den.
 
-    __slots__ = ("den", "w")
+    A law that is a run of consecutive totals (sums of dice) may also carry ``run``: its
+    lowest total and its weights as one dense list, so sums of such laws take the fast
+    slice-wise convolution instead of a loop over pairs.
+    """
 
-    def __init__(self, w: dict[int, int], den: int) -> None:
+    __slots__ = ("den", "run", "w")
+
+    def __init__(
+        self, w: dict[int, int], den: int, run: tuple[int, list[Any]] | None = None
+    ) -> None:
         self.w = w
         self.den = den
+        self.run = run
 
     # -- building ------------------------------------------------------------------------
     @staticmethod
@@ -94,6 +102,45 @@ class Dist:
     def uniform(values: Iterable[int], den: int | None = None) -> Dist:
         w = dict.fromkeys(values, 1)
         return Dist(w, den if den is not None else len(w))
+
+    @staticmethod
+    def from_run(lowest: int, weights: list[Any], den: Any = 1) -> Dist:
+        """The law with weight ``weights[i]`` at ``lowest + i`` (ints or floats), over ``den``."""
+        return Dist(
+            {lowest + i: x for i, x in enumerate(weights) if x}, den, (lowest, list(weights))
+        )
+
+    @staticmethod
+    def dice_sum(dice: Sequence[tuple[int, int]]) -> Dist:
+        """Law of the sum of ``count`` dice of ``faces`` faces (1..faces) for each
+        ``(count, faces)``, in whole numbers of ways."""
+        weights: list[int] | None = None
+        lowest = 0
+        den = 1
+        for count, faces in dice:
+            weights = uniform_counts(count, faces, weights)
+            lowest += count
+            den *= faces**count
+        return Dist.from_run(lowest, weights or [1], den)
+
+    def dense(self) -> tuple[int, list[Any]]:
+        """Lowest total and the weights of every total from it up (zeros where none)."""
+        if self.run is not None:
+            return self.run
+        lo, hi = min(self.w), max(self.w)
+        out = [0 * next(iter(self.w.values()))] * (hi - lo + 1)
+        for v, x in self.w.items():
+            out[v - lo] = x
+        return lo, out
+
+    def shifted(self, by: int) -> Dist:
+        """The law of this number plus ``by``."""
+        run = None if self.run is None else (self.run[0] + by, self.run[1])
+        return Dist({v + by: x for v, x in self.w.items()}, self.den, run)
+
+    def at_least(self, target: int) -> Any:
+        """Weight of the totals ``target`` and up (over ``den``)."""
+        return sum(x for v, x in self.w.items() if v >= target)
 
     @staticmethod
     def from_fractions(probs: Mapping[int, Fraction]) -> Dist:
@@ -140,7 +187,10 @@ class Dist:
         return out.reduced()
 
     def neg(self) -> Dist:
-        return Dist({-v: w for v, w in self.w.items()}, self.den)
+        run = (
+            None if self.run is None else (-(self.run[0] + len(self.run[1]) - 1), self.run[1][::-1])
+        )
+        return Dist({-v: w for v, w in self.w.items()}, self.den, run)
 
     def scaled(self, factor: int) -> Dist:
         """Same distribution over a denominator ``factor`` times larger."""
@@ -162,12 +212,33 @@ class Dist:
 
     def convolve(self, other: Dist, budget: Budget, what: str) -> Dist:
         """Distribution of the sum of two independent numbers."""
+        if self.run is not None or other.run is not None:
+            return self._slice_convolve(other, budget, what)
         if self.floats or other.floats:
             out: dict[Any, float] = {}
             budget.spend(10 + len(self.w) * len(other.w) * 0.15, what)
             conv_floats_into(out, self.w, PrunedLaw(other.w))
             return Dist({v: p for v, p in out.items() if p >= PRUNE}, self.den * other.den)
         return Dist(conv_weights(self.w, other.w, budget, what), self.den * other.den).reduced()
+
+    def _slice_convolve(self, other: Dist, budget: Budget, what: str) -> Dist:
+        """Sum with a run of totals: one C-level slice pass per weight of the other law (the
+        fewer), exact for ints, nothing left out for floats."""
+        a, b = (other, self) if other.run is None else (self, other)
+        if a.run is not None and len(a.run[1]) > len(b.run[1]):
+            a, b = b, a
+        b_lo, run = b.run
+        budget.spend(len(a.w) * len(run) * 0.05, what)
+        if a.run is not None:
+            a_lo, a_run = a.run
+            return Dist.from_run(a_lo + b_lo, convolve_weights(a_run, run), self.den * other.den)
+        lo, hi = min(a.w), max(a.w)
+        width = len(run)
+        out = [0 * run[0]] * (hi - lo + width)
+        for v, x in a.w.items():
+            at = v - lo
+            out[at : at + width] = map(add, out[at : at + width], map(mul, run, repeat(x)))
+        return Dist.from_run(lo + b_lo, out, self.den * other.den)
 
     def combine(
         self, other: Dist, op: Callable[[int, int], int], budget: Budget, what: str

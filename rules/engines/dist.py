@@ -87,11 +87,21 @@ class Dist:
     __slots__ = ("den", "run", "w")
 
     def __init__(
-        self, w: dict[int, int], den: int, run: tuple[int, list[Any]] | None = None
+        self, w: dict[int, Any] | None, den: Any, run: tuple[int, list[Any]] | None = None
     ) -> None:
-        self.w = w
+        if w is not None:
+            self.w = w
         self.den = den
         self.run = run
+
+    def __getattr__(self, name: str) -> Any:
+        # Only a law built from a run lacks ``w``; most are only ever summed slice-wise, so
+        # the dict is made on first use.
+        if name != "w" or self.run is None:
+            raise AttributeError(name)
+        lowest, weights = self.run
+        self.w = {lowest + i: x for i, x in enumerate(weights) if x}
+        return self.w
 
     # -- building ------------------------------------------------------------------------
     @staticmethod
@@ -106,9 +116,7 @@ class Dist:
     @staticmethod
     def from_run(lowest: int, weights: list[Any], den: Any = 1) -> Dist:
         """The law with weight ``weights[i]`` at ``lowest + i`` (ints or floats), over ``den``."""
-        return Dist(
-            {lowest + i: x for i, x in enumerate(weights) if x}, den, (lowest, list(weights))
-        )
+        return Dist(None, den, (lowest, weights))
 
     @staticmethod
     def dice_sum(dice: Sequence[tuple[int, int]]) -> Dist:
@@ -135,8 +143,9 @@ class Dist:
 
     def shifted(self, by: int) -> Dist:
         """The law of this number plus ``by``."""
-        run = None if self.run is None else (self.run[0] + by, self.run[1])
-        return Dist({v + by: x for v, x in self.w.items()}, self.den, run)
+        if self.run is not None:
+            return Dist(None, self.den, (self.run[0] + by, self.run[1]))
+        return Dist({v + by: x for v, x in self.w.items()}, self.den)
 
     def at_least(self, target: int) -> Any:
         """Weight of the totals ``target`` and up (over ``den``)."""
@@ -179,6 +188,8 @@ class Dist:
     @staticmethod
     def mixture(parts: list[Dist], budget: Budget, what: str) -> Dist:
         """The sub-distributions of disjoint cases added into one."""
+        if all(part.run is not None for part in parts):
+            return Dist._run_mixture(parts, budget, what)
         out = parts[0]
         for part in parts[1:]:
             bits = out.den.bit_length() + part.den.bit_length()
@@ -186,11 +197,30 @@ class Dist:
             out = out.plus_mass(part)
         return out.reduced()
 
+    @staticmethod
+    def _run_mixture(parts: list[Dist], budget: Budget, what: str) -> Dist:
+        """Runs of totals added into one list, each brought to the common denominator."""
+        den = math.lcm(*(part.den for part in parts))
+        lowest = min(part.run[0] for part in parts)  # type: ignore[index]
+        top = max(part.run[0] + len(part.run[1]) for part in parts)  # type: ignore[index]
+        budget.spend(len(parts) * (top - lowest) * 0.05, what)
+        out = [0] * (top - lowest)
+        for part in parts:
+            lo, weights = part.run  # type: ignore[misc]
+            at = lo - lowest
+            end = at + len(weights)
+            scale = den // part.den
+            if scale == 1:
+                out[at:end] = map(add, out[at:end], weights)
+            else:
+                out[at:end] = map(add, out[at:end], map(mul, weights, repeat(scale)))
+        return Dist.from_run(lowest, out, den)
+
     def neg(self) -> Dist:
-        run = (
-            None if self.run is None else (-(self.run[0] + len(self.run[1]) - 1), self.run[1][::-1])
-        )
-        return Dist({-v: w for v, w in self.w.items()}, self.den, run)
+        if self.run is not None:
+            lowest, weights = self.run
+            return Dist(None, self.den, (1 - lowest - len(weights), weights[::-1]))
+        return Dist({-v: w for v, w in self.w.items()}, self.den)
 
     def scaled(self, factor: int) -> Dist:
         """Same distribution over a denominator ``factor`` times larger."""
@@ -208,7 +238,8 @@ class Dist:
     @property
     def floats(self) -> bool:
         """Float weights (summed in floats, pruned below PRUNE) rather than exact integers."""
-        return any(type(x) is float for x in self.w.values())
+        weights = self.run[1] if self.run is not None else self.w.values()
+        return any(type(x) is float for x in weights)
 
     def convolve(self, other: Dist, budget: Budget, what: str) -> Dist:
         """Distribution of the sum of two independent numbers."""
@@ -228,7 +259,7 @@ class Dist:
         if a.run is not None and len(a.run[1]) > len(b.run[1]):
             a, b = b, a
         b_lo, run = b.run
-        budget.spend(len(a.w) * len(run) * 0.05, what)
+        budget.spend((len(a.w) if a.run is None else len(a.run[1])) * len(run) * 0.05, what)
         if a.run is not None:
             a_lo, a_run = a.run
             return Dist.from_run(a_lo + b_lo, convolve_weights(a_run, run), self.den * other.den)

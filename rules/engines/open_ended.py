@@ -34,22 +34,20 @@ def sixes_cut(dice: int) -> int:
         g += 1
 
 
-def open_ended_counts(
-    open_ended: int, plain: int, budget: Budget | None = None
-) -> tuple[int, list[int], int]:
+def open_ended_law(open_ended: int, plain: int, budget: Budget | None = None) -> Dist:
     """Exact law of the sum of ``open_ended`` exploding d6 and ``plain`` ordinary d6.
 
-    Returns ``(lowest, weights, exponent)`` with P(sum = lowest + i) = weights[i] / 6**exponent.
     An open-ended die is 6 per 6 rolled plus a last toss uniform on 1..5, so the sum is
     6 x (a negative binomial count of 6s) + (``open_ended`` d5) + (``plain`` d6). Chains are
-    followed until the mass left out is below CHAIN_EPS; that mass is simply missing, and
-    callers divide by the total weight.
+    followed until the mass left out is below CHAIN_EPS; that mass is simply missing (the
+    weights add up to a little less than the denominator), and callers divide by the total.
     """
     base = Dist.dice_sum([(plain, 6), (open_ended, 5)])
     if open_ended == 0:
-        return *base.dense(), plain
+        return base
     cut = sixes_cut(open_ended)
-    # g sixes over all the chains: C(g + n - 1, n - 1) ways, each 1/6 more likely than g + 1.
+    # g sixes over all the chains: C(g + n - 1, n - 1) ways, each 1/6 as likely as g - 1;
+    # with the last tosses' 5**n that makes the denominator 6 ** (n + plain + cut).
     sixes = Dist(
         {
             6 * g: math.comb(g + open_ended - 1, open_ended - 1) * 6 ** (cut - g)
@@ -58,7 +56,7 @@ def open_ended_counts(
         1,
     )
     law = base.convolve(sixes, budget or Budget(limit=math.inf), "these open-ended dice")
-    return *law.dense(), open_ended + plain + cut
+    return Dist(None, 6 ** (open_ended + plain + cut), law.run)
 
 
 def roll_open_ended(

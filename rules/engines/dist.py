@@ -84,7 +84,7 @@ class Dist:
     slice-wise convolution instead of a loop over pairs.
     """
 
-    __slots__ = ("den", "run", "w")
+    __slots__ = ("den", "pruned_law", "run", "w")
 
     def __init__(
         self, w: dict[int, Any] | None, den: Any, run: tuple[int, list[Any]] | None = None
@@ -97,6 +97,10 @@ class Dist:
     def __getattr__(self, name: str) -> Any:
         # Only a law built from a run lacks ``w``; most are only ever summed slice-wise, so
         # the dict is made on first use.
+        if name == "pruned_law":
+            # A float law summed with many others is sorted for pruning once, on first use.
+            self.pruned_law = PrunedLaw(self.w)
+            return self.pruned_law
         if name != "w" or self.run is None:
             raise AttributeError(name)
         lowest, weights = self.run
@@ -130,6 +134,46 @@ class Dist:
             lowest += count
             den *= faces**count
         return Dist.from_run(lowest, weights or [1], den)
+
+    # -- float laws built up in place -------------------------------------------------------
+    # An engine that follows many states (Discordian pools) keeps one float law per state and
+    # adds into it; the mass left out below PRUNE is returned for the engine to count.
+    @staticmethod
+    def floats_over_one(w: dict[int, float] | None = None) -> Dist:
+        """A float law (weights are probabilities), empty unless ``w`` is given."""
+        return Dist({} if w is None else w, 1.0)
+
+    def add(self, other: Dist, divisor: float = 1) -> None:
+        """Add ``other``'s weights (each divided by ``divisor``) into this law, in place."""
+        w = self.w
+        get = w.get
+        if divisor == 1:
+            for k, p in other.w.items():
+                w[k] = get(k, 0.0) + p
+        else:
+            for k, p in other.w.items():
+                w[k] = get(k, 0.0) + p / divisor
+
+    def add_sum(self, a: Dist, b: Dist) -> float:
+        """Add the law of a + b (float weights) into this law, in place, leaving out products
+        below PRUNE; return the mass left out. ``b`` is sorted for that once and kept."""
+        return conv_floats_into(self.w, a.w, b.pruned_law)
+
+    def pruned(self) -> tuple[Dist, float]:
+        """This float law without the outcomes below PRUNE, and the mass they had."""
+        kept = {k: p for k, p in self.w.items() if p >= PRUNE}
+        if len(kept) == len(self.w):
+            return Dist(kept, self.den), 0.0
+        return Dist(kept, self.den), sum(self.w.values()) - sum(kept.values())
+
+    def most_likely_first(self) -> Dist:
+        """The same law with its outcomes in falling order of weight, so sums over it add the
+        big terms first."""
+        return Dist(self.pruned_law.law(), self.den)
+
+    def total(self) -> Any:
+        """Sum of the weights (the mass, times ``den``)."""
+        return sum(self.w.values())
 
     def dense(self) -> tuple[int, list[Any]]:
         """Lowest total and the weights of every total from it up (zeros where none)."""

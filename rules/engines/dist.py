@@ -315,6 +315,11 @@ class Dist:
             out[at : at + width] = map(add, out[at : at + width], map(mul, run, repeat(x)))
         return Dist.from_run(lo + b_lo, out, self.den * other.den)
 
+    def sum_in_ways(self, other: Dist, budget: Budget, what: str) -> Dist:
+        """Law of the sum with weights left as whole numbers of ways (not reduced), for
+        counting rules that scale and add the ways themselves (keep-highest pools)."""
+        return Dist(conv_weights(self.w, other.w, budget, what), self.den * other.den)
+
     def combine(
         self, other: Dist, op: Callable[[int, int], int], budget: Budget, what: str
     ) -> Dist:

@@ -4,8 +4,11 @@ every engine's odds are built from.
 A ``Dist`` holds weights over one denominator. Exact ones have integer weights (the notation,
 Zoria's check); where an engine sums long open-ended chains in floats (Zoria's cascading dice,
 Discordian pools, opposed roll-and-keep) the weights are floats over 1 and products below
-``PRUNE`` are left out, their mass counted. Dense weight lists (``convolve_weights``,
-``uniform_counts``) serve the systems whose laws are runs of consecutive totals.
+``PRUNE`` are left out, their mass counted. A law that is a run of consecutive totals (sums
+of d6 for the D6 Chance Die and the Action Dice System, roll-and-keep successes) also carries
+that run as one dense list (``Dist.from_run``, ``Dist.dice_sum``), and sums and mixtures of runs
+go slice-wise in C-level ``map`` calls. Engines take only ``Dist`` and ``Budget`` from here (a
+test in tests/rules/test_structure.py holds them to it): the helpers below are the algebra's own.
 
 Fractions are exact but slow (every addition takes a gcd); here a distribution is a dict of
 integer weights plus a denominator, and sums of many dice use either Miller's recurrence for

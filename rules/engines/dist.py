@@ -164,9 +164,9 @@ class Dist:
 
     def pruned(self) -> tuple[Dist, float]:
         """This float law without the outcomes below PRUNE, and the mass they had."""
+        if not self.w or min(self.w.values()) >= PRUNE:
+            return self, 0.0
         kept = {k: p for k, p in self.w.items() if p >= PRUNE}
-        if len(kept) == len(self.w):
-            return Dist(kept, self.den), 0.0
         return Dist(kept, self.den), sum(self.w.values()) - sum(kept.values())
 
     def most_likely_first(self) -> Dist:
@@ -310,6 +310,11 @@ class Dist:
         if a.run is not None:
             a_lo, a_run = a.run
             return Dist.from_run(a_lo + b_lo, convolve_weights(a_run, run), self.den * other.den)
+        if len(a.w) == 1:
+            # One total: the run moved, and scaled unless by 1.
+            ((v, x),) = a.w.items()
+            scaled = run if x == 1 else list(map(mul, run, repeat(x)))
+            return Dist.from_run(v + b_lo, scaled, self.den * other.den)
         lo, hi = min(a.w), max(a.w)
         width = len(run)
         out = [0 * run[0]] * (hi - lo + width)

@@ -11,7 +11,7 @@ Chance Die and three ``base`` dice.
 
 Exact odds: the sum of the ordinary dice is counted exactly (integer ways), the Chance Die is
 summed over its chain until the tail left out is below the odds tail (see
-``open_ended.open_ended_counts``, shared with the Action Dice System).
+``open_ended.open_ended_law``, shared with the Action Dice System).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from .errors import OddsTooLarge, RuleError
 from .fair import DiceSource
 from .limits import MAX_CHAIN, MAX_DICE, MAX_MODIFIER
 from .odds import from_weights
-from .open_ended import open_ended_counts, roll_open_ended
+from .open_ended import open_ended_law, roll_open_ended
 from .results import meet_or_beat, with_notes
 from .schema import Field, whole_number
 from .system import passed_on
@@ -342,8 +342,8 @@ class D6Chance(system.GameSystem):
             raise OddsTooLarge(
                 "dice", f"exact odds go up to {ODDS_MAX_DICE} dice rolled, this roll has {rolled}"
             )
-        lowest, weights, _ = open_ended_counts(1, rolled - 1, budget.naming("dice"))
-        distribution, p_success = from_weights(lowest + req["modifier"], weights, _target(req))
+        law = open_ended_law(1, rolled - 1, budget.naming("dice")).shifted(req["modifier"])
+        distribution, p_success = from_weights(*law.dense(), _target(req))
         # The Chance Die's first toss is a fair d6 whatever else happens.
         return self._odds_answer(req, distribution, p_success, {"complication": Fraction(1, 6)})
 

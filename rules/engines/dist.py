@@ -4,8 +4,11 @@ every engine's odds are built from.
 A ``Dist`` holds weights over one denominator. Exact ones have integer weights (the notation,
 Zoria's check); where an engine sums long open-ended chains in floats (Zoria's cascading dice,
 Discordian pools, opposed roll-and-keep) the weights are floats over 1 and products below
-``PRUNE`` are left out, their mass counted. Dense weight lists (``convolve_weights``,
-``uniform_counts``) serve the systems whose laws are runs of consecutive totals.
+``PRUNE`` are left out, their mass counted. A law that is a run of consecutive totals (sums
+of d6 for the D6 Chance Die and the Action Dice System, roll-and-keep successes) also carries
+that run as one dense list (``Dist.from_run``, ``Dist.dice_sum``), and sums and mixtures of runs
+go slice-wise in C-level ``map`` calls. Engines take only ``Dist`` and ``Budget`` from here (a
+test in tests/rules/test_structure.py holds them to it): the helpers below are the algebra's own.
 
 Fractions are exact but slow (every addition takes a gcd); here a distribution is a dict of
 integer weights plus a denominator, and sums of many dice use either Miller's recurrence for
@@ -77,13 +80,35 @@ class Budget:
 
 
 class Dist:
-    """A (sub-)probability distribution: P(v) = w[v] / den."""
+    """A (sub-)probability distribution: P(v) = w[v] / den.
 
-    __slots__ = ("den", "w")
+    A law that is a run of consecutive totals (sums of dice) may also carry ``run``: its
+    lowest total and its weights as one dense list, so sums of such laws take the fast
+    slice-wise convolution instead of a loop over pairs.
+    """
 
-    def __init__(self, w: dict[int, int], den: int) -> None:
-        self.w = w
+    __slots__ = ("den", "pruned_law", "run", "w")
+
+    def __init__(
+        self, w: dict[int, Any] | None, den: Any, run: tuple[int, list[Any]] | None = None
+    ) -> None:
+        if w is not None:
+            self.w = w
         self.den = den
+        self.run = run
+
+    def __getattr__(self, name: str) -> Any:
+        # Only a law built from a run lacks ``w``; most are only ever summed slice-wise, so
+        # the dict is made on first use.
+        if name == "pruned_law":
+            # A float law summed with many others is sorted for pruning once, on first use.
+            self.pruned_law = PrunedLaw(self.w)
+            return self.pruned_law
+        if name != "w" or self.run is None:
+            raise AttributeError(name)
+        lowest, weights = self.run
+        self.w = {lowest + i: x for i, x in enumerate(weights) if x}
+        return self.w
 
     # -- building ------------------------------------------------------------------------
     @staticmethod
@@ -94,6 +119,84 @@ class Dist:
     def uniform(values: Iterable[int], den: int | None = None) -> Dist:
         w = dict.fromkeys(values, 1)
         return Dist(w, den if den is not None else len(w))
+
+    @staticmethod
+    def from_run(lowest: int, weights: list[Any], den: Any = 1) -> Dist:
+        """The law with weight ``weights[i]`` at ``lowest + i`` (ints or floats), over ``den``."""
+        return Dist(None, den, (lowest, weights))
+
+    @staticmethod
+    def dice_sum(dice: Sequence[tuple[int, int]]) -> Dist:
+        """Law of the sum of ``count`` dice of ``faces`` faces (1..faces) for each
+        ``(count, faces)``, in whole numbers of ways."""
+        weights: list[int] | None = None
+        lowest = 0
+        den = 1
+        for count, faces in dice:
+            weights = uniform_counts(count, faces, weights)
+            lowest += count
+            den *= faces**count
+        return Dist.from_run(lowest, weights or [1], den)
+
+    # -- float laws built up in place -------------------------------------------------------
+    # An engine that follows many states (Discordian pools) keeps one float law per state and
+    # adds into it; the mass left out below PRUNE is returned for the engine to count.
+    @staticmethod
+    def floats_over_one(w: dict[int, float] | None = None) -> Dist:
+        """A float law (weights are probabilities), empty unless ``w`` is given."""
+        return Dist({} if w is None else w, 1.0)
+
+    def add(self, other: Dist, divisor: float = 1) -> None:
+        """Add ``other``'s weights (each divided by ``divisor``) into this law, in place."""
+        w = self.w
+        get = w.get
+        if divisor == 1:
+            for k, p in other.w.items():
+                w[k] = get(k, 0.0) + p
+        else:
+            for k, p in other.w.items():
+                w[k] = get(k, 0.0) + p / divisor
+
+    def add_sum(self, a: Dist, b: Dist) -> float:
+        """Add the law of a + b (float weights) into this law, in place, leaving out products
+        below PRUNE; return the mass left out. ``b`` is sorted for that once and kept."""
+        return conv_floats_into(self.w, a.w, b.pruned_law)
+
+    def pruned(self) -> tuple[Dist, float]:
+        """This float law without the outcomes below PRUNE, and the mass they had."""
+        if not self.w or min(self.w.values()) >= PRUNE:
+            return self, 0.0
+        kept = {k: p for k, p in self.w.items() if p >= PRUNE}
+        return Dist(kept, self.den), sum(self.w.values()) - sum(kept.values())
+
+    def most_likely_first(self) -> Dist:
+        """The same law with its outcomes in falling order of weight, so sums over it add the
+        big terms first."""
+        return Dist(self.pruned_law.law(), self.den)
+
+    def total(self) -> Any:
+        """Sum of the weights (the mass, times ``den``)."""
+        return sum(self.w.values())
+
+    def dense(self) -> tuple[int, list[Any]]:
+        """Lowest total and the weights of every total from it up (zeros where none)."""
+        if self.run is not None:
+            return self.run
+        lo, hi = min(self.w), max(self.w)
+        out = [0 * next(iter(self.w.values()))] * (hi - lo + 1)
+        for v, x in self.w.items():
+            out[v - lo] = x
+        return lo, out
+
+    def shifted(self, by: int) -> Dist:
+        """The law of this number plus ``by``."""
+        if self.run is not None:
+            return Dist(None, self.den, (self.run[0] + by, self.run[1]))
+        return Dist({v + by: x for v, x in self.w.items()}, self.den)
+
+    def at_least(self, target: int) -> Any:
+        """Weight of the totals ``target`` and up (over ``den``)."""
+        return sum(x for v, x in self.w.items() if v >= target)
 
     @staticmethod
     def from_fractions(probs: Mapping[int, Fraction]) -> Dist:
@@ -132,6 +235,8 @@ class Dist:
     @staticmethod
     def mixture(parts: list[Dist], budget: Budget, what: str) -> Dist:
         """The sub-distributions of disjoint cases added into one."""
+        if all(part.run is not None for part in parts):
+            return Dist._run_mixture(parts, budget, what)
         out = parts[0]
         for part in parts[1:]:
             bits = out.den.bit_length() + part.den.bit_length()
@@ -139,7 +244,29 @@ class Dist:
             out = out.plus_mass(part)
         return out.reduced()
 
+    @staticmethod
+    def _run_mixture(parts: list[Dist], budget: Budget, what: str) -> Dist:
+        """Runs of totals added into one list, each brought to the common denominator."""
+        den = math.lcm(*(part.den for part in parts))
+        lowest = min(part.run[0] for part in parts)  # type: ignore[index]
+        top = max(part.run[0] + len(part.run[1]) for part in parts)  # type: ignore[index]
+        budget.spend(len(parts) * (top - lowest) * 0.05, what)
+        out = [0] * (top - lowest)
+        for part in parts:
+            lo, weights = part.run  # type: ignore[misc]
+            at = lo - lowest
+            end = at + len(weights)
+            scale = den // part.den
+            if scale == 1:
+                out[at:end] = map(add, out[at:end], weights)
+            else:
+                out[at:end] = map(add, out[at:end], map(mul, weights, repeat(scale)))
+        return Dist.from_run(lowest, out, den)
+
     def neg(self) -> Dist:
+        if self.run is not None:
+            lowest, weights = self.run
+            return Dist(None, self.den, (1 - lowest - len(weights), weights[::-1]))
         return Dist({-v: w for v, w in self.w.items()}, self.den)
 
     def scaled(self, factor: int) -> Dist:
@@ -158,16 +285,48 @@ class Dist:
     @property
     def floats(self) -> bool:
         """Float weights (summed in floats, pruned below PRUNE) rather than exact integers."""
-        return any(type(x) is float for x in self.w.values())
+        weights = self.run[1] if self.run is not None else self.w.values()
+        return any(type(x) is float for x in weights)
 
     def convolve(self, other: Dist, budget: Budget, what: str) -> Dist:
         """Distribution of the sum of two independent numbers."""
+        if self.run is not None or other.run is not None:
+            return self._slice_convolve(other, budget, what)
         if self.floats or other.floats:
             out: dict[Any, float] = {}
             budget.spend(10 + len(self.w) * len(other.w) * 0.15, what)
             conv_floats_into(out, self.w, PrunedLaw(other.w))
             return Dist({v: p for v, p in out.items() if p >= PRUNE}, self.den * other.den)
         return Dist(conv_weights(self.w, other.w, budget, what), self.den * other.den).reduced()
+
+    def _slice_convolve(self, other: Dist, budget: Budget, what: str) -> Dist:
+        """Sum with a run of totals: one C-level slice pass per weight of the other law (the
+        fewer), exact for ints, nothing left out for floats."""
+        a, b = (other, self) if other.run is None else (self, other)
+        if a.run is not None and len(a.run[1]) > len(b.run[1]):
+            a, b = b, a
+        b_lo, run = b.run
+        budget.spend((len(a.w) if a.run is None else len(a.run[1])) * len(run) * 0.05, what)
+        if a.run is not None:
+            a_lo, a_run = a.run
+            return Dist.from_run(a_lo + b_lo, convolve_weights(a_run, run), self.den * other.den)
+        if len(a.w) == 1:
+            # One total: the run moved, and scaled unless by 1.
+            ((v, x),) = a.w.items()
+            scaled = run if x == 1 else list(map(mul, run, repeat(x)))
+            return Dist.from_run(v + b_lo, scaled, self.den * other.den)
+        lo, hi = min(a.w), max(a.w)
+        width = len(run)
+        out = [0 * run[0]] * (hi - lo + width)
+        for v, x in a.w.items():
+            at = v - lo
+            out[at : at + width] = map(add, out[at : at + width], map(mul, run, repeat(x)))
+        return Dist.from_run(lo + b_lo, out, self.den * other.den)
+
+    def sum_in_ways(self, other: Dist, budget: Budget, what: str) -> Dist:
+        """Law of the sum with weights left as whole numbers of ways (not reduced), for
+        counting rules that scale and add the ways themselves (keep-highest pools)."""
+        return Dist(conv_weights(self.w, other.w, budget, what), self.den * other.den)
 
     def combine(
         self, other: Dist, op: Callable[[int, int], int], budget: Budget, what: str

@@ -5,12 +5,10 @@ System's action dice."""
 from __future__ import annotations
 
 import math
-from itertools import repeat
-from operator import add, mul
 from typing import Any
 
 from .dice import DieRecord, draw
-from .dist import Budget, uniform_counts
+from .dist import Budget, Dist
 from .fair import DiceSource
 from .limits import MAX_CHAIN, ODDS_TAIL
 
@@ -36,31 +34,29 @@ def sixes_cut(dice: int) -> int:
         g += 1
 
 
-def open_ended_counts(
-    open_ended: int, plain: int, budget: Budget | None = None
-) -> tuple[int, list[int], int]:
+def open_ended_law(open_ended: int, plain: int, budget: Budget | None = None) -> Dist:
     """Exact law of the sum of ``open_ended`` exploding d6 and ``plain`` ordinary d6.
 
-    Returns ``(lowest, weights, exponent)`` with P(sum = lowest + i) = weights[i] / 6**exponent.
     An open-ended die is 6 per 6 rolled plus a last toss uniform on 1..5, so the sum is
     6 x (a negative binomial count of 6s) + (``open_ended`` d5) + (``plain`` d6). Chains are
-    followed until the mass left out is below CHAIN_EPS; that mass is simply missing, and
-    callers divide by the total weight.
+    followed until the mass left out is below CHAIN_EPS; that mass is simply missing (the
+    weights add up to a little less than the denominator), and callers divide by the total.
     """
-    base = uniform_counts(open_ended, 5, uniform_counts(plain, 6))
-    lowest = open_ended + plain
+    base = Dist.dice_sum([(plain, 6), (open_ended, 5)])
     if open_ended == 0:
-        return lowest, base, plain
+        return base
     cut = sixes_cut(open_ended)
-    out = [0] * (len(base) + 6 * cut)
-    width = len(base)
-    for g in range(cut + 1):
-        if budget is not None:
-            budget.spend(width * 0.05, "these open-ended dice")
-        coef = math.comb(g + open_ended - 1, open_ended - 1) * 6 ** (cut - g)
-        lo = 6 * g
-        out[lo : lo + width] = map(add, out[lo : lo + width], map(mul, base, repeat(coef)))
-    return lowest, out, open_ended + plain + cut
+    # g sixes over all the chains: C(g + n - 1, n - 1) ways, each 1/6 as likely as g - 1;
+    # with the last tosses' 5**n that makes the denominator 6 ** (n + plain + cut).
+    sixes = Dist(
+        {
+            6 * g: math.comb(g + open_ended - 1, open_ended - 1) * 6 ** (cut - g)
+            for g in range(cut + 1)
+        },
+        1,
+    )
+    law = base.convolve(sixes, budget or Budget(limit=math.inf), "these open-ended dice")
+    return Dist(None, 6 ** (open_ended + plain + cut), law.run)
 
 
 def roll_open_ended(

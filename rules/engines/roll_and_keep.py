@@ -27,7 +27,7 @@ from typing import Any
 
 from . import system
 from .dice import DieRecord, draw
-from .dist import Budget, convolve_weights
+from .dist import Budget, Dist
 from .errors import RuleError
 from .fair import DiceSource
 from .limits import MAX_DICE, MAX_MODIFIER
@@ -437,11 +437,10 @@ class RollAndKeep(system.GameSystem):
             against = success_weights(opp["roll"], opp["keep"], difficulty)
             # Each side is exact; their difference is convolved in floats (error near 1e-16),
             # since exact integers for two 500-die sides take most of a second.
-            own_p = [w / SIDES ** req["roll"] for w in own]
-            against_p = [w / SIDES ** opp["roll"] for w in against]
-            # net = own - opponent's: index i of own + reversed opponent is net i - (len - 1)
-            probs: list[float] = convolve_weights(own_p, against_p[::-1])
-            lowest = 1 - len(against)
+            own_p = Dist.from_run(0, [w / SIDES ** req["roll"] for w in own])
+            against_p = Dist.from_run(0, [w / SIDES ** opp["roll"] for w in against])
+            net = own_p.convolve(against_p.neg(), budget, "this opposed roll")
+            lowest, probs = net.dense()
             events["opponent-botch"] = botch_chance(opp["roll"], difficulty)
             start = max(0, req["required"] - lowest)
             distribution = {lowest + i: p for i, p in enumerate(probs) if p}

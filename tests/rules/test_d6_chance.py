@@ -13,11 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rules.engines.d6_chance import D6Chance, parse_code, spend_character_point
-from rules.engines.dist import uniform_counts
+from rules.engines.dist import Dist
 from rules.engines.errors import OddsTooLarge, RuleError
 from rules.engines.fair import FairStream
 from rules.engines.limits import MAX_CHAIN
-from rules.engines.open_ended import open_ended_counts
+from rules.engines.open_ended import open_ended_law
 from tests.rules.helpers import (
     agrees,
     assert_distribution,
@@ -254,11 +254,12 @@ def test_odds_match_icepool(n):
 
 
 def test_exact_sum_helpers():
-    assert uniform_counts(2, 6) == [1, 2, 3, 4, 5, 6, 5, 4, 3, 2, 1]
-    assert sum(uniform_counts(7, 5)) == 5**7
-    lowest, weights, exp = open_ended_counts(2, 1)
+    assert Dist.dice_sum([(2, 6)]).dense() == (2, [1, 2, 3, 4, 5, 6, 5, 4, 3, 2, 1])
+    assert Dist.dice_sum([(7, 5)]).den == sum(Dist.dice_sum([(7, 5)]).dense()[1]) == 5**7
+    law = open_ended_law(2, 1)
+    lowest, weights = law.dense()
     assert lowest == 3
-    assert 1 - sum(weights) / 6**exp < 1e-14
+    assert 1 - sum(weights) / law.den < 1e-14
 
 
 def test_fair_stream_sample_agrees_with_exact_odds():

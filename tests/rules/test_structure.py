@@ -87,3 +87,27 @@ def test_engines_never_import_the_registry() -> None:
             continue
         assert "rules.engines.registry" not in imports, name
         assert "rules.engines" not in imports, name
+
+
+# What an engine may take from the algebra: the distribution type, the budget, and the budget's
+# cost estimates. Convolution helpers and pruning stay inside dist.py.
+ALGEBRA_NAMES = {"Dist", "Budget", "BUDGET_MICROSECONDS", "product_cost", "fraction_cost"}
+
+
+def test_engines_build_odds_from_the_one_distribution_type() -> None:
+    dist = ENGINES / "dist.py"
+    for path in ENGINES.rglob("*.py"):
+        if path == dist:
+            continue
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[-1] == "dist":
+                taken = {alias.name for alias in node.names}
+                assert taken <= ALGEBRA_NAMES, f"{path.name} takes {taken - ALGEBRA_NAMES}"
+            elif isinstance(node, ast.Import):
+                assert not any(a.name.endswith(".dist") for a in node.names), path.name
+            elif isinstance(node, ast.FunctionDef):
+                assert "conv" not in node.name.lower(), f"{path.name} defines {node.name}"
+            elif isinstance(node, ast.Assign):
+                names = {t.id for t in node.targets if isinstance(t, ast.Name)}
+                assert "PRUNE" not in names, f"{path.name} has a pruning constant of its own"

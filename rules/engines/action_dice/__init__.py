@@ -12,7 +12,7 @@ die. When ``max_dice`` leaves dice out, every record of a die that does not coun
 ``"dropped": true`` (the role stays ``action`` or ``skill``).
 
 Exact odds: see ``keep_top`` for the ``max_dice`` case; without it the sum is the shared
-open-ended d6 law of ``open_ended.open_ended_counts``.
+open-ended d6 law of ``open_ended.open_ended_law``.
 
 The package: ``fields`` (limits, request fields, what a request rolls), ``odds`` (exact
 keep-highest), ``combat`` and ``sheets`` (what the table runs around rolls), ``text`` (a roll's

@@ -7,7 +7,7 @@ from typing import Any
 
 from .. import system
 from ..dice import DieRecord, draw
-from ..dist import Budget
+from ..dist import Budget, Dist
 from ..errors import OddsTooLarge, RuleError
 from ..fair import DiceSource
 from ..limits import MAX_DICE
@@ -174,7 +174,7 @@ class ActionDice(system.GameSystem):
         plan = dice_plan(req)
         shift = plan["flat"] + req["modifier"]
         if req["average"]:
-            lowest, weights = average_total(plan["counted"]) + shift, [1]
+            law = Dist.point(average_total(plan["counted"]))
         else:
             if plan["counted"] == plan["rolled"]:
                 if plan["rolled"] > ODDS_MAX_DICE or plan["action"] > ODDS_MAX_ACTION:
@@ -190,14 +190,13 @@ class ActionDice(system.GameSystem):
                     f"dice, {ODDS_MAX_KEEP_ACTION} of them action dice; this roll has "
                     f"{plan['rolled']} ({plan['action']} action)",
                 )
-            lowest, weights, _ = keep_top(
+            law = keep_top(
                 plan["action"],
                 req["skill_dice"],
                 plan["counted"],
                 budget=budget.naming("skill_dice"),
             )
-            lowest += shift
-        distribution, p_success = from_weights(lowest, weights, req["difficulty"])
+        distribution, p_success = from_weights(*law.shifted(shift).dense(), req["difficulty"])
         return self._odds_answer(req, distribution, p_success, {})
 
     # -- sheets ----------------------------------------------------------------------------

@@ -7,23 +7,8 @@ from itertools import repeat
 from operator import add, mul
 from typing import Any
 
-from ..dist import Budget, convolve_weights, uniform_counts
-from ..open_ended import CHAIN_EPS, open_ended_counts
-
-Weights = tuple[int, list[int], int]  # (lowest value, weights, exponent): P(lowest+i) = w[i]/6**exp
-
-
-def _mix(pieces: list[Weights]) -> Weights:
-    """Sum of weighted pieces, brought to one exponent."""
-    exp = max(p[2] for p in pieces)
-    lowest = min(p[0] for p in pieces)
-    out = [0] * (max(p[0] + len(p[1]) for p in pieces) - lowest)
-    for off, weights, e in pieces:
-        scale = 6 ** (exp - e)
-        lo = off - lowest
-        hi = lo + len(weights)
-        out[lo:hi] = map(add, out[lo:hi], map(mul, weights, repeat(scale)))
-    return lowest, out, exp
+from ..dist import Budget, Dist
+from ..open_ended import CHAIN_EPS, open_ended_law
 
 
 def _place_down(
@@ -64,30 +49,30 @@ def _place_down(
         states = {q: (span[q][0], arr[span[q][0] : span[q][1]]) for q, arr in acc.items()}
 
 
-def top_uniform(count: int, keep: int, faces: int) -> tuple[int, list[int]]:
-    """Ways the highest ``keep`` of ``count`` dice with faces 1..faces add to each sum, as
-    ``(lowest, ways)``."""
+def top_uniform(count: int, keep: int, faces: int) -> Dist:
+    """Law of the highest ``keep`` of ``count`` dice with faces 1..faces, in whole ways."""
     if keep <= 0:
-        return 0, [faces**count]
+        return Dist.from_run(0, [faces**count], faces**count)
     if keep >= count:
-        return count, uniform_counts(count, faces)
+        return Dist.dice_sum([(count, faces)])
     out = [0] * (faces * keep + 1)
     _place_down(count, keep, {0: (0, [1])}, faces, out)
-    return keep, out[keep:]
+    return Dist.from_run(keep, out[keep:], faces**count)
 
 
-def top_plain(low: int, sixes: int, keep: int) -> tuple[int, list[int]]:
-    """Ways the highest ``keep`` of ``low`` dice on faces 1..5 and ``sixes`` d6 add to each sum
-    (the action dice that stopped below 6, and the skill dice), as ``(lowest, ways)``.
+def top_plain(low: int, sixes: int, keep: int) -> Dist:
+    """Chance that ``low`` action dice all stop below 6, with the law of the highest ``keep``
+    of them and ``sixes`` d6 (the skill dice): a sub-law over 6 ** (low + sixes).
 
     Only the d6 can show 6, so face 6 is placed first for them alone; below it every die left
     is alike.
     """
     count = low + sixes
+    den = 6**count
     if keep <= 0:
-        return 0, [5**low * 6**sixes]
+        return Dist.from_run(0, [5**low * 6**sixes], den)
     if keep >= count:
-        return count, uniform_counts(low, 5, uniform_counts(sixes, 6))
+        return Dist(None, den, Dist.dice_sum([(sixes, 6), (low, 5)]).run)
     out = [0] * (6 * keep + 1)
     states: dict[int, tuple[int, list[int]]] = {}
     for j in range(sixes + 1):
@@ -97,16 +82,16 @@ def top_plain(low: int, sixes: int, keep: int) -> tuple[int, list[int]]:
         else:
             states[j] = (6 * j, [ways])
     _place_down(count, keep, states, 5, out)
-    return keep, out[keep:]
+    return Dist.from_run(keep, out[keep:], den)
 
 
 def keep_top(
     action: int,
     skill: int,
     keep: int,
-    memo: dict[Any, Any] | None = None,
+    memo: dict[Any, Dist] | None = None,
     budget: Budget | None = None,
-) -> Weights:
+) -> Dist:
     """Exact law of the sum of the highest ``keep`` of ``action`` open-ended d6 and ``skill``
     plain d6 (an open-ended die counts as one die, with its whole value).
 
@@ -119,39 +104,38 @@ def keep_top(
     that geometric series is summed until its tail is below CHAIN_EPS.
     """
     memo = {} if memo is None else memo
+    budget = budget or Budget(limit=math.inf)
+    what = "these action dice"
     if keep >= action + skill:
         key: tuple[Any, ...] = ("sum", action, skill)
         if key not in memo:
-            memo[key] = open_ended_counts(action, skill, budget)
+            memo[key] = open_ended_law(action, skill, budget)
         return memo[key]
     key = (action, skill, keep)
     if key in memo:
         return memo[key]
     repeats_itself = skill == 0 and action > keep
-    pieces: list[Weights] = []
+    pieces: list[Dist] = []
     for high in range(action + 1):
         if repeats_itself and high == action:
             continue
         h = min(high, keep)
-        top_low, top_w, top_exp = keep_top(high, 0, h, memo, budget)
-        rest_low, rest_w = top_plain(action - high, skill, keep - h)
-        weights = convolve_weights(top_w, rest_w)
-        coef = math.comb(action, high)
-        if coef != 1:
-            weights = [w * coef for w in weights]
-        pieces.append((top_low + rest_low + 6 * h, weights, top_exp + action + skill))
-    lowest, weights, exp = _mix(pieces)
+        top = keep_top(high, 0, h, memo, budget)
+        rest = top_plain(action - high, skill, keep - h)
+        # C(action, high) ways to choose the high dice, each of them 1/6 to show 6.
+        chosen = Dist({6 * h: math.comb(action, high)}, 6**high)
+        both = top.convolve(rest, budget, what).convolve(chosen, budget, what)
+        pieces.append(both)
+    law = Dist.mixture(pieces, budget, what)
     if repeats_itself:
         reps = 0
         while 6.0 ** (-action * (reps + 1)) >= CHAIN_EPS:
             reps += 1
-        step = 6 * keep
-        width = len(weights)
-        out = [0] * (width + step * reps)
-        for i in range(reps + 1):
-            coef = 6 ** (action * (reps - i))
-            lo = step * i
-            out[lo : lo + width] = map(add, out[lo : lo + width], map(mul, weights, repeat(coef)))
-        weights, exp = out, exp + action * reps
-    memo[key] = (lowest, weights, exp)
-    return memo[key]
+        # All high again with chance 6**-action: the same law 6 x keep higher, reps times over.
+        again = Dist(
+            {6 * keep * i: 6 ** (action * (reps - i)) for i in range(reps + 1)},
+            6 ** (action * reps),
+        )
+        law = law.convolve(again, budget, what)
+    memo[key] = law
+    return law

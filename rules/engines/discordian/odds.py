@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from ..dist import PRUNE, Budget, PrunedLaw, conv_floats_into
+from ..dist import Budget, Dist
 from ..errors import OddsTooLarge
 from ..limits import MAX_CHAIN, ODDS_TAIL
 from .fields import ODDS_MAX_CHALLENGE, ODDS_MAX_POOL, ODDS_MAX_PROTECT, PC_SIDES, sides_of
@@ -42,7 +42,7 @@ class SideOdds:
         }
         self.dropped = 0.0
         self.joint = self._pc_joint(tn)
-        self.mass = sum(self.joint.values())
+        self.mass = self.joint.total()
         self.events = self._break_events()
 
     def _chain(self, sides: int) -> dict[int, float]:
@@ -68,15 +68,16 @@ class SideOdds:
             return {base: 1.0}
         return {base + k: p for k, p in self._chain(sides).items()}
 
-    def _prune(self, dist: dict[int, float]) -> dict[int, float]:
+    def _prune(self, dist: Dist) -> Dist:
         # Outcomes this unlikely cannot move any answer; dropping them keeps big pools fast.
         # The mass dropped is counted and stays far below ODDS_TAIL (checked in the tests).
-        kept = {k: p for k, p in dist.items() if p >= PRUNE}
-        if len(kept) != len(dist):
-            self.dropped += sum(dist.values()) - sum(kept.values())
+        kept, dropped = dist.pruned()
+        self.dropped += dropped
         return kept
 
-    def _pc_joint(self, tn: int) -> dict[int, float]:
+    def _pc_joint(self, tn: int) -> Dist:
+        """Joint law of (successes, 1s), packed into one key (see ``_face_key``), of the PC
+        dice, the luck die added after a lucky break."""
         d = self.discord
         groups: list[tuple[int, int]] = []
         for k in self.sizes:  # biggest first: protection goes to the most sides first
@@ -90,8 +91,8 @@ class SideOdds:
         # Protection left never needs to exceed the dice still to come that could match, which
         # folds most protection states together.
         to_come = sum(n for k, n in groups if d is not None and d <= k)
-        states: dict[tuple[int, int], dict[int, float]] = {
-            (min(self.protect, to_come), 0): {0: 1.0}
+        states: dict[tuple[int, int], Dist] = {
+            (min(self.protect, to_come), 0): Dist.floats_over_one({0: 1.0})
         }
         d_high = d is not None and d >= tn
         for k, count in groups:
@@ -102,65 +103,66 @@ class SideOdds:
                     part = hi if v >= tn else lo
                     for key, p in self._outcome(k, v).items():
                         part[key] = part.get(key, 0.0) + p / k
-            hi_part, lo_part = PrunedLaw(hi), PrunedLaw(lo)
+            hi_part, lo_part = Dist.floats_over_one(hi), Dist.floats_over_one(lo)
             # A protected die shows the Discord value; when that is a 5 it owes a fives chain,
             # added once per group (chain ** number owed) rather than die by die.
             matchable = d is not None and d <= k
-            matched = PrunedLaw({_face_key(d, tn): 1 / k} if matchable else {})
+            matched = Dist.floats_over_one({_face_key(d, tn): 1 / k} if matchable else {})
             matched_owes = int(d == 5)
 
             # Inside a group the state also carries the chains owed by protected 5s.
             group = {(left, tag, 0): dist for (left, tag), dist in states.items()}
             for _ in range(count):
                 # The caps keep a pool's work in hand; the budget adds the caller's deadline.
-                self.budget.spend(sum(len(d) for d in group.values()) * 0.05, "this pool")
-                out: dict[tuple[int, int, int], dict[int, float]] = {}
+                self.budget.spend(sum(len(d.w) for d in group.values()) * 0.05, "this pool")
+                out: dict[tuple[int, int, int], Dist] = {}
 
-                def add(key: tuple[int, int, int], dist: dict[int, float], part: PrunedLaw) -> None:
-                    self.dropped += conv_floats_into(out.setdefault(key, {}), dist, part)  # noqa: B023
+                def into(key: tuple[int, int, int]) -> Dist:
+                    law = out.get(key)  # noqa: B023
+                    if law is None:
+                        law = out[key] = Dist.floats_over_one()  # noqa: B023
+                    return law
 
                 for (left, tag, owed), dist in group.items():
                     up = 3 if tag == 3 else min(tag + 1, 2)
-                    if hi_part:
-                        add((left, up, owed), dist, hi_part)
-                    if lo_part:
-                        add((left, 3, owed), dist, lo_part)
+                    if hi:
+                        self.dropped += into((left, up, owed)).add_sum(dist, hi_part)
+                    if lo:
+                        self.dropped += into((left, 3, owed)).add_sum(dist, lo_part)
                     if not matchable:
                         continue
                     if left > 0:
-                        add((left - 1, up if d_high else 3, owed + matched_owes), dist, matched)
+                        key = (left - 1, up if d_high else 3, owed + matched_owes)
+                        self.dropped += into(key).add_sum(dist, matched)
                     else:
-                        same = out.setdefault((left, tag, owed), {})
-                        get = same.get
-                        for key, p in dist.items():
-                            same[key] = get(key, 0.0) + p / k
+                        into((left, tag, owed)).add(dist, k)
                 group = {key: self._prune(dist) for key, dist in out.items()}
 
             if matchable:
                 to_come -= count
-            powers = [PrunedLaw({0: 1.0})]
-            chain = PrunedLaw(self._chain(k)) if k >= 5 else powers[0]
-            merged: dict[tuple[int, int], dict[int, float]] = {}
+            powers = [Dist.floats_over_one({0: 1.0})]
+            chain = Dist.floats_over_one(self._chain(k)) if k >= 5 else powers[0]
+            merged: dict[tuple[int, int], Dist] = {}
             for (left, tag, owed), dist in group.items():
-                target = merged.setdefault((min(left, to_come), tag), {})
+                target = merged.get((min(left, to_come), tag))
+                if target is None:
+                    target = merged[(min(left, to_come), tag)] = Dist.floats_over_one()
                 while len(powers) <= owed:
-                    nxt: dict[int, float] = {}
-                    self.dropped += conv_floats_into(nxt, powers[-1].law(), chain)
-                    powers.append(PrunedLaw(nxt))
-                self.dropped += conv_floats_into(target, dist, powers[owed])
+                    nxt = Dist.floats_over_one()
+                    self.dropped += nxt.add_sum(powers[-1].most_likely_first(), chain)
+                    powers.append(nxt)
+                self.dropped += target.add_sum(dist, powers[owed])
             states = {key: self._prune(dist) for key, dist in merged.items()}
 
-        joint: dict[int, float] = {}
-        lucky: dict[int, float] = {}
+        joint = Dist.floats_over_one()
+        lucky = Dist.floats_over_one()
         for (_, tag), dist in states.items():
-            target = lucky if tag == 2 else joint
-            for key, p in dist.items():
-                target[key] = target.get(key, 0.0) + p
-        self.p_lucky = sum(lucky.values())
-        luck = PrunedLaw(
+            (lucky if tag == 2 else joint).add(dist)
+        self.p_lucky = lucky.total()
+        luck = Dist.floats_over_one(
             {face * _STRIDE: 1 / self.luck_sides for face in range(1, self.luck_sides + 1)}
         )
-        self.dropped += conv_floats_into(joint, lucky, luck)
+        self.dropped += joint.add_sum(lucky, luck)
         return joint
 
     def _all_show(self, value: int) -> float:
@@ -195,7 +197,7 @@ class SideOdds:
 
     def successes(self) -> dict[int, float]:
         out: dict[int, float] = {}
-        for key, p in self.joint.items():
+        for key, p in self.joint.w.items():
             s = key // _STRIDE
             out[s] = out.get(s, 0.0) + p / self.mass
         return out
@@ -248,7 +250,7 @@ def costly_chance(side: SideOdds, against: Mapping[int, float]) -> float:
             row[b] += prev[b]
     against_items = list(against.items())
     total = 0.0
-    for key, p in side.joint.items():
+    for key, p in side.joint.w.items():
         s, o = divmod(key, _STRIDE)
         for r, pr in against_items:
             a = s - r - 1

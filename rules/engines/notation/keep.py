@@ -20,7 +20,7 @@ from fractions import Fraction
 from math import comb
 from typing import Any
 
-from ..dist import Budget, Dist, conv_weights, product_cost
+from ..dist import Budget, Dist, product_cost
 from ..errors import OddsTooLarge
 
 
@@ -228,7 +228,7 @@ def drop_exploding(
                 have -= 1
             got = memo[(kind, t, have)] if have else {0: 1}
             for power in range(have + 1, m + 1):
-                got = conv_weights(got, base, budget, what)
+                got = _sum_in_ways(got, base, budget, what)
                 memo[(kind, t, power)] = got
         memo[key] = got
         return got
@@ -291,7 +291,7 @@ def _drop_fixed(
         for (e, c), x in states.items():
             # The pool is bigger than the quota, so it always fills: ea + nc > need.
             need, ea, nc = drop - e - c, a - e, count - c
-            full = conv_weights(suffix_power(0, t, ea), suffix_power(1, t, nc), budget, what)
+            full = _sum_in_ways(suffix_power(0, t, ea), suffix_power(1, t, nc), budget, what)
             add(full, x, -need * s)
             # Only faces some die can show take dice: skip the loops over impossible counts.
             i_top = min(need, ea + 1) if ew else 1
@@ -301,13 +301,17 @@ def _drop_fixed(
                     coef = comb(ea, i) * ew**i * comb(nc, j) * nw**j
                     if not coef:
                         continue
-                    rest = conv_weights(
+                    rest = _sum_in_ways(
                         suffix_power(0, t + 1, ea - i), suffix_power(1, t + 1, nc - j), budget, what
                     )
                     add(rest, -x * coef, (i + j - need) * s)
                     new[(e + i, c + j)] = new.get((e + i, c + j), 0) + x * coef
         states = new
     return {s: w for s, w in result.items() if w}
+
+
+def _sum_in_ways(a: dict[int, int], b: dict[int, int], budget: Budget, what: str) -> dict[int, int]:
+    return Dist(a, 1).sum_in_ways(Dist(b, 1), budget, what).w
 
 
 def keep_mixed(

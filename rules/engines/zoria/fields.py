@@ -13,9 +13,6 @@ FLAGS = ("critical-threat", "botch-threat", "special-botch-threat")
 
 # Exact-odds size cap: the cascading action dice added to one check.
 ODDS_MAX_ACTION_DICE = 20
-# Below this a probability is dropped while action dice are combined (the mass left out is
-# counted into the renormalisation; it stays far below ODDS_TAIL).
-PRUNE = 1e-19
 
 MAX_LEVEL = 1000
 MULTI_OPTIONS = ("highest", "balanced", "divided")

@@ -1,9 +1,11 @@
 // Pools and resources (docs/protocol.md) on the room page: the table's state that pool events
 // change (pools, resources, open rolls, extended actions, the table's rule state), and the card
 // and roll options of the table's game system, drawn by that system's own module
-// (systems/<engine id>.js, loaded by the engine id). hello gives the state; a later pool event
-// carries the new absolute values.
+// (systems/<engine id>.js, loaded by the engine id). The state is the one room state
+// (state.js): hello gives it, every later event is applied to it by the same reducer as the
+// server's, and the card only draws what it holds.
 import {h} from "./dom.js";
+import {RoomState} from "./state.js";
 
 export const err = () => h("span", {class: "error small", role: "alert"});
 export const li = (...kids) => h("li", null, ...kids);
@@ -21,8 +23,7 @@ export class Pools {
   constructor(ctx) {
     const {page, panel} = ctx;
     Object.assign(this, {ctx, sys: page.system.id, me: page.seat.id, gm: page.role === "gm", live: false,
-      pools: new Map(), res: new Map(), open: new Map(), ext: new Map(), lucky: new Set(), table: {},
-      seats: new Map(), chars: new Map(), mine: [], hidden: new Set(), opts: [], resets: [], home: null});
+      room: new RoomState(), mine: [], hidden: new Set(), opts: [], resets: [], home: null});
     this.mode = panel.modes.find((m) => m.id === this.sys);
     panel.hooks.push((out) => {
       if (out.system === this.sys) for (const [key, get] of this.opts) out[key] = get();
@@ -37,12 +38,21 @@ export class Pools {
     }, () => null);
   }
 
+  // What the systems draw, from the room state (empty until hello).
+  get pools() { return this.room.state ? this.room.pools : new Map(); }
+  get open() { return this.room.state ? this.room.openRolls : new Map(); }
+  get ext() { return this.room.state ? this.room.extended : new Map(); }
+  get lucky() { return this.room.state ? this.room.luckyBreaks : new Set(); }
+  get table() { return this.room.state ? this.room.table : {}; }
+  get seats() { return this.room.state ? this.room.seats : new Map(); }
+  get chars() { return this.room.state ? this.room.characters : new Map(); }
+
   name(id) {
     return (this.chars.get(id) || {}).name || "?";
   }
 
   amount(c, name) {
-    return this.res.get(`${c}:${name}`) ?? 0;
+    return this.room.state ? this.room.amount(c, name) : 0;
   }
 
   /** The table card, titled, with the system's parts. */
@@ -99,48 +109,25 @@ export class Pools {
   // --- state --------------------------------------------------------------------------------
 
   hello(msg) {
-    const s = msg.state || {};
-    const map = (list, key = "id") => new Map((list || []).map((x) => [x[key], x]));
-    this.seats = map(s.seats);
-    this.chars = map(s.characters);
+    this.room.hello(msg);
     this.mine = this.gm ? [...this.chars.keys()] : ((msg.seat || {}).characters || []).map((c) => c.id);
-    this.pools = map(s.pools);
-    this.res = new Map((s.resources || []).map((r) => [`${r.character}:${r.name}`, r.amount]));
-    this.open = map(s.open_rolls, "seq");
-    this.ext = map(s.extended);
-    this.lucky = new Set(s.lucky_breaks);
-    this.table = s.table || {};
     this.draw();
   }
 
-  /** Every event in seq order; ``replay``: older than hello's state, so it changes no counts. */
+  /** Every event in seq order; ``replay``: older than hello's state, so the state skips it. The
+   * system's module is given the open rolls as they stood before the event (what closed). */
   event(ev, replay, item) {
     const d = ev.data || {};
     const mine = ev.actor && ev.actor.seat === this.me;
-    if (d.hidden) {
-      this.hidden.add(ev.seq);
-    } else if (ev.kind === "seat.join" && d.seat) {
-      this.seats.set(d.seat.id, d.seat);
-    } else if (ev.kind === "pool" && !replay) {
-      for (const p of d.pools || []) this.pools.set(p.id, p);
-      for (const r of d.resources || []) this.res.set(`${r.character}:${r.name}`, r.amount);
-      if (d.open_roll) this.open.set(d.open_roll.seq, d.open_roll);
-      if (d.extended) this.ext[d.extended.open ? "set" : "delete"](d.extended.id, d.extended);
-      if (d.table) this.table = d.table;
-      if (d.action === "lucky-break") this.lucky.add(d.seat);
-      for (const seq of d.rolls || []) this.open.delete(seq); // closed as they stood
-    } else if ((ev.kind === "roll.reveal" || ev.kind === "session.end") && !replay) {
-      // Counts a hidden roll's spends moved reach the room with its reveal or the session's end.
-      for (const p of d.pools || []) this.pools.set(p.id, p);
-      for (const r of d.resources || []) this.res.set(`${r.character}:${r.name}`, r.amount);
-    } else if (ev.kind === "roll.close" && d.open_roll && !replay) {
-      this.open.set(d.roll, d.open_roll);
-    } else if (ev.kind === "roll" && mine && !replay && !d.reroll_of && this.resets.length) {
+    const before = this.open;
+    if (d.hidden) this.hidden.add(ev.seq);
+    this.room.apply(ev);
+    if (ev.kind === "roll" && mine && !replay && !d.hidden && !d.reroll_of && this.resets.length) {
       // What a roll spends is chosen again for the next one.
       this.resets.forEach((reset) => reset());
       this.mode.node.dispatchEvent(new Event("change", {bubbles: true}));
     }
-    this.home?.event?.(ev, replay, item);
+    this.home?.event?.(ev, replay, item, before);
     // Draw once after a burst (a replay brings hundreds of events).
     this.timer ||= setTimeout(() => {
       this.timer = null;

@@ -45,6 +45,7 @@ export function room(t) {
   dice?.closest(".field")?.append(h("span", {class: "cost"}, "paid from your pool, die for die"));
 
   const views = new Map();
+  const closed = new Map(); // seq -> a check closed since this page loaded
   const bonus = (p) => (p.kind === "bonus-dice" ? ` (${t.name(p.character)}'s class bonus)` : "");
 
   /** One open check: total, dice added and committed, state; use a die, spend dice on it. */
@@ -110,17 +111,17 @@ export function room(t) {
   }
 
   return {
-    event(ev, replay) {
+    event(ev, replay, item, before) {
       const d = ev.data || {};
       const mine = ev.actor && ev.actor.seat === t.me;
       if (ev.kind === "pool" && mine && (d.action === "use" || d.action === "commit" || d.effect)) touched = true;
-      // A revealed check is the room's now, open or not (the GM may declare it).
-      if (ev.kind === "roll.reveal" && d.open_roll && !replay) t.open.set(d.open_roll.seq, d.open_roll);
-      if (ev.kind !== "roll" || d.hidden) return;
-      const was = t.open.get(d.reroll_of);
-      if (was) t.open.set(was.seq, {...was, open: false, declared: "re-rolled"});
-      if (mine && ev.visibility === "self") selfRolls.add(ev.seq);
-      if (!replay && d.open_roll) t.open.set(ev.seq, {...d.open_roll, seq: ev.seq});
+      if (mine && ev.kind === "roll" && !d.hidden && ev.visibility === "self") selfRolls.add(ev.seq);
+      if (replay || d.hidden) return;
+      // Checks closed while this page is open stay in sight as page history (like the log); the
+      // room state holds open checks only.
+      const close = (roll, declared) => roll && closed.set(roll.seq, {...roll, open: false, declared});
+      if (d.open_roll && d.open_roll.open === false) close(d.open_roll, d.open_roll.declared);
+      if (ev.kind === "roll" && d.reroll_of != null) close(before.get(d.reroll_of), "re-rolled");
     },
 
     draw() {
@@ -142,10 +143,12 @@ export function room(t) {
           text(s), t.lucky.has(s.id) ? badge("lucky break", "good") : null))
         : none("Nobody else has dice yet."));
 
-      // Open checks, newest first; the last few declared ones stay in sight.
-      let closed = 0;
-      const shown = [...t.open.values()].filter((r) => r.seat === t.me || !t.hidden.has(r.seq))
-        .sort((a, b) => b.seq - a.seq).filter((r) => r.open || ++closed <= 3);
+      // Open checks, newest first; the last few declared since the page loaded stay in sight.
+      let older = 0;
+      const open = t.open;
+      const checks = [...open.values(), ...[...closed.values()].filter((r) => !open.has(r.seq))];
+      const shown = checks.filter((r) => r.seat === t.me || !t.hidden.has(r.seq))
+        .sort((a, b) => b.seq - a.seq).filter((r) => r.open || ++older <= 3);
       for (const [seq, view] of views) {
         if (!shown.some((r) => r.seq === seq)) view.node.remove(), views.delete(seq);
       }

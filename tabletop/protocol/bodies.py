@@ -42,7 +42,67 @@ ODDS = Body(
     "exact odds of a request before it is rolled (query parameters)",
 )
 
-BODIES: tuple[Body, ...] = (JOIN, ODDS)
+_ROLL_FIELDS = (
+    Field("label", "text", label="Name", required=True, min_length=1, max_length=60),
+    Field(
+        "system",
+        "text",
+        label="System",
+        default="",
+        nullable=True,
+        max_length=40,
+        help="the table's system or generic; empty for the table's",
+    ),
+    Field("request", "json", label="Request", required=True, help="the roll's request"),
+)
+
+SAVED_ROLL = Body(
+    "POST /play/<code>/saved",
+    (Field("character", "int", label="Character", required=True, **ID), *_ROLL_FIELDS),
+    "keep a named roll for a character the seat acts for (JSON)",
+)
+
+SAVED_ROLL_CHANGE = Body(
+    "POST /play/<code>/saved/<id>",
+    (
+        _ROLL_FIELDS[0],
+        Field("system", "text", label="System", nullable=True, default=None, max_length=40),
+        Field(
+            "request",
+            "json",
+            label="Request",
+            nullable=True,
+            default=None,
+            help="what it rolls now; leave out to keep it",
+        ),
+    ),
+    "rename a saved roll, or change what it rolls (JSON; DELETE forgets it)",
+)
+
+SHEET = Body(
+    "POST /play/<code>/sheet/<character id>",
+    (Field("sheet", "json", label="Sheet", required=True, help="checked against the system"),),
+    "a character's sheet, by its player or the GM (JSON)",
+)
+
+SETTINGS = Body(
+    "POST /play/<code>/settings",
+    (
+        Field(
+            "settings", "json", label="Settings", required=True, help="checked against the system"
+        ),
+    ),
+    "the campaign's settings, by the GM (JSON)",
+)
+
+BODIES: tuple[Body, ...] = (JOIN, ODDS, SAVED_ROLL, SAVED_ROLL_CHANGE, SHEET, SETTINGS)
+
+
+def json_body(body: Body, data: Any) -> dict[str, Any]:
+    """A JSON endpoint's body checked against its declaration, defaults filled in."""
+    if not isinstance(data, Mapping):
+        raise invalid("expected a JSON object")
+    return check_fields(body.fields, data)
 
 
 @dataclass(frozen=True)

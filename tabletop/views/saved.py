@@ -9,6 +9,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_http_methods
 
+from ..protocol.bodies import SAVED_ROLL, SAVED_ROLL_CHANGE, json_body
 from ..services.errors import ServiceError, invalid
 from ..services.saved import change_roll, delete_roll, save_roll, saved_for
 from .room import STATUS_FOR, _access
@@ -41,13 +42,13 @@ def saved_rolls(request: HttpRequest, code: str) -> HttpResponse:
     seat = access.seat
     if request.method == "POST":
         try:
-            body = _body(request)
+            body = json_body(SAVED_ROLL, _body(request))
             save_roll(
                 seat=seat,
-                character_id=body.get("character"),
-                label=body.get("label"),
-                system=body.get("system"),
-                request=body.get("request"),
+                character_id=body["character"],
+                label=body["label"],
+                system=body["system"],
+                request=body["request"],
             )
         except ServiceError as exc:
             return _error(exc)
@@ -66,13 +67,13 @@ def saved_roll(request: HttpRequest, code: str, roll_id: int) -> HttpResponse:
         if request.method == "DELETE":
             delete_roll(seat=seat, roll_id=roll_id)
         else:
-            body = _body(request)
+            body = json_body(SAVED_ROLL_CHANGE, _body(request))
             change_roll(
                 seat=seat,
                 roll_id=roll_id,
-                label=body.get("label"),
-                system=body.get("system"),
-                request=body.get("request"),
+                label=body["label"],
+                system=body["system"],
+                request=body["request"],
             )
     except ServiceError as exc:
         return _error(exc)

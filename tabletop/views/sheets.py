@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_POST
 
+from ..protocol.bodies import SETTINGS, SHEET, json_body
 from ..services.errors import ServiceError
 from ..services.sheets import update_settings, update_sheet
 from .room import _access
@@ -20,10 +21,8 @@ def character_sheet(request: HttpRequest, code: str, character_id: int) -> HttpR
     if access is None:
         return JsonResponse(SIT_DOWN, status=403)
     try:
-        body = _body(request)
-        character = update_sheet(
-            seat=access.seat, character_id=character_id, sheet=body.get("sheet")
-        )
+        sheet = json_body(SHEET, _body(request))["sheet"]
+        character = update_sheet(seat=access.seat, character_id=character_id, sheet=sheet)
     except ServiceError as exc:
         return _error(exc)
     return JsonResponse({"id": character.pk, "name": character.name, "sheet": character.sheet})
@@ -35,7 +34,8 @@ def campaign_settings(request: HttpRequest, code: str) -> HttpResponse:
     if access is None:
         return JsonResponse(SIT_DOWN, status=403)
     try:
-        campaign = update_settings(seat=access.seat, settings=_body(request).get("settings"))
+        settings = json_body(SETTINGS, _body(request))["settings"]
+        campaign = update_settings(seat=access.seat, settings=settings)
     except ServiceError as exc:
         return _error(exc)
     return JsonResponse({"settings": campaign.settings})

@@ -103,3 +103,38 @@ def test_outsiders_and_forged_posts_are_refused(live_session, campaign, client):
     )
     assert forged.status_code == 403  # no CSRF token: not from the room page
     assert not SavedRoll.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"label": "Axe", "request": {"notation": "1d8"}, "colour": "red"}, "colour"),
+        ({"label": "Axe", "request": "1d8"}, "request"),
+        ({"label": "\ud800", "request": {"notation": "1d8"}}, "label"),
+        ({"label": "Axe", "request": {"notation": "1d8"}, "character": 1.5}, "character"),
+        ({"request": {"notation": "1d8"}}, "label"),
+    ],
+)
+def test_a_bad_body_is_refused_at_the_edge_naming_its_field(live_session, campaign, body, field):
+    """The saved-roll body is declared (docs/protocol.md): unknown fields, wrong types and text
+    that is not UTF-8 get a 400 naming the field, and nothing is kept."""
+    wren = Character.objects.create(campaign=campaign, name="Wren")
+    ana = sit(live_session, "Ana", wren)
+    answer = send(ana, live_session, "post", body={"character": wren.pk, **body})
+    assert answer.status_code == 400, answer.content
+    assert answer.json()["error"]["field"] == field
+    assert not SavedRoll.objects.exists()
+
+
+def test_a_sheet_body_takes_only_the_sheet(live_session, campaign):
+    wren = Character.objects.create(campaign=campaign, name="Wren")
+    ana = sit(live_session, "Ana", wren)
+    token = ana.cookies["csrftoken"].value
+    answer = ana.post(
+        f"/play/{live_session.invite_code}/sheet/{wren.pk}",
+        json.dumps({"sheet": {}, "owner": 1}),
+        content_type="application/json",
+        HTTP_X_CSRFTOKEN=token,
+    )
+    assert answer.status_code == 400
+    assert answer.json()["error"]["field"] == "owner"

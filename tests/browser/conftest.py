@@ -90,7 +90,22 @@ class FreshDaphneProcess(DaphneProcess):
         SyncToAsync.single_thread_executor = ThreadPoolExecutor(max_workers=1)
         channel_layers.backends = {}
         _fresh_odds_workers()
+        _fresh_database_connections()
         super().run()
+
+
+def _fresh_database_connections() -> None:
+    """Database connections as in a new process. The parent's connections (and PostgreSQL's
+    per-process connection pool) came across the fork as shared sockets: used from both sides
+    they interleave one protocol stream and both sides read each other's answers. The child
+    drops its references without closing them (closing would end the parent's sessions)."""
+    from django.db import connections
+
+    for conn in connections.all(initialized_only=True):
+        conn.connection = None
+        pools = getattr(type(conn), "_connection_pools", None)
+        if pools is not None:
+            pools.clear()
 
 
 def _fresh_odds_workers() -> None:

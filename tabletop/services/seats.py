@@ -155,11 +155,9 @@ def seat_for_user(*, session: GameSession, user: Any) -> Seat | None:
     return seat
 
 
-def remove_seat(*, by_seat_id: int, seat_id: Any) -> Event:
+def remove_seat(*, by_seat_id: int, seat_id: int) -> Event:
     """The GM takes a seat away from the table: its token no longer opens the room, and every
     screen drops it from the seats."""
-    if isinstance(seat_id, bool) or not isinstance(seat_id, int):
-        raise invalid("expected a seat id", field="seat")
     with transaction.atomic():
         gm = Seat.objects.select_related("session").get(pk=by_seat_id)
         if not gm.is_gm:

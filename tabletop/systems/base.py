@@ -170,8 +170,8 @@ class ResourceUse:
     effect: Callable[[Event, int], dict[str, Any]] | None = None
 
 
-def _their_roll(seat: Seat, character: Character, seq: Any) -> Event:
-    if isinstance(seq, bool) or not isinstance(seq, int):
+def _their_roll(seat: Seat, character: Character, seq: int | None) -> Event:
+    if seq is None:
         raise invalid("which roll (its seq) this is for", field="roll")
     roll = (
         Event.objects.select_for_update()

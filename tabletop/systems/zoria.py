@@ -187,7 +187,7 @@ def _hidden_as(roll: OpenRoll) -> dict[str, Any]:
     return {"visibility": roll.visibility, "owner": roll.seat}
 
 
-def _open_roll(seat: Seat, seq: Any) -> OpenRoll:
+def _open_roll(seat: Seat, seq: int) -> OpenRoll:
     roll = (
         OpenRoll.objects.select_related("character")
         .filter(session_id=seat.session_id, seq=seq)

@@ -6,6 +6,8 @@ class TabletopConfig(AppConfig):
     verbose_name = "Dice table"
 
     def ready(self) -> None:
-        from .systems import registry  # models are ready only now
+        # Models are ready only now: the systems' homes and the webhooks' signal come in here.
+        from .services import webhooks  # noqa: F401  (connects its post_save receiver)
+        from .systems import registry
 
         registry.load()

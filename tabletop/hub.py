@@ -30,6 +30,9 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 
 from . import timing
+from .models import GameSession
+from .selectors.events import events_after
+from .services.events import message_payload
 
 log = logging.getLogger(__name__)
 
@@ -43,14 +46,11 @@ class Member(Protocol):
 
 
 def _last_seqs(session_ids: list[int]) -> dict[int, int]:
-    from .models import GameSession
 
     return dict(GameSession.objects.filter(pk__in=session_ids).values_list("pk", "last_seq"))
 
 
 def _stored_payloads(session_id: int, after: int, upto: int) -> list[dict[str, Any]]:
-    from .selectors.events import events_after
-    from .services.events import message_payload
 
     limit = min(upto - after, FILL_LIMIT)
     events = events_after(session_id=session_id, after=after, limit=limit)

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import secrets
-from typing import Any
 
 from django.db import models
-from django.db.models.signals import post_save
-from django.dispatch import receiver
 
 from .campaigns import Campaign
 from .events import Event
@@ -64,12 +61,3 @@ class WebhookDelivery(models.Model):
 
     def __str__(self) -> str:
         return f"{self.webhook} #{self.event_id}: {self.status}"
-
-
-@receiver(post_save, sender=Event)
-def _event_stored(sender: type[Event], instance: Event, created: bool, **kwargs: Any) -> None:
-    # Outgoing webhooks hear of public events after their commit (tabletop/services/webhooks.py).
-    if created and instance.kind in {"roll", "roll.reveal", "session.start", "session.end"}:
-        from ..services.webhooks import event_stored
-
-        event_stored(instance)

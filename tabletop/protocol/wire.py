@@ -15,8 +15,10 @@ from typing import Any
 
 from django.conf import settings
 
+from rules.engines import system_ids
+
 from .. import timing
-from ..services.errors import busy, forbidden
+from ..services.errors import ServiceError, busy, forbidden
 from ..services.events import room_payload, unit_of_work
 from ..systems import registry
 from .commands import Command, Decoded, Refused, check_fields, parse_json, valid_ref
@@ -43,8 +45,6 @@ def commands(system: str) -> dict[str, Command]:
 @cache
 def tables_taking(kind: str) -> tuple[str, ...]:
     """The systems whose tables take message type ``kind`` (empty for an unknown type)."""
-    from rules.engines import system_ids
-
     return tuple(s for s in system_ids() if registry.command(s, kind) is not None)
 
 
@@ -79,11 +79,7 @@ def decode(raw: str | bytes, *, system: str, is_gm: bool) -> Decoded | Refused:
         command = CORE_ROLL
     try:
         values = check_fields(command.fields, body)
-    except Exception as exc:  # ServiceError: a field's refusal
-        from ..services.errors import ServiceError
-
-        if not isinstance(exc, ServiceError):
-            raise
+    except ServiceError as exc:  # a field's refusal
         return Refused.because(ref, exc)
     return Decoded(command, ref, values)
 

@@ -28,6 +28,8 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.db import close_old_connections, transaction
 from django.db.models import F
+from django.db.models.signals import post_save
+from django.dispatch import receiver
 from django.utils import timezone
 
 from ..models import Campaign, DeliveryStatus, Event, Visibility, Webhook, WebhookDelivery
@@ -346,3 +348,11 @@ class Sender:
 
 
 sender = Sender()
+
+
+@receiver(post_save, sender=Event)
+def _event_stored(sender: type[Event], instance: Event, created: bool, **kwargs: Any) -> None:
+    # Outgoing webhooks hear of public events after their commit; connected when the app is
+    # ready (tabletop/apps.py), so models never import the service layer.
+    if created and instance.kind in {"roll", "roll.reveal", "session.start", "session.end"}:
+        event_stored(instance)

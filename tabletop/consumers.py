@@ -11,7 +11,6 @@ import asyncio
 import logging
 import time
 from typing import Any
-from urllib.parse import parse_qs
 
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
@@ -31,7 +30,7 @@ from .selectors.events import Viewer, dumps, events_after
 from .services.access import Access, seat_cookie_name
 from .services.errors import ServiceError
 from .services.events import room_group
-from .transport import close_with_reason, unsent_bytes
+from .transport import BadQuery, close_with_reason, socket_query, unsent_bytes
 
 log = logging.getLogger(__name__)
 # Close codes (4000-4999 are the application's): the reason travels with the close frame.
@@ -94,16 +93,11 @@ class RoomConsumer(AsyncWebsocketConsumer):
 
     async def connect(self) -> None:
         code = self.scope["url_route"]["kwargs"]["code"]
-        params = parse_qs(self.scope.get("query_string", b"").decode(errors="replace"))
-        token = (params.get("token") or [None])[0]
-        after_text = (params.get("after") or [None])[0]
-        after: int | None = None
-        if after_text not in (None, ""):
-            try:
-                after = max(0, int(after_text))
-            except ValueError:
-                await self.close(code=CLOSE_BAD_REQUEST)
-                return
+        try:
+            token, after = socket_query(self.scope)
+        except BadQuery:
+            await self.close(code=CLOSE_BAD_REQUEST)
+            return
         cookies = self.scope.get("cookies", {})
         access = await arrivals.access(
             code=code,

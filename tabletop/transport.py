@@ -15,6 +15,7 @@ import functools
 import logging
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import parse_qs
 
 log = logging.getLogger(__name__)
 
@@ -79,3 +80,21 @@ async def close_with_reason(consumer: Any, *, code: int, reason: str, drop: bool
         except Exception:
             log.exception("closing a socket with a reason failed")
     await consumer.close(code=code, reason=reason)
+
+
+class BadQuery(ValueError):
+    """A socket's query string that cannot be read (``after`` that is not a number)."""
+
+
+def socket_query(scope: dict[str, Any]) -> tuple[str | None, int | None]:
+    """The room and watch sockets' query: ``token`` (or None) and ``after`` (the last seq the
+    client saw, or None for a fresh start). Raises BadQuery for an ``after`` that is no number."""
+    params = parse_qs(scope.get("query_string", b"").decode(errors="replace"))
+    token = (params.get("token") or [None])[0]
+    after_text = (params.get("after") or [None])[0]
+    if after_text in (None, ""):
+        return token, None
+    try:
+        return token, max(0, int(after_text))
+    except ValueError:
+        raise BadQuery(after_text) from None

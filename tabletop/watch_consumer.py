@@ -10,7 +10,6 @@ import asyncio
 import json
 import logging
 from typing import Any
-from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
@@ -31,7 +30,7 @@ from .services.watch import (
     watched_session,
     without_invite,
 )
-from .transport import close_with_reason, unsent_bytes
+from .transport import BadQuery, close_with_reason, socket_query, unsent_bytes
 
 log = logging.getLogger(__name__)
 CLOSE_BAD_REQUEST = 4400
@@ -64,15 +63,11 @@ class WatchConsumer(AsyncWebsocketConsumer):
 
     async def connect(self) -> None:
         code = self.scope["url_route"]["kwargs"]["code"]
-        params = parse_qs(self.scope.get("query_string", b"").decode(errors="replace"))
-        after_text = (params.get("after") or [None])[0]
-        after: int | None = None
-        if after_text not in (None, ""):
-            try:
-                after = max(0, int(after_text))
-            except ValueError:
-                await self.close(code=CLOSE_BAD_REQUEST)
-                return
+        try:
+            _, after = socket_query(self.scope)
+        except BadQuery:
+            await self.close(code=CLOSE_BAD_REQUEST)
+            return
         found = await database_sync_to_async(watched_session)(code=code)
         if found is None:
             await self.close(code=CLOSE_FORBIDDEN)

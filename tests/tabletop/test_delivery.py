@@ -119,3 +119,14 @@ async def test_a_client_too_far_behind_is_let_go_instead_of_buffered():
     with pytest.raises(TooFarBehind):
         await asyncio.wait_for(delivery.drain(), 2)
     assert [m["seq"] for m in sent] == [1]
+
+
+def test_the_socket_query_gives_the_token_and_the_last_seq_seen():
+    from tabletop.transport import BadQuery, socket_query
+
+    assert socket_query({"query_string": b"token=t1&after=7"}) == ("t1", 7)
+    assert socket_query({"query_string": b"after=-3"}) == (None, 0)
+    assert socket_query({"query_string": b"after="}) == (None, None)
+    assert socket_query({}) == (None, None)
+    with pytest.raises(BadQuery):
+        socket_query({"query_string": b"after=seven"})

@@ -3,7 +3,7 @@ may see), ``/watch/<code>/export.<fmt>`` for a spectator (the public ones)."""
 
 from __future__ import annotations
 
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET
 
 from ..services.export import (
@@ -16,7 +16,7 @@ from ..services.export import (
     viewer_for_seat,
 )
 from ..services.watch import watched_session
-from .verify import _access as seat_access  # the seat behind a request: token, cookie or login
+from .seating import not_seated, seat_access
 from .watch import gone
 
 
@@ -33,11 +33,9 @@ def _download(request: HttpRequest, record: Record, fmt: str) -> HttpResponse:
 def seat_export(request: HttpRequest, code: str, fmt: str) -> HttpResponse:
     if fmt not in FORMATS:
         raise Http404("no such format")
-    access = seat_access(request, code)
+    access = seat_access(request, code, token=True)
     if access is None:
-        return JsonResponse(
-            {"error": {"code": "forbidden", "message": "join the table first"}}, status=403
-        )
+        return not_seated()
     seat = access.seat
     label = f"{seat.name} (GM)" if seat.is_gm and seat.name != "GM" else seat.name
     record = session_record(

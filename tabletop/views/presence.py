@@ -6,16 +6,14 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_GET
 
 from ..services.presence import here
-from .room import _access
+from .seating import not_seated, seat_access
 
 
 @require_GET
 def seats_here(request: HttpRequest, code: str) -> HttpResponse:
-    access = _access(request, code)
+    access = seat_access(request, code)
     if access is None:
-        return JsonResponse(
-            {"error": {"code": "forbidden", "message": "sit down first"}}, status=403
-        )
+        return not_seated()
     response = JsonResponse({"here": here(session=access.session)})
     response["Cache-Control"] = "no-store"
     return response

@@ -23,6 +23,7 @@ from ..selectors.room import fairness, seat_summary, session_summary
 from ..services.access import Access, resolve_access, seat_cookie_name
 from ..services.errors import ServiceError, human_field, invalid
 from ..services.seats import join_session, seat_for_token
+from .seating import not_seated, seat_access
 
 COOKIE_AGE = 60 * 60 * 24 * 60
 
@@ -37,15 +38,6 @@ STATUS_FOR = {
 
 
 SEATS_ON_PAGE = 40  # names drawn with the room page; hello brings them all
-
-
-def _access(request: HttpRequest, code: str) -> Access | None:
-    return resolve_access(
-        code=code,
-        token=None,
-        cookie_token=request.COOKIES.get(seat_cookie_name(code)),
-        user=request.user,
-    )
 
 
 def _set_seat_cookie(response: HttpResponse, code: str, token: str) -> None:
@@ -67,14 +59,14 @@ def room(request: HttpRequest, code: str) -> HttpResponse:
         # bar. A browser that already sits at this table is asked first: a link must never
         # silently swap its seat (whoever made the link would then read its own rolls).
         linked = seat_for_token(session=session, token=token)
-        current = _access(request, code)
+        current = seat_access(request, code)
         if linked is not None and current is not None and current.seat.pk != linked.pk:
             return _ask_to_switch(request, session, current, linked, token)
         response = redirect(f"/play/{code}/")
         if linked is not None:
             _set_seat_cookie(response, code, token)
         return response
-    access = _access(request, code)
+    access = seat_access(request, code)
     if access is None:
         return _join_form(request, session)
     return render(request, "tabletop/room.html", room_context(access))
@@ -207,7 +199,7 @@ def join(request: HttpRequest, code: str) -> HttpResponse:
                 )
             return rejected
         body = request.POST
-    existing = _access(request, code)
+    existing = seat_access(request, code)
     if existing is not None:
         # Rejoining from the same browser keeps the seat.
         token = request.COOKIES.get(seat_cookie_name(code)) if existing.via == "cookie" else None
@@ -291,9 +283,7 @@ async def odds(request: HttpRequest, code: str) -> HttpResponse:
     computed in the odds workers, never on the ORM thread (tabletop/selectors/odds.py)."""
     found = await sync_to_async(_odds_access)(request, code)
     if found is None:
-        return JsonResponse(
-            {"error": {"code": "forbidden", "message": "join the table first"}}, status=403
-        )
+        return not_seated()
     access, table_system = found
     if not _odds_allowed(access.seat.pk):
         return _json_error(

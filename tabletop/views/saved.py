@@ -12,7 +12,8 @@ from django.views.decorators.http import require_http_methods
 from ..protocol.bodies import SAVED_ROLL, SAVED_ROLL_CHANGE, json_body
 from ..services.errors import ServiceError, invalid
 from ..services.saved import change_roll, delete_roll, save_roll, saved_for
-from .room import STATUS_FOR, _access
+from .room import STATUS_FOR
+from .seating import not_seated, seat_access
 
 
 def _error(exc: ServiceError) -> JsonResponse:
@@ -34,11 +35,9 @@ def _body(request: HttpRequest) -> dict[str, Any]:
 
 @require_http_methods(["GET", "POST"])
 def saved_rolls(request: HttpRequest, code: str) -> HttpResponse:
-    access = _access(request, code)
+    access = seat_access(request, code)
     if access is None:
-        return JsonResponse(
-            {"error": {"code": "forbidden", "message": "sit down first"}}, status=403
-        )
+        return not_seated()
     seat = access.seat
     if request.method == "POST":
         try:
@@ -57,11 +56,9 @@ def saved_rolls(request: HttpRequest, code: str) -> HttpResponse:
 
 @require_http_methods(["POST", "DELETE"])
 def saved_roll(request: HttpRequest, code: str, roll_id: int) -> HttpResponse:
-    access = _access(request, code)
+    access = seat_access(request, code)
     if access is None:
-        return JsonResponse(
-            {"error": {"code": "forbidden", "message": "sit down first"}}, status=403
-        )
+        return not_seated()
     seat = access.seat
     try:
         if request.method == "DELETE":

@@ -9,17 +9,15 @@ from django.views.decorators.http import require_POST
 from ..protocol.bodies import SETTINGS, SHEET, json_body
 from ..services.errors import ServiceError
 from ..services.sheets import update_settings, update_sheet
-from .room import _access
 from .saved import _body, _error
-
-SIT_DOWN = {"error": {"code": "forbidden", "message": "sit down first"}}
+from .seating import not_seated, seat_access
 
 
 @require_POST
 def character_sheet(request: HttpRequest, code: str, character_id: int) -> HttpResponse:
-    access = _access(request, code)
+    access = seat_access(request, code)
     if access is None:
-        return JsonResponse(SIT_DOWN, status=403)
+        return not_seated()
     try:
         sheet = json_body(SHEET, _body(request))["sheet"]
         character = update_sheet(seat=access.seat, character_id=character_id, sheet=sheet)
@@ -30,9 +28,9 @@ def character_sheet(request: HttpRequest, code: str, character_id: int) -> HttpR
 
 @require_POST
 def campaign_settings(request: HttpRequest, code: str) -> HttpResponse:
-    access = _access(request, code)
+    access = seat_access(request, code)
     if access is None:
-        return JsonResponse(SIT_DOWN, status=403)
+        return not_seated()
     try:
         settings = json_body(SETTINGS, _body(request))["settings"]
         campaign = update_settings(seat=access.seat, settings=settings)

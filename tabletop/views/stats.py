@@ -14,7 +14,7 @@ from ..services.export import viewer_for_seat
 from ..services.seats import gm_seat
 from ..services.stats import campaign_stats, session_stats
 from ..services.watch import SPECTATOR, watched_session
-from .verify import _access as seat_access  # the seat behind a request: token, cookie or login
+from .seating import seat_access
 
 
 def _answer(report: dict) -> JsonResponse:
@@ -29,7 +29,7 @@ def _forbidden(message: str) -> JsonResponse:
 
 @require_GET
 def seat_stats(request: HttpRequest, code: str) -> HttpResponse:
-    access = seat_access(request, code)
+    access = seat_access(request, code, token=True)
     if access is None:
         return _forbidden("join the table first")
     return _answer(session_stats(session=access.session, viewer=viewer_for_seat(access.seat)))

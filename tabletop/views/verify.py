@@ -9,27 +9,16 @@ from django.views.decorators.http import require_GET
 from ..models import GameSession
 from ..selectors.events import Viewer, events_after, for_viewer
 from ..selectors.room import fairness, session_summary
-from ..services.access import resolve_access, seat_cookie_name
-
-
-def _access(request: HttpRequest, code: str):
-    return resolve_access(
-        code=code,
-        token=request.GET.get("token"),
-        cookie_token=request.COOKIES.get(seat_cookie_name(code)),
-        user=request.user,
-    )
+from .seating import not_seated, seat_access
 
 
 @require_GET
 def record(request: HttpRequest, code: str) -> HttpResponse:
     """Every event of the session as this seat may see it, with the commitment and (after the end)
     the seed: everything needed to recompute the dice without trusting the server."""
-    access = _access(request, code)
+    access = seat_access(request, code, token=True)
     if access is None:
-        return JsonResponse(
-            {"error": {"code": "forbidden", "message": "join the table first"}}, status=403
-        )
+        return not_seated()
     viewer = Viewer(seat_id=access.seat.pk, is_gm=access.seat.is_gm)
     session = access.session
     events = [for_viewer(e, viewer) for e in events_after(session_id=session.pk, after=0)]
@@ -42,6 +31,6 @@ def record(request: HttpRequest, code: str) -> HttpResponse:
 @require_GET
 def verify_page(request: HttpRequest, code: str) -> HttpResponse:
     session = get_object_or_404(GameSession.objects.select_related("campaign"), invite_code=code)
-    if _access(request, code) is None:
+    if seat_access(request, code, token=True) is None:
         return render(request, "tabletop/verify.html", {"session": None}, status=403)
     return render(request, "tabletop/verify.html", {"session": session})

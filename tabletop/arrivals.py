@@ -21,19 +21,22 @@ import asyncio
 import copy
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from importlib import import_module
 from types import SimpleNamespace
 from typing import Any, Generic, TypeVar
 
 from channels.auth import AuthMiddleware
 from channels.db import database_sync_to_async
-from channels.sessions import CookieMiddleware, SessionMiddleware
+from channels.middleware import BaseMiddleware
+from channels.sessions import CookieMiddleware
+from django.conf import settings
 from django.contrib import auth
 from django.utils.functional import SimpleLazyObject
 
 from .models import GameSession, Seat
 from .models.sessions import hash_token
 from .selectors.events import Viewer, events_after
-from .selectors.room import room_state, seat_summary
+from .selectors.room import room_state, seat_summary, table_states_at
 from .services import presence
 from .services.access import Access, resolve_access
 
@@ -142,9 +145,12 @@ def resolve_arrivals(arrivals: list[Arrival]) -> list[Access | BaseException | N
     return out
 
 
-def hello_for(access: Access, after: int | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def hello_for(
+    access: Access, after: int | None, *, table: dict[str, Any] | None = None
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """hello (``last_seq`` already read into ``access.session``, before the state, so the state
-    is never older than it) and the events to replay after ``after``."""
+    is never older than it) and the events to replay after ``after``. ``table``: the room's
+    state at that ``last_seq`` (``selectors.room.table_states_at``), when already read."""
     session = access.session
     last_seq = session.last_seq
     hello = {
@@ -156,6 +162,7 @@ def hello_for(access: Access, after: int | None) -> tuple[dict[str, Any], list[d
             session=session,
             viewer=Viewer(seat_id=access.seat.pk, is_gm=access.seat.is_gm),
             last_seq=last_seq,
+            table=table,
         ),
     }
     replay = [] if after is None else events_after(session_id=session.pk, after=after, limit=None)
@@ -165,23 +172,29 @@ def hello_for(access: Access, after: int | None) -> tuple[dict[str, Any], list[d
 def hellos(
     requests: list[tuple[Access, int | None]],
 ) -> list[tuple[dict[str, Any], list[dict[str, Any]]] | BaseException]:
-    """Every waiting socket's hello, the rooms' rows read in one query."""
+    """Every waiting socket's hello: the rooms' rows read in one query, then the states of
+    the rooms not read at that seq just now, together (one query per part for all rooms)."""
     rows = {
         row["pk"]: row
         for row in GameSession.objects.filter(
             pk__in={access.session.pk for access, _ in requests}
         ).values("pk", *HELLO_FIELDS)
     }
+    rooms: dict[int, tuple[GameSession, int]] = {}
+    for access, _ in requests:
+        row = rows.get(access.session.pk)
+        if row is not None:
+            for field in HELLO_FIELDS:
+                setattr(access.session, field, row[field])
+            rooms[access.session.pk] = (access.session, row["last_seq"])
+    tables = table_states_at(list(rooms.values()))
     out: list[tuple[dict[str, Any], list[dict[str, Any]]] | BaseException] = []
     for access, after in requests:
-        row = rows.get(access.session.pk)
-        if row is None:
+        if access.session.pk not in rows:
             out.append(GameSession.DoesNotExist(access.session.pk))
             continue
-        for field in HELLO_FIELDS:
-            setattr(access.session, field, row[field])
         try:
-            out.append(hello_for(access, after))
+            out.append(hello_for(access, after, table=tables[access.session.pk]))
         except Exception as exc:
             out.append(exc)
     return out
@@ -238,6 +251,21 @@ class LazyUserMiddleware(AuthMiddleware):
         scope["user"] = SimpleLazyObject(lambda: auth.get_user(request))
 
 
+class ReadSessionMiddleware(BaseMiddleware):
+    """``scope["session"]``: the browser's Django session, for reading only. The sockets read
+    who is logged in and never change the session, so nothing here saves it. Channels' own
+    ``SessionMiddleware`` wraps ``send`` to save a changed session, and that wrapper looked at
+    the session on every frame of every socket (about a tenth of the event loop's time when a
+    room of 200 all roll at once, docs/benchmarks.md)."""
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
+        store = import_module(settings.SESSION_ENGINE).SessionStore
+        key = scope["cookies"].get(settings.SESSION_COOKIE_NAME)
+        # (a store is only a key until something reads it: no database trip here)
+        return await super().__call__({**scope, "session": store(key)}, receive, send)
+
+
 def lazy_user_stack(inner: Any) -> Any:
-    """``channels.auth.AuthMiddlewareStack`` with the user read on first use."""
-    return CookieMiddleware(SessionMiddleware(LazyUserMiddleware(inner)))
+    """``channels.auth.AuthMiddlewareStack`` with the session read-only and the user read on
+    first use."""
+    return CookieMiddleware(ReadSessionMiddleware(LazyUserMiddleware(inner)))

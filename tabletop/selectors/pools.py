@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,46 +74,68 @@ def starting_amount(character: Character, name: str) -> int:
         return 0
 
 
-def resources_state(*, session: GameSession) -> list[dict[str, Any]]:
-    """Every character's amount of every resource the table keeps, whether or not it has been
-    touched yet (a character's row is made on first use: that changes nothing a screen sees)."""
-    names = resource_names(session.campaign.system)
-    if not names:
-        return []
+def resources_states(sessions: Sequence[GameSession]) -> dict[int, list[dict[str, Any]]]:
+    """Every character's amount of every resource its table keeps, whether or not it has been
+    touched yet (a character's row is made on first use: that changes nothing a screen sees),
+    for each session."""
+    names = {s.pk: resource_names(s.campaign.system) for s in sessions}
+    campaigns = {s.campaign_id for s in sessions if names[s.pk]}
+    out: dict[int, list[dict[str, Any]]] = {s.pk: [] for s in sessions}
+    if not campaigns:
+        return out
     rows = {
         (r.character_id, r.name): r.amount
-        for r in CharacterResource.objects.filter(character__campaign_id=session.campaign_id)
+        for r in CharacterResource.objects.filter(character__campaign_id__in=campaigns)
     }
-    characters = Character.objects.filter(campaign_id=session.campaign_id).order_by("pk")
-    return [
-        {"character": c.pk, "name": n, "amount": rows.get((c.pk, n), starting_amount(c, n))}
-        for c in characters
-        for n in names
-    ]
+    characters: dict[int, list[Character]] = defaultdict(list)
+    for c in Character.objects.filter(campaign_id__in=campaigns).order_by("pk"):
+        characters[c.campaign_id].append(c)
+    for s in sessions:
+        out[s.pk] = [
+            {"character": c.pk, "name": n, "amount": rows.get((c.pk, n), starting_amount(c, n))}
+            for c in characters[s.campaign_id]
+            for n in names[s.pk]
+        ]
+    return out
 
 
-def pools_state(*, session: GameSession) -> dict[str, Any]:
-    """The part of ``hello.state`` that pool events update, as the whole table has it: open
-    rolls come with who may see them (``visible_open_rolls`` picks a viewer's)."""
-    return {
-        "pools": [pool_snapshot(p) for p in Pool.objects.filter(session=session).order_by("pk")],
-        "resources": resources_state(session=session),
-        "open_rolls": [
-            (r.visibility, open_roll_summary(r))
-            for r in OpenRoll.objects.filter(session=session, is_open=True)
-            .select_related("character")
-            .order_by("seq")
-        ],
-        "extended": [
-            extended_summary(a)
-            for a in ExtendedAction.objects.filter(session=session, is_open=True).order_by("pk")
-        ],
-        "lucky_breaks": sorted(
-            SeatPoolState.objects.filter(seat__session=session, lucky_break=True).values_list(
-                "seat_id", flat=True
-            )
-        ),
+def resources_state(*, session: GameSession) -> list[dict[str, Any]]:
+    return resources_states([session])[session.pk]
+
+
+def pools_states(sessions: Sequence[GameSession]) -> dict[int, dict[str, Any]]:
+    """The part of ``hello.state`` that pool events update, as the whole table has it, for each
+    session; one query per part for all of them. Open rolls come with who may see them
+    (``visible_open_rolls`` picks a viewer's)."""
+    ids = [s.pk for s in sessions]
+    resources = resources_states(sessions)
+    out: dict[int, dict[str, Any]] = {
+        s.pk: {
+            "pools": [],
+            "resources": resources[s.pk],
+            "open_rolls": [],
+            "extended": [],
+            "lucky_breaks": [],
+        }
+        for s in sessions
     }
+    for pool in Pool.objects.filter(session_id__in=ids).order_by("pk"):
+        out[pool.session_id]["pools"].append(pool_snapshot(pool))
+    for roll in (
+        OpenRoll.objects.filter(session_id__in=ids, is_open=True)
+        .select_related("character")
+        .order_by("seq")
+    ):
+        out[roll.session_id]["open_rolls"].append((roll.visibility, open_roll_summary(roll)))
+    for action in ExtendedAction.objects.filter(session_id__in=ids, is_open=True).order_by("pk"):
+        out[action.session_id]["extended"].append(extended_summary(action))
+    for session_id, seat_id in (
+        SeatPoolState.objects.filter(seat__session_id__in=ids, lucky_break=True)
+        .order_by("seat_id")
+        .values_list("seat__session_id", "seat_id")
+    ):
+        out[session_id]["lucky_breaks"].append(seat_id)
+    return out
 
 
 def visible_open_rolls(
@@ -149,30 +173,47 @@ class Withheld:
 def pending_withheld(*, session_id: int, but_roll: int | None = None) -> list[Withheld]:
     """The moves still withheld from the room: those of hidden rolls not revealed yet (nor
     ``but_roll``, being revealed), while the session is live (its end tells every count)."""
-    status = GameSession.objects.values_list("status", flat=True).get(pk=session_id)
-    if status != SessionStatus.LIVE:
-        return []
-    notes = Event.objects.filter(
-        session_id=session_id, kind="pool", data__action="counts", data__has_key="withheld"
-    ).exclude(visibility=Visibility.PUBLIC)
-    notes = list(notes.values_list("visibility", "owner_id", "actor_id", "data"))
-    if not notes:
-        return []
-    revealed = set(
-        Event.objects.filter(session_id=session_id, kind="roll.reveal").values_list(
-            "data__seq", flat=True
+    return pending_withheld_of([session_id], but_roll=but_roll)[session_id]
+
+
+def pending_withheld_of(
+    session_ids: Sequence[int], *, but_roll: int | None = None
+) -> dict[int, list[Withheld]]:
+    """``pending_withheld`` for each session, in three queries however many."""
+    out: dict[int, list[Withheld]] = {pk: [] for pk in session_ids}
+    live = list(
+        GameSession.objects.filter(pk__in=session_ids, status=SessionStatus.LIVE).values_list(
+            "pk", flat=True
         )
     )
-    return [
-        Withheld(
-            visibility=visibility,
-            owner=owner if owner is not None else actor,
-            roll=data.get("roll"),
-            moves=tuple((tuple(m["count"]), int(m["moved"])) for m in data["withheld"]),
+    if not live:
+        return out
+    notes = list(
+        Event.objects.filter(
+            session_id__in=live, kind="pool", data__action="counts", data__has_key="withheld"
         )
-        for visibility, owner, actor, data in notes
-        if data.get("roll") is None or data["roll"] not in revealed | {but_roll}
-    ]
+        .exclude(visibility=Visibility.PUBLIC)
+        .values_list("session_id", "visibility", "owner_id", "actor_id", "data")
+    )
+    if not notes:
+        return out
+    revealed: dict[int, set[Any]] = defaultdict(set)
+    for session_id, seq in Event.objects.filter(
+        session_id__in={n[0] for n in notes}, kind="roll.reveal"
+    ).values_list("session_id", "data__seq"):
+        revealed[session_id].add(seq)
+    for session_id, visibility, owner, actor, data in notes:
+        if data.get("roll") is not None and data["roll"] in revealed[session_id] | {but_roll}:
+            continue
+        out[session_id].append(
+            Withheld(
+                visibility=visibility,
+                owner=owner if owner is not None else actor,
+                roll=data.get("roll"),
+                moves=tuple((tuple(m["count"]), int(m["moved"])) for m in data["withheld"]),
+            )
+        )
+    return out
 
 
 def withheld_view(pending: list[Withheld], *, viewer: Viewer | None) -> dict[tuple[Any, ...], int]:

@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, defaultdict
+from collections.abc import Sequence
 from typing import Any
 
 from ..models import Character, GameSession, Seat
 from .events import Viewer
-from .pools import pending_withheld, pools_state, seen_counts, visible_open_rolls, withheld_view
+from .pools import (
+    pending_withheld_of,
+    pools_states,
+    seen_counts,
+    visible_open_rolls,
+    withheld_view,
+)
 
 # A room's state as the whole table has it, per session: (last_seq, built at, state). Sockets
 # connecting at the same moment (a class logging in, a reconnect after a network blip) would
@@ -47,22 +54,28 @@ def fairness(session: GameSession) -> dict[str, Any]:
 
 
 def room_state(
-    *, session: GameSession, viewer: Viewer, last_seq: int | None = None
+    *,
+    session: GameSession,
+    viewer: Viewer,
+    last_seq: int | None = None,
+    table: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Everything a screen needs to draw the room now; events after ``last_seq`` update it.
 
     With ``last_seq`` (read before anything else), a state this process built for the same
     ``last_seq`` within the last second is reused: it was read after that seq was, so it is
-    never older than ``last_seq``, which is all a screen needs to apply the events after it."""
-    shared = None if last_seq is None else _recent(session.pk, last_seq)
-    if shared is None:
-        shared = _table_state(session)
-        if last_seq is not None:
-            _remember(session.pk, last_seq, shared)
-    state = {k: v for k, v in shared.items() if k != WITHHELD}
-    state["open_rolls"] = visible_open_rolls(shared["open_rolls"], viewer)
+    never older than ``last_seq``, which is all a screen needs to apply the events after it.
+    ``table``: the room's state as ``table_states_at`` gave it for this ``last_seq``."""
+    if table is None:
+        table = (
+            table_states([session])[session.pk]
+            if last_seq is None
+            else table_states_at([(session, last_seq)])[session.pk]
+        )
+    state = {k: v for k, v in table.items() if k != WITHHELD}
+    state["open_rolls"] = visible_open_rolls(table["open_rolls"], viewer)
     # Counts moved for hidden rolls not revealed yet: as they were, for whoever does not see them.
-    unseen = withheld_view(shared[WITHHELD], viewer=viewer) if shared[WITHHELD] else {}
+    unseen = withheld_view(table[WITHHELD], viewer=viewer) if table[WITHHELD] else {}
     if unseen:
         for key in ("pools", "resources"):
             state[key] = seen_counts(key, state[key], unseen)
@@ -72,21 +85,54 @@ def room_state(
 WITHHELD = "_withheld"  # internal: the moves not every seat sees yet (pending_withheld)
 
 
-def _table_state(session: GameSession) -> dict[str, Any]:
-    seats = (
-        Seat.objects.filter(session=session, removed_at__isnull=True)
+def table_states_at(rooms: Sequence[tuple[GameSession, int]]) -> dict[int, dict[str, Any]]:
+    """Each room's state as the whole table has it at its ``last_seq``: reused when this process
+    read it at that seq within the last second, the others read together (``table_states``)."""
+    out: dict[int, dict[str, Any]] = {}
+    missing: dict[int, tuple[GameSession, int]] = {}
+    for session, last_seq in rooms:
+        recent = _recent(session.pk, last_seq)
+        if recent is not None:
+            out[session.pk] = recent
+        else:
+            missing[session.pk] = (session, last_seq)
+    if missing:
+        read = table_states([session for session, _ in missing.values()])
+        for pk, (_, last_seq) in missing.items():
+            out[pk] = read[pk]
+            _remember(pk, last_seq, read[pk])
+    return out
+
+
+def table_states(sessions: Sequence[GameSession]) -> dict[int, dict[str, Any]]:
+    """The rooms' states as the whole table has them, one query per part for all the rooms:
+    sockets arriving in many rooms at once (an evening's tables starting) share the reads."""
+    ids = [s.pk for s in sessions]
+    seats: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for seat in (
+        Seat.objects.filter(session_id__in=ids, removed_at__isnull=True)
         .prefetch_related("characters")
         .order_by("created_at")
-    )
-    characters = Character.objects.filter(campaign_id=session.campaign_id).order_by("name")
+    ):
+        seats[seat.session_id].append(seat_summary(seat))
+    characters: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for c in Character.objects.filter(campaign_id__in={s.campaign_id for s in sessions}).order_by(
+        "name"
+    ):
+        characters[c.campaign_id].append({"id": c.pk, "name": c.name, "sheet": c.sheet})
+    pools = pools_states(sessions)
+    withheld = pending_withheld_of(ids)
     return {
-        "session": session_summary(session),
-        "seats": [seat_summary(s) for s in seats],
-        "characters": [{"id": c.pk, "name": c.name, "sheet": c.sheet} for c in characters],
-        "table": session.table_state,
-        **pools_state(session=session),
-        "fairness": fairness(session),
-        WITHHELD: pending_withheld(session_id=session.pk),
+        s.pk: {
+            "session": session_summary(s),
+            "seats": seats[s.pk],
+            "characters": list(characters[s.campaign_id]),
+            "table": s.table_state,
+            **pools[s.pk],
+            "fairness": fairness(s),
+            WITHHELD: withheld[s.pk],
+        }
+        for s in sessions
     }
 
 

@@ -120,3 +120,42 @@ def test_sockets_counted_together_count_each_socket(live_session):
     counts = dict(Seat.objects.filter(pk__in=[ana.pk, bo.pk]).values_list("pk", "sockets"))
     assert counts == {ana.pk: 1, bo.pk: 0}
     assert presence.here(session=live_session) == [ana.pk]
+
+
+@pytest.mark.django_db
+def test_hellos_into_many_rooms_read_them_together_with_the_same_answers(gm):
+    """A burst into many rooms (an evening's tables starting) reads every room's state in a
+    fixed number of queries, and each room's hello is what that room read alone gives."""
+    from tabletop.services.demo import ensure_demo_tables
+
+    from .commands import send
+
+    tables = ensure_demo_tables(gm=gm)
+    arrivals, discordian = [], []
+    for table in tables:
+        session = table.session
+        free = session.campaign.characters.exclude(seats__session=session).order_by("pk")
+        for name, character in zip(("Ana", "Bo"), free, strict=False):
+            joined = join_session(session=session, name=name, character_id=character.pk)
+            arrivals.append(Arrival(session.invite_code, joined.token, None, None))
+        if table.system == "discordian":  # Bo's hidden roll with his luck die: counts withheld
+            send(joined.seat, "roll", request={"pool": ["d6"], "tn": 5}, visibility="self",
+                 character=character.pk, add_luck_die=True)  # fmt: skip
+            discordian = arrivals[-2:]
+    assert len(tables) >= 6 and discordian
+
+    room._shared.clear()
+    with CaptureQueriesContext(connection) as one_room:
+        hellos([(a, None) for a in resolve_arrivals(discordian)])
+    alone = []
+    for arrival in arrivals:
+        room._shared.clear()
+        ((hello, _),) = hellos([(resolve_arrivals([arrival])[0], None)])
+        alone.append(hello)
+    room._shared.clear()
+    with CaptureQueriesContext(connection) as every_room:
+        together = [hello for hello, _ in hellos([(a, None) for a in resolve_arrivals(arrivals)])]
+    assert together == alone
+    assert len(every_room.captured_queries) == len(one_room.captured_queries)
+    withheld = [h for h in together if h["state"]["session"]["system"] == "discordian"]
+    assert withheld[0]["state"]["resources"] != withheld[1]["state"]["resources"]

@@ -279,7 +279,9 @@ class RoomConsumer(AsyncWebsocketConsumer):
             await self._guarded(self.delivery.offer(message))
 
     async def _send_text(self, text: str) -> None:
-        await self.send(text_data=text)
+        # Straight to the server: every frame of every socket comes here, and the consumer's
+        # own ``send`` only builds this message through two more calls.
+        await self.base_send({"type": "websocket.send", "text": text})
 
     async def _send(self, message: dict[str, Any]) -> None:
         if self.delivery is not None:

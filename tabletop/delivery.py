@@ -92,8 +92,10 @@ class Delivery:
         unsent = self.unsent()
         return unsent is not None and unsent > self.max_unsent
 
-    async def _send_text(self, text: str) -> None:
-        if self.behind():
+    async def _send_text(self, text: str, *, checked: bool = False) -> None:
+        """Send, once the client has read enough of what it was sent (``checked``: the caller
+        has just found it not behind; this is every live frame's path, asked once)."""
+        if not checked and self.behind():
             # Give the client a moment to read what it has (a replay of big events fills the
             # buffer faster than any network drains it); one that does not is let go.
             deadline = time.monotonic() + self.stall_seconds
@@ -124,7 +126,7 @@ class Delivery:
         seq = message["event"]["seq"]
         # (a socket whose client is behind never holds up the room: its events wait here)
         if self.ready and self.backlog.empty() and seq == self.delivered + 1 and not self.behind():
-            await self.send_live(message)
+            await self.send_live(message, checked=True)
             return False
         if (not self.ready or seq > self.delivered) and self.backlog.qsize() < BACKLOG_LIMIT:
             # (past the limit it is dropped here; the next event's gap fill brings it back)
@@ -161,7 +163,7 @@ class Delivery:
             if earlier["seq"] <= upto:
                 await self.deliver(earlier)
 
-    async def send_live(self, message: dict[str, Any]) -> None:
+    async def send_live(self, message: dict[str, Any], *, checked: bool = False) -> None:
         event = message["event"]
         ref = self.refs.pop(event["seq"], None)
         if ref is not None:
@@ -175,7 +177,7 @@ class Delivery:
             await self.deliver(event)
             return
         self.delivered = event["seq"]
-        await self._send_text(text)
+        await self._send_text(text, checked=checked)
         self.on_delivered(event)
 
     async def deliver(self, event: dict[str, Any], *, ref: Any = None) -> None:

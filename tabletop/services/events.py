@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
@@ -67,6 +68,47 @@ def next_seq(*, session_id: int) -> int:
     return int(row[0])
 
 
+class Locked(NamedTuple):
+    """What the session row said as a change locked it, and the seq it took (None: none yet)."""
+
+    seq: int | None
+    status: str
+    table_state: Any
+
+
+def lock_session(*, session_id: int) -> Locked:
+    """Lock the session row without taking a seq (a change whose first events are not its
+    own: a roll's payments come before it), reading its status and table state fresh."""
+    status, table_state = (
+        GameSession.objects.select_for_update()
+        .values_list("status", "table_state")
+        .get(pk=session_id)
+    )
+    return Locked(None, status, table_state)
+
+
+def take_seq(*, session_id: int) -> Locked:
+    """``next_seq``, with the session's status and table state read in the same statement, so
+    a change can check and read what it depends on before the lock (one statement earlier,
+    with the row not locked) and again, fresh, as it locks it. A busy room's changes wait for
+    each other only from here to their commit: every statement in that span is a round trip
+    the other processes' changes of the room wait through."""
+    if not connection.in_atomic_block:
+        raise RuntimeError("take_seq must run inside transaction.atomic()")
+    table = GameSession._meta.db_table
+    state = GameSession._meta.get_field("table_state")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} SET last_seq = last_seq + 1 WHERE id = %s "
+            f"RETURNING last_seq, status, {state.column}",
+            [session_id],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        raise GameSession.DoesNotExist(session_id)
+    return Locked(int(row[0]), row[1], state.from_db_value(row[2], None, connection))
+
+
 def record_event(
     *,
     session_id: int,
@@ -121,6 +163,15 @@ class _Stored:
 
 
 T = TypeVar("T")
+_units = threading.local()  # whether this thread is running a unit of work
+
+
+def change() -> transaction.Atomic:
+    """One change's transaction: the unit of work's, when it runs in one (no savepoint: a
+    refusal ends the whole unit, which rolls it back, and a savepoint's two statements would
+    be two more round trips with the session locked), else a transaction, or a savepoint in a
+    caller's transaction, as ``transaction.atomic()`` makes it."""
+    return transaction.atomic(savepoint=not getattr(_units, "running", False))
 
 
 def unit_of_work(work: Callable[[], T]) -> tuple[T, list[Event]]:
@@ -129,13 +180,17 @@ def unit_of_work(work: Callable[[], T]) -> tuple[T, list[Event]]:
     caller to publish."""
     if connection.in_atomic_block:
         raise RuntimeError("a unit of work is a transaction of its own")
-    with transaction.atomic():
-        result = work()
-        # Django keeps a transaction's on-commit callbacks on its connection and drops those of
-        # savepoints rolled back: the events still waiting there are the ones this work stored.
-        stored = [f for _sids, f, _robust in connection.run_on_commit if isinstance(f, _Stored)]
-        for waiting in stored:
-            waiting.taken = True
+    _units.running = True
+    try:
+        with transaction.atomic():
+            result = work()
+            # Django keeps a transaction's on-commit callbacks on its connection and drops those
+            # of savepoints rolled back: the events still waiting there are this work's.
+            stored = [f for _sids, f, _robust in connection.run_on_commit if isinstance(f, _Stored)]
+            for waiting in stored:
+                waiting.taken = True
+    finally:
+        _units.running = False
     return result, sorted((waiting.event for waiting in stored), key=lambda e: e.seq)
 
 

@@ -14,7 +14,7 @@ from ..models.pools import OpenRoll
 from ..selectors.pools import open_roll_summary
 from ..systems.registry import RollContext, TableSystem, table_system
 from .errors import ServiceError, conflict, forbidden, invalid, not_found
-from .events import next_seq, record_event
+from .events import Locked, change, lock_session, next_seq, record_event, take_seq
 from .names import clean_label
 from .pools import character_for, forget_moves, roll_made, told_on_reveal
 
@@ -49,6 +49,20 @@ def _options(table: TableSystem, options: dict[str, Any], visibility: str) -> di
     return {key: value for key, value in checked.items() if key in options}
 
 
+def _must_be_live(status: str) -> None:
+    if status != SessionStatus.LIVE:
+        raise conflict(f"the session is {status}; rolls are made only while it is live")
+
+
+def _fresh(session: GameSession, locked: Locked) -> int:
+    """The session as its lock found it (read before the lock, it may be behind), if live."""
+    _must_be_live(locked.status)
+    session.status, session.table_state = locked.status, locked.table_state
+    if locked.seq is not None:
+        session.last_seq = locked.seq
+    return session.last_seq
+
+
 def make_roll(
     *,
     seat_id: int,
@@ -66,45 +80,44 @@ def make_roll(
     roll is for ("Attack"), shown with it. The values come checked against the ``roll``
     declaration (tabletop/protocol/core.py); the request is the engine's to check."""
     label = clean_label(label)
-    with transaction.atomic():
+    # The seat, its session and the campaign: one statement, before the session's lock. All
+    # that can be checked is checked before the lock is taken (the other processes' rolls of
+    # the room wait while it is held); what may have changed meanwhile comes back with it.
+    seat = Seat.objects.select_related("session__campaign").get(pk=seat_id)
+    if seat.removed_at is not None:
+        raise forbidden("the GM removed this seat from the table")
+    session = seat.session
+    engine = _system_for(session, system)
+    who = None if character is None else character_for(seat=seat, character_id=character)
+    try:
+        normalised = engine.normalise(request)
+    except RuleError as exc:
+        raise ServiceError.from_rule(exc) from None
+    _must_be_live(session.status)
+    # The table's own rules apply to rolls in its system, not to the notation box.
+    table = table_system(engine.id if engine.id == session.campaign.system else "")
+    ctx = RollContext(
+        seat=seat,
+        session=session,
+        system=engine.id,
+        character=who,
+        options=_options(table, options or {}, visibility),
+        visibility=visibility,
+    )
+    with change():
         forget_moves(roll_being_made=True)
-        # The seat, its session locked, and the campaign: one statement (this is every roll's
-        # path, and each statement is a round trip to the database).
-        seat = (
-            Seat.objects.select_related("session__campaign")
-            .select_for_update(of=("session",))
-            .get(pk=seat_id)
-        )
-        if seat.removed_at is not None:
-            raise forbidden("the GM removed this seat from the table")
-        locked = seat.session
-        engine = _system_for(locked, system)
-        who = None if character is None else character_for(seat=seat, character_id=character)
         try:
-            normalised = engine.normalise(request)
-        except RuleError as exc:
-            raise ServiceError.from_rule(exc) from None
-        if locked.status != SessionStatus.LIVE:
-            raise conflict(f"the session is {locked.status}; rolls are made only while it is live")
-        # The table's own rules apply to rolls in its system, not to the notation box.
-        table = table_system(engine.id if engine.id == locked.campaign.system else "")
-        ctx = RollContext(
-            seat=seat,
-            session=locked,
-            system=engine.id,
-            character=who,
-            options=_options(table, options or {}, visibility),
-            visibility=visibility,
-        )
-        try:
-            prepared = table.prepare(ctx, normalised)
-            if (
-                prepared is not normalised
-            ):  # the table changed it (e.g. the Discord Die): check again
-                normalised = engine.normalise(prepared)
-            seq = next_seq(session_id=locked.pk)
+            if table.pays_before_rolling:
+                # Its payments are stored before the roll: lock, pay, then the roll's seq.
+                _fresh(session, lock_session(session_id=session.pk))
+                prepared = table.prepare(ctx, normalised)
+                if prepared is not normalised:  # the table changed it (the Discord Die)
+                    normalised = engine.normalise(prepared)
+                seq = next_seq(session_id=session.pk)
+            else:  # the roll's seq is the lock
+                seq = _fresh(session, take_seq(session_id=session.pk))
             result = engine.roll(
-                normalised, FairStream(bytes(locked.server_seed), client_seed, seq)
+                normalised, FairStream(bytes(session.server_seed), client_seed, seq)
             )
         except RuleError as exc:
             raise ServiceError.from_rule(exc) from None
@@ -120,7 +133,7 @@ def make_roll(
             result.pop("label", None)
         table.annotate(ctx, result)
         event = record_event(
-            session_id=locked.pk,
+            session_id=session.pk,
             kind="roll",
             actor=seat,
             visibility=visibility,

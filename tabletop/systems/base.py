@@ -18,7 +18,7 @@ from ..protocol.commands import ID, Command
 from ..selectors.events import Viewer, can_see
 from ..selectors.pools import resource_snapshot
 from ..services.errors import conflict, forbidden, invalid, not_found
-from ..services.events import next_seq
+from ..services.events import take_seq
 from ..services.pools import (
     character_for,
     forget_moves,
@@ -44,11 +44,10 @@ def live_seq(*, session_id: int) -> int:
     """The next seq of a live session. Taking it locks the session row, so a change that
     passes here cannot land after the session's end: once ended, nothing changes."""
     forget_moves()  # a change begins: nothing of one that failed carries over
-    seq = next_seq(session_id=session_id)
-    status = GameSession.objects.values_list("status", flat=True).get(pk=session_id)
-    if status != SessionStatus.LIVE:
-        raise conflict(f"the session is {status}: nothing at the table changes now")
-    return seq
+    taken = take_seq(session_id=session_id)
+    if taken.status != SessionStatus.LIVE:
+        raise conflict(f"the session is {taken.status}: nothing at the table changes now")
+    return taken.seq
 
 
 def gm_session(seat: Seat) -> tuple[GameSession, int]:

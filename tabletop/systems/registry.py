@@ -54,6 +54,13 @@ class TableSystem:
         """Adjust the normalised request and pay for it before the dice are drawn."""
         return request
 
+    @property
+    def pays_before_rolling(self) -> bool:
+        """Whether this table has a ``prepare`` of its own: what it pays is stored before the
+        roll, so the roll locks the session first and takes its seq after (a plain roll's seq
+        is its lock: one statement fewer while the room's rolls wait for each other)."""
+        return type(self).prepare is not TableSystem.prepare
+
     def annotate(self, ctx: RollContext, result: dict[str, Any]) -> None:
         """Marks the system adds to the result before it is stored."""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from tabletop.models import Event, GameSession
 from tabletop.protocol.wire import Decoded, decode, perform
@@ -34,18 +35,43 @@ def statements(queries) -> list[str]:
     return [k for k in kinds if k not in {"BEGIN", "COMMIT", "SAVEPOINT", "RELEASE"}]
 
 
-def test_a_roll_reads_its_seat_and_locks_its_session_in_one_statement(live_session):
+def test_a_roll_locks_its_session_only_to_take_its_seq_and_store_its_event(live_session):
     seat = join_session(session=live_session, name="Ana").seat
     roll(seat.pk)  # warm
     with CaptureQueriesContext(connection) as queries:
         seq = roll(seat.pk)
-    # the seat with its session (locked) and campaign; the next seq; the event
+    # the seat with its session and campaign, not locked; the seq, which locks the session and
+    # reads its status and table state again; the event. No savepoint in the unit of work.
     assert statements(queries.captured_queries) == ["SELECT", "UPDATE", "INSERT"]
+    sql = [q["sql"] for q in queries.captured_queries]
+    assert not [q for q in sql if q.upper().startswith(("SAVEPOINT", "RELEASE"))]
+    (select,) = [q for q in sql if q.startswith("SELECT")]
+    (update,) = [q for q in sql if q.startswith("UPDATE")]
+    assert "FOR UPDATE" not in select
+    assert "RETURNING last_seq, status" in update
     event = Event.objects.get(session=live_session, seq=seq)
     assert event.actor_id == seat.pk and event.kind == "roll"
-    if connection.vendor == "postgresql":
-        (select,) = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("SELECT")]
-        assert select.endswith('FOR UPDATE OF "tabletop_gamesession"')
+
+
+def test_a_session_that_ends_before_the_roll_locks_it_refuses_the_roll(live_session, monkeypatch):
+    """The roll reads the session before its lock: what it checked then is checked again with
+    the lock, so a roll overtaken by the session's end stores nothing."""
+    from tabletop.services import rolls
+
+    seat = join_session(session=live_session, name="Ana").seat
+    last = GameSession.objects.get(pk=live_session.pk).last_seq
+    take_seq = rolls.take_seq
+
+    def ended_meanwhile(*, session_id: int):
+        GameSession.objects.filter(pk=session_id).update(status="ended", ended_at=timezone.now())
+        return take_seq(session_id=session_id)
+
+    monkeypatch.setattr(rolls, "take_seq", ended_meanwhile)
+    with pytest.raises(ServiceError) as err:
+        roll(seat.pk)
+    assert err.value.code == "conflict"
+    stored = GameSession.objects.get(pk=live_session.pk)
+    assert stored.last_seq == last and stored.status == "live"  # the whole change undone
 
 
 def test_a_roll_at_an_ended_session_is_refused_and_records_nothing(live_session):

@@ -31,6 +31,7 @@ from .services.access import Access, seat_cookie_name
 from .services.errors import ServiceError
 from .services.events import room_group
 from .transport import BadQuery, close_with_reason, socket_query, unsent_bytes
+from .turns import turns
 
 log = logging.getLogger(__name__)
 # Close codes (4000-4999 are the application's): the reason travels with the close frame.
@@ -232,10 +233,14 @@ class RoomConsumer(AsyncWebsocketConsumer):
         done = None
         try:
             # database_sync_to_async closes stale connections around the call, on the ORM thread.
-            done = await database_sync_to_async(perform)(
-                decoded,
-                seat_id=self.access.seat.pk,
-                deadline=time.monotonic() + settings.TABLETOP["ACTION_DEADLINE_SECONDS"],
+            seat_id = self.access.seat.pk
+            deadline = time.monotonic() + settings.TABLETOP["ACTION_DEADLINE_SECONDS"]
+            # The seat that has asked least lately goes to the database thread first.
+            done = await turns().run(
+                seat_id,
+                lambda: database_sync_to_async(perform)(
+                    decoded, seat_id=seat_id, deadline=deadline
+                ),
             )
         except ServiceError as exc:
             # Work refused after it was done (a roll too large to keep) still counts.

@@ -5,9 +5,10 @@ When one room is flooded (dozens of seats rolling as fast as they can), the thre
 fills with their rolls and a bystander's roll waits behind all of them: 575-740 ms at the
 99th percentile on two processes (docs/benchmarks.md, "One busy room"). Here the actions wait
 in the event loop instead, at most ``in_flight`` of them on the thread at a time (one running,
-one ready so the thread never idles for the event loop), and the next to go is the one whose
-seat has asked least in the last second or so: a seat rolling now and then goes first, and the
-flooding seats take turns among themselves, slowed rather than the table.
+the others ready so the thread rarely idles while the event loop is busy;
+``TABLETOP["ACTIONS_IN_FLIGHT"]``), and the next to go is the one whose seat has asked least
+in the last second or so: a seat rolling now and then goes first, and the flooding seats take
+turns among themselves, slowed rather than the table.
 
 Nothing changes for a quiet table: with nobody waiting, an action goes to the thread at once.
 Each seat's own actions keep their order (a socket waits for one before sending the next).
@@ -23,6 +24,8 @@ import time
 import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
+
+from django.conf import settings
 
 T = TypeVar("T")
 
@@ -89,5 +92,5 @@ def turns() -> Turns:
     loop = asyncio.get_running_loop()
     found = _turns.get(loop)
     if found is None:
-        found = _turns[loop] = Turns()
+        found = _turns[loop] = Turns(in_flight=settings.TABLETOP["ACTIONS_IN_FLIGHT"])
     return found

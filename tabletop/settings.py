@@ -209,7 +209,7 @@ TABLETOP = {
     # Socket actions on the database thread at once (tabletop/turns.py): the rest wait in the
     # event loop and the seat that has asked least lately goes next. A bystander waits for at
     # most this many; more keeps the thread busier while the event loop is.
-    "ACTIONS_IN_FLIGHT": int(os.environ.get("TABLETOP_ACTIONS_IN_FLIGHT", "2")),
+    "ACTIONS_IN_FLIGHT": int(os.environ.get("TABLETOP_ACTIONS_IN_FLIGHT", "4")),
     "SEAT_COOKIE": "tabletop_seat",
     # Work budgets, in bytes of the events made (a roll weighs what its dice cost): per seat
     # and per room, a sustained rate and a burst. A 3d6 weighs ~300 bytes; a roll of thousands

@@ -6,7 +6,8 @@ fills with their rolls and a bystander's roll waits behind all of them: 575-740 
 99th percentile on two processes (docs/benchmarks.md, "One busy room"). Here the actions wait
 in the event loop instead, at most ``in_flight`` of them on the thread at a time (one running,
 the others ready so the thread rarely idles while the event loop is busy;
-``TABLETOP["ACTIONS_IN_FLIGHT"]``), and the next to go is the one whose seat has asked least
+``TABLETOP["ACTIONS_IN_FLIGHT"]``, 4: with 1 a flooded room delivered a third less, with 2 a
+fifth less, docs/benchmarks.md), and the next to go is the one whose seat has asked least
 in the last second or so: a seat rolling now and then goes first, and the flooding seats take
 turns among themselves, slowed rather than the table.
 
@@ -36,7 +37,7 @@ FADE_SECONDS = 1.0
 class Turns:
     """Fair turns for one event loop's database work, keyed by seat."""
 
-    def __init__(self, *, in_flight: int = 2, remember: int = 10_000) -> None:
+    def __init__(self, *, in_flight: int = 4, remember: int = 10_000) -> None:
         self.in_flight = in_flight
         self.remember = remember
         self._running = 0

@@ -4,14 +4,16 @@ Every socket action of a process runs on its one database thread, first come fir
 When one room is flooded (dozens of seats rolling as fast as they can), the thread's queue
 fills with their rolls and a bystander's roll waits behind all of them: 575-740 ms at the
 99th percentile on two processes (docs/benchmarks.md, "One busy room"). Here the actions wait
-in the event loop instead, at most ``in_flight`` of them on the thread at a time (one running,
-the others ready so the thread rarely idles while the event loop is busy;
-``TABLETOP["ACTIONS_IN_FLIGHT"]``, 4: with 1 a flooded room delivered a third less, with 2 a
-fifth less, docs/benchmarks.md), and the next to go is the one whose seat has asked least
-in the last second or so: a seat rolling now and then goes first, and the flooding seats take
-turns among themselves, slowed rather than the table.
+in the event loop instead: a seat that has asked only a few times in the last second or so
+goes to the thread at once, and the seats asking more (several times a second) wait their
+turn, at most ``in_flight`` of theirs on the thread at a time (one running, the others ready so
+the thread rarely idles while the event loop is busy; ``TABLETOP["ACTIONS_IN_FLIGHT"]``, 4:
+with 1 a flooded room delivered a third less, with 2 a fifth less, docs/benchmarks.md), the one
+that has asked least lately first. A bystander's roll waits behind a few of the flood's at
+most; the flooding seats take turns among themselves, slowed rather than the table.
 
-Nothing changes for a quiet table: with nobody waiting, an action goes to the thread at once.
+Nothing changes for a table that plays: every seat rolling at once (a whole table rolling
+initiative) goes to the thread together, and with nobody waiting an action never waits here.
 Each seat's own actions keep their order (a socket waits for one before sending the next).
 """
 
@@ -32,6 +34,9 @@ T = TypeVar("T")
 
 # How fast a seat's count of recent asks fades: it halves in about 0.7 s (e^-1 a second).
 FADE_SECONDS = 1.0
+# A seat that has asked about this many times lately or fewer goes to the thread at once; the
+# others (a seat rolling several times a second) wait their turn, a few on the thread at most.
+LIGHT = 3.0
 
 
 class Turns:
@@ -58,6 +63,10 @@ class Turns:
     async def run(self, key: Any, work: Callable[[], Awaitable[T]]) -> T:
         """Run ``work`` (an awaitable using the database thread) when it is ``key``'s turn."""
         priority = self._ask(key)
+        if priority <= LIGHT:
+            # A seat that asks now and then never waits here: a whole table rolling at once
+            # (each seat once) goes to the thread together, as before there were turns.
+            return await work()
         if self._running >= self.in_flight or self._waiting:
             turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             heapq.heappush(self._waiting, (priority, next(self._order), turn))

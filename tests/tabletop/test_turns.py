@@ -1,5 +1,6 @@
-"""Whose action goes to the database thread next: the seat that has asked least lately, with
-at most a few on the thread, and straight through when nobody waits."""
+"""Whose action goes to the database thread next: a seat that asks now and then at once, the
+seats asking several times a second in turn (the one that asked least lately first), a few of
+theirs on the thread at most."""
 
 from __future__ import annotations
 
@@ -12,8 +13,19 @@ from tabletop.turns import Turns
 pytestmark = pytest.mark.asyncio
 
 
-async def test_a_seat_that_asks_now_and_then_goes_before_a_flood():
+async def asked(turns: Turns, key: str, times: int) -> None:
+    """``key`` has just asked ``times`` times (a seat rolling as fast as it can)."""
+
+    async def done() -> None:
+        return None
+
+    for _ in range(times):
+        await turns.run(key, done)
+
+
+async def test_a_bystander_goes_at_once_while_a_flood_waits_its_turn():
     turns, order, gate = Turns(in_flight=1), [], asyncio.Event()
+    await asked(turns, "flood", 5)
 
     async def work(name: str) -> str:
         order.append(name)
@@ -21,42 +33,60 @@ async def test_a_seat_that_asks_now_and_then_goes_before_a_flood():
         return name
 
     flood = [
-        asyncio.create_task(turns.run("flood", lambda i=i: work(f"flood{i}"))) for i in range(6)
+        asyncio.create_task(turns.run("flood", lambda i=i: work(f"flood{i}"))) for i in range(4)
     ]
     await asyncio.sleep(0)
     bystander = asyncio.create_task(turns.run("bystander", lambda: work("bystander")))
     await asyncio.sleep(0)
+    assert order == ["flood0", "bystander"]  # one of the flood's on the thread; the rest wait
     gate.set()
     assert await bystander == "bystander"
     await asyncio.gather(*flood)
-    # flood0 was already on the thread; the bystander came next, the flood kept its order
-    assert order == ["flood0", "bystander", *(f"flood{i}" for i in range(1, 6))]
+    assert order == ["flood0", "bystander", "flood1", "flood2", "flood3"]
 
 
-async def test_flooding_seats_take_turns_among_themselves():
+async def test_a_whole_table_rolling_at_once_goes_together():
+    turns, running, most, gate = Turns(in_flight=1), 0, 0, asyncio.Event()
+
+    async def work() -> None:
+        nonlocal running, most
+        running += 1
+        most = max(most, running)
+        await gate.wait()
+        running -= 1
+
+    rolls = [asyncio.create_task(turns.run(seat, work)) for seat in range(20)]
+    await asyncio.sleep(0)
+    gate.set()
+    await asyncio.gather(*rolls)
+    assert most == 20  # nobody held back: each seat asked once
+
+
+async def test_flooding_seats_take_turns_the_lighter_first():
     turns, order, gate = Turns(in_flight=1), [], asyncio.Event()
+    await asked(turns, "a", 8)
+    await asked(turns, "b", 4)
 
     async def work(name: str) -> None:
         order.append(name)
         await gate.wait()
 
-    first = asyncio.create_task(turns.run("warm", lambda: work("warm")))
-    await asyncio.sleep(0)
     tasks = [
         asyncio.create_task(turns.run(seat, lambda seat=seat, i=i: work(f"{seat}{i}")))
         for i in range(3)
-        for seat in ("a", "a", "b")  # a asks twice as often as b
+        for seat in ("a", "b")
     ]
     await asyncio.sleep(0)
     gate.set()
-    await asyncio.gather(first, *tasks)
-    last_b = max(i for i, name in enumerate(order) if name.startswith("b"))
-    # turn by turn: each of b's three goes before a has had more than three
-    assert sum(name.startswith("a") for name in order[:last_b]) <= 3
+    await asyncio.gather(*tasks)
+    # a0 was on the thread first; then b, who has asked less, before the rest of a's
+    assert order[:3] == ["a0", "b0", "b1"]
 
 
-async def test_nobody_waiting_means_no_wait_and_no_more_than_in_flight_on_the_thread():
+async def test_no_more_than_in_flight_of_the_flood_on_the_thread():
     turns, running, most = Turns(in_flight=2), 0, 0
+    for seat in range(6):
+        await asked(turns, f"s{seat}", 5)
 
     async def work() -> None:
         nonlocal running, most
@@ -65,13 +95,14 @@ async def test_nobody_waiting_means_no_wait_and_no_more_than_in_flight_on_the_th
         await asyncio.sleep(0.01)
         running -= 1
 
-    await turns.run(1, work)  # alone: runs at once
-    await asyncio.gather(*(turns.run(seat, work) for seat in range(10)))
+    await asyncio.gather(*(turns.run(f"s{seat}", work) for seat in range(6)))
     assert most == 2
 
 
 async def test_a_cancelled_wait_gives_its_turn_on():
     turns, gate = Turns(in_flight=1), asyncio.Event()
+    for seat in (1, 2, 3):
+        await asked(turns, seat, 5)
 
     async def work() -> str:
         await gate.wait()

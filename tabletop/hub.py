@@ -27,6 +27,7 @@ import logging
 from typing import Any, Protocol
 
 from channels.db import database_sync_to_async
+from channels.layers import InMemoryChannelLayer
 from django.conf import settings
 
 from . import timing
@@ -150,6 +151,7 @@ class RoomHub:
     def __init__(self) -> None:
         self._rooms: dict[tuple[int, int, str], _Room] = {}
         self._watches: dict[int, asyncio.Task[None]] = {}
+        self._loops: dict[tuple[int, str], int] = {}  # (layer, group): event loops with the room
 
     @staticmethod
     def _key(layer: Any, group: str) -> tuple[int, int, str]:
@@ -166,6 +168,7 @@ class RoomHub:
         room = self._rooms.get(key)
         if room is None:
             room = self._rooms[key] = _Room(layer, group, session_id)
+            self._loops[key[0], group] = self._loops.get((key[0], group), 0) + 1
             room.start_task = asyncio.create_task(room.start())
         room.members.add(member)
         if session_id is not None:
@@ -179,13 +182,26 @@ class RoomHub:
     async def publish(self, layer: Any, group: str, message: dict[str, Any]) -> None:
         """Send a committed event to the room: to the other processes through the layer first
         (so they start at once), then to this process's sockets without the round trip."""
-        try:
-            await layer.group_send(group, message)
-        except Exception:  # the event is stored: the others fill the gap from the store
-            log.exception("publishing an event to the room's other processes failed")
+        if self._elsewhere(layer, group):
+            try:
+                await layer.group_send(group, message)
+            except Exception:  # the event is stored: the others fill the gap from the store
+                log.exception("publishing an event to the room's other processes failed")
         room = self._rooms.get(self._key(layer, group))
         if room is not None:
             await room.dispatch(message)
+
+    def _elsewhere(self, layer: Any, group: str) -> bool:
+        """Whether the room may have sockets the layer reaches and this loop does not. An
+        in-memory layer reaches this process only: when this loop has the room and no other
+        event loop here does,
+        its copy would come back to this room alone, to be dropped by its seq, after a deep
+        copy of the event and a turn of the event loop that every socket of the room waits for
+        (the table's defaults, one process)."""
+        if not isinstance(layer, InMemoryChannelLayer):
+            return True
+        here = self._key(layer, group) in self._rooms
+        return not here or self._loops.get((id(layer), group), 0) > 1
 
     def last_stored(self, layer: Any, group: str) -> int:
         """The room's last seq: the store's, as last read here, or the last handed over."""
@@ -200,6 +216,10 @@ class RoomHub:
         room.members.discard(member)
         if not room.members:
             del self._rooms[key]
+            if self._loops.get((key[0], group), 0) > 1:
+                self._loops[key[0], group] -= 1
+            else:
+                self._loops.pop((key[0], group), None)
             await room.stop()
 
     def _watch(self) -> None:

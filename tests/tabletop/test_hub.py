@@ -63,6 +63,36 @@ async def test_publishing_to_a_room_with_no_sockets_here_only_sends_it_on():
     assert (await layer.receive(channel))["event"]["seq"] == 1
 
 
+async def test_an_in_memory_layer_is_skipped_when_this_loop_has_the_only_room():
+    """One process (the defaults): the layer's copy would only come back here to be dropped."""
+    layer, hub, member = InMemoryChannelLayer(), RoomHub(), Member()
+    await hub.join(layer, "room.1", member)
+    sent = []
+    real = layer.group_send
+
+    async def spy(group: str, message: dict[str, Any]) -> None:
+        sent.append(message["event"]["seq"])
+        await real(group, message)
+
+    layer.group_send = spy
+    await hub.publish(layer, "room.1", event(1))
+    assert member.seqs == [1] and sent == []
+
+    other_loop_joined = asyncio.Event()
+
+    def join_on_another_loop() -> None:
+        async def run() -> None:
+            await hub.join(layer, "room.1", Member())
+            other_loop_joined.set()
+
+        asyncio.run(run())
+
+    await asyncio.to_thread(join_on_another_loop)  # (a second event loop in this process)
+    assert other_loop_joined.is_set()
+    await hub.publish(layer, "room.1", event(2))
+    assert member.seqs == [1, 2] and sent == [2], "another loop has the room: the layer is used"
+
+
 async def test_a_failed_publish_still_reaches_this_process_and_raises_nothing():
     layer, hub, member = InMemoryChannelLayer(), RoomHub(), Member()
     await hub.join(layer, "room.1", member)

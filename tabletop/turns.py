@@ -4,13 +4,13 @@ Every socket action of a process runs on its one database thread, first come fir
 When one room is flooded (dozens of seats rolling as fast as they can), the thread's queue
 fills with their rolls and a bystander's roll waits behind all of them: 575-740 ms at the
 99th percentile on two processes (docs/benchmarks.md, "One busy room"). Here the actions wait
-in the event loop instead: a seat that has asked only a few times in the last second or so
-goes to the thread at once, and the seats asking more (several times a second) wait their
-turn, at most ``in_flight`` of theirs on the thread at a time (one running, the others ready so
-the thread rarely idles while the event loop is busy; ``TABLETOP["ACTIONS_IN_FLIGHT"]``, 4:
-with 1 a flooded room delivered a third less, with 2 a fifth less, docs/benchmarks.md), the one
-that has asked least lately first. A bystander's roll waits behind a few of the flood's at
-most; the flooding seats take turns among themselves, slowed rather than the table.
+in the event loop instead. A seat asking for the first time in a second or two goes to the
+thread at once; the seats asking more often wait their turn, the one that has asked least
+lately first, with at most ``in_flight`` of theirs on the thread at a time (one running, the
+others ready so the thread rarely idles while the event loop is busy;
+``TABLETOP["ACTIONS_IN_FLIGHT"]``, 4: with 1 a flooded room delivered a third less, with 2 a
+fifth less, docs/benchmarks.md). A bystander's roll waits behind a few of the flood's at most;
+the flooding seats take turns among themselves, slowed rather than the table.
 
 Nothing changes for a table that plays: every seat rolling at once (a whole table rolling
 initiative) goes to the thread together, and with nobody waiting an action never waits here.
@@ -34,9 +34,11 @@ T = TypeVar("T")
 
 # How fast a seat's count of recent asks fades: it halves in about 0.7 s (e^-1 a second).
 FADE_SECONDS = 1.0
-# A seat that has asked about this many times lately or fewer goes to the thread at once; the
-# others (a seat rolling several times a second) wait their turn, a few on the thread at most.
-LIGHT = 3.0
+# A seat asking for the first time in a second or two goes to the thread at once (a count of
+# 1, plus what is left of older asks); the others wait their turn. Not more: in a flooded room
+# of forty seats each seat's own rate falls to 2-3 a second as the server is shared among
+# them, and a threshold of 3 let most of the flood past the turns (bystander p99 0.8-0.9 s).
+LIGHT = 1.25
 
 
 class Turns:

@@ -117,3 +117,23 @@ async def test_a_cancelled_wait_gives_its_turn_on():
     gate.set()
     assert await first == "done" and await later == "done"
     assert gone.cancelled()
+
+
+async def test_a_seat_asking_a_few_times_a_second_waits_behind_a_first_ask():
+    """In a flooded room of many seats each seat's own rate is only a few a second: they still
+    wait their turn, and a seat asking for the first time in a while goes first."""
+    turns, order, gate = Turns(in_flight=1), [], asyncio.Event()
+    for seat in ("a", "b", "c"):
+        await asked(turns, seat, 2)
+
+    async def work(name: str) -> None:
+        order.append(name)
+        await gate.wait()
+
+    tasks = [asyncio.create_task(turns.run(s, lambda s=s: work(s))) for s in ("a", "b", "c")]
+    await asyncio.sleep(0)
+    tasks.append(asyncio.create_task(turns.run("new", lambda: work("new"))))
+    await asyncio.sleep(0)
+    assert order == ["a", "new"]
+    gate.set()
+    await asyncio.gather(*tasks)

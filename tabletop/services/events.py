@@ -54,24 +54,14 @@ def room_group(session_id: int) -> str:
 def next_seq(*, session_id: int) -> int:
     """Take the session's next sequence number. Holds the session row's write lock until commit,
     so events of one session are numbered in commit order, across processes."""
-    if not connection.in_atomic_block:
-        raise RuntimeError("next_seq must run inside transaction.atomic()")
-    table = GameSession._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {table} SET last_seq = last_seq + 1 WHERE id = %s RETURNING last_seq",
-            [session_id],
-        )
-        row = cursor.fetchone()
-    if row is None:
-        raise GameSession.DoesNotExist(session_id)
-    return int(row[0])
+    return take_seq(session_id=session_id).seq
 
 
 class Locked(NamedTuple):
-    """What the session row said as a change locked it, and the seq it took (None: none yet)."""
+    """What the session row said as a change locked it, and the seq it took (0: none yet;
+    seqs start at 1)."""
 
-    seq: int | None
+    seq: int
     status: str
     table_state: Any
 
@@ -84,7 +74,7 @@ def lock_session(*, session_id: int) -> Locked:
         .values_list("status", "table_state")
         .get(pk=session_id)
     )
-    return Locked(None, status, table_state)
+    return Locked(0, status, table_state)
 
 
 def take_seq(*, session_id: int) -> Locked:

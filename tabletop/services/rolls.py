@@ -58,7 +58,7 @@ def _fresh(session: GameSession, locked: Locked) -> int:
     """The session as its lock found it (read before the lock, it may be behind), if live."""
     _must_be_live(locked.status)
     session.status, session.table_state = locked.status, locked.table_state
-    if locked.seq is not None:
+    if locked.seq:
         session.last_seq = locked.seq
     return session.last_seq
 

@@ -35,8 +35,8 @@ from django.utils.functional import SimpleLazyObject
 
 from .models import GameSession, Seat
 from .models.sessions import hash_token
-from .selectors.events import Viewer, events_after
-from .selectors.room import room_state, seat_summary, table_states_at
+from .selectors.events import Viewer, dumps, events_after
+from .selectors.room import SharedState, room_state, seat_summary, table_states_at
 from .services import presence
 from .services.access import Access, resolve_access
 
@@ -167,6 +167,16 @@ def hello_for(
     }
     replay = [] if after is None else events_after(session_id=session.pk, after=after, limit=None)
     return hello, [e for e in replay if e["seq"] <= last_seq]
+
+
+def hello_text(hello: dict[str, Any]) -> str:
+    """The hello as JSON, its room state's part made once for the whole room when every seat
+    sees the room alike (``selectors.room.SharedState``)."""
+    state = hello["state"]
+    if not isinstance(state, SharedState):
+        return dumps(hello)
+    head = dumps({k: v for k, v in hello.items() if k != "state"})
+    return f'{head[:-1]},"state":{state.text}}}'
 
 
 def hellos(

@@ -19,7 +19,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 
 from . import timing
-from .arrivals import arrivals
+from .arrivals import arrivals, hello_text
 from .delivery import Delivery, TooFarBehind
 from .hub import hub
 from .limits import Buckets, TokenBucket
@@ -145,7 +145,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
         await arrivals.present(access.seat.pk)
 
     async def _start(self, hello: dict[str, Any], replay: list[dict[str, Any]]) -> None:
-        await self.delivery.send(hello)
+        await self.delivery.send(hello, text=hello_text(hello))
         await self.delivery.replay(replay, upto=hello["last_seq"])
         self.backlog_task = asyncio.create_task(self._guarded(self.delivery.drain()))
 

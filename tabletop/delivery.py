@@ -84,9 +84,9 @@ class Delivery:
         self.backlog: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
 
     # --- the socket's own sends -----------------------------------------------------------
-    async def send(self, message: dict[str, Any]) -> None:
-        """A message to this socket alone (hello, error, pong)."""
-        await self._send_text(dumps(message))
+    async def send(self, message: dict[str, Any], *, text: str | None = None) -> None:
+        """A message to this socket alone (hello, error, pong); ``text``: already as JSON."""
+        await self._send_text(dumps(message) if text is None else text)
 
     def behind(self) -> bool:
         unsent = self.unsent()

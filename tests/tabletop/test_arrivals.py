@@ -159,3 +159,45 @@ def test_hellos_into_many_rooms_read_them_together_with_the_same_answers(gm):
     assert len(every_room.captured_queries) == len(one_room.captured_queries)
     withheld = [h for h in together if h["state"]["session"]["system"] == "discordian"]
     assert withheld[0]["state"]["resources"] != withheld[1]["state"]["resources"]
+
+
+@pytest.mark.django_db
+def test_a_room_every_seat_sees_alike_is_encoded_once_and_reads_the_same(gm):
+    """The hellos of a room every seat sees alike share one state, encoded once; a room with a
+    count withheld from some seats gives each seat its own, as before."""
+    import json
+
+    from tabletop.arrivals import hello_text
+    from tabletop.selectors.events import dumps
+    from tabletop.services.demo import ensure_demo_tables
+
+    from .commands import send
+
+    tables = {t.system: t.session for t in ensure_demo_tables(gm=gm)}
+    for system in ("generic", "discordian"):
+        session = tables[system]
+        free = session.campaign.characters.exclude(seats__session=session).order_by("pk")
+        joined = [
+            join_session(session=session, name=name, character_id=c.pk)
+            for name, c in zip(("Ana", "Bo"), free, strict=False)
+        ]
+        if system == "discordian":  # Bo's hidden roll with his luck die: a count withheld
+            send(joined[1].seat, "roll", request={"pool": ["d6"], "tn": 5}, visibility="self",
+                 character=free[1].pk, add_luck_die=True)  # fmt: skip
+        room._shared.clear()
+        answers = hellos(
+            [
+                (a, None)
+                for a in resolve_arrivals(
+                    [Arrival(session.invite_code, j.token, None, None) for j in joined]
+                )
+            ]
+        )
+        (ana, _), (bo, _) = answers
+        for hello in (ana, bo):
+            assert json.loads(hello_text(hello)) == json.loads(dumps(dict(hello)))
+        if system == "generic":
+            assert ana["state"] is bo["state"] and isinstance(ana["state"], room.SharedState)
+        else:
+            assert not isinstance(ana["state"], room.SharedState)
+            assert ana["state"]["resources"] != bo["state"]["resources"]

@@ -31,6 +31,7 @@ FULL = {
     "tables": [],
     "queries": [],
     "profile": [],
+    "connects": [],
     "soak": [],
 }
 QUICK = {
@@ -41,6 +42,7 @@ QUICK = {
     "tables": ["--runs", "1", "--seconds", "20", "--most", ""],
     "queries": ["--n", "50"],
     "profile": ["--scenarios", "saturation"],
+    "connects": ["--bursts", "2"],
     "soak": ["--minutes", "1"],
 }
 

@@ -73,3 +73,26 @@ def test_many_tables_fed_one_pattern_lose_nothing(tmp_path):
     assert run["rolls"] > 0 and run["received"] == run["rolls"] * 2
     assert row["lost_total"] == row["seq_gaps_total"] == row["refused_total"] == 0
     assert len(row["server_rss_mb_each"]) == 1 and row["server_rss_mb_each"][0] > 0
+
+
+def test_the_connect_profile_counts_hellos_and_puts_samples_down_to_packages(tmp_path):
+    out = run_bench(
+        tmp_path, "connects", *("--setups", "default", "--sockets", "5", "--bursts", "1")
+    )
+    (row,) = out["results"]
+    assert row["hello"]["n"] == 5 and row["hello"]["p50"] > 0
+
+
+def test_a_sample_goes_to_the_package_of_its_innermost_frame():
+    from bench.scenarios.connects import attribute
+
+    main = "thread (1): MainThread"
+    rows = [
+        ([main, "run (asyncio/base_events.py:600)", "send (tabletop/delivery.py:90)"], 3),
+        ([main, "connect (tabletop/consumers.py:9)", "write (twisted/internet/tcp.py:1)"], 1),
+        (["thread (2): ThreadPoolExecutor-0_0", "roll (tabletop/services/rolls.py:1)"], 5),
+    ]
+    out = attribute(rows)
+    assert out["samples"] == 4  # the main thread's only
+    assert out["by_package"] == {"the table (tabletop/)": 75.0, "twisted": 25.0}
+    assert out["table_code_in_stack"] == 100.0

@@ -206,9 +206,10 @@ TABLETOP = {
     # whole table rolling at once (200 players: ~2 s on two processes) still goes through.
     # Under the room page's 8 s "no answer" so the page hears the refusal.
     "ACTION_DEADLINE_SECONDS": float(os.environ.get("TABLETOP_ACTION_DEADLINE_SECONDS", "5")),
-    # Socket actions on the database thread at once (tabletop/turns.py): the rest wait in the
-    # event loop and the seat that has asked least lately goes next. A bystander waits for at
-    # most this many; more keeps the thread busier while the event loop is.
+    # Socket actions of seats asking often on the database thread at once (tabletop/turns.py):
+    # the rest wait in the event loop and the seat that has asked least lately goes next (a
+    # seat's first ask in a second or two never waits). A bystander waits behind at most this
+    # many; more keeps the thread busy while the event loop is (docs/benchmarks.md).
     "ACTIONS_IN_FLIGHT": int(os.environ.get("TABLETOP_ACTIONS_IN_FLIGHT", "4")),
     "SEAT_COOKIE": "tabletop_seat",
     # Work budgets, in bytes of the events made (a roll weighs what its dice cost): per seat

@@ -8,7 +8,7 @@ in the event loop instead. A seat asking for the first time in a second or two g
 thread at once; the seats asking more often wait their turn, the one that has asked least
 lately first, with at most ``in_flight`` of theirs on the thread at a time (one running, the
 others ready so the thread rarely idles while the event loop is busy;
-``TABLETOP["ACTIONS_IN_FLIGHT"]``, 4: with 1 a flooded room delivered a third less, with 2 a
+``TABLETOP["ACTIONS_IN_FLIGHT"]``, 4: with 1 a flooded room delivered two fifths less, with 2 a
 fifth less, docs/benchmarks.md). A bystander's roll waits behind a few of the flood's at most;
 the flooding seats take turns among themselves, slowed rather than the table.
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
-
 from rules.engines import FairStream, GameSystem, RuleError, get_system
 from rules.engines.schema import validate
 
@@ -148,7 +146,7 @@ def make_roll(
 def reveal_roll(*, seat: Seat, seq: int) -> Event:
     """Show a hidden roll to the whole room, as a new event. The GM may reveal any roll they
     can see; a roller may reveal their own ``gm`` or ``self`` roll."""
-    with transaction.atomic():
+    with change():
         locked = GameSession.objects.select_for_update().get(pk=seat.session_id)
         if locked.status != SessionStatus.LIVE:
             raise conflict(f"the session is {locked.status}: nothing at the table changes now")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
 from django.utils import timezone
 
 from rules.engines.fair import commitment, new_server_seed
@@ -11,7 +10,7 @@ from rules.engines.fair import commitment, new_server_seed
 from ..models import Campaign, GameSession, Seat, SessionStatus
 from ..systems.registry import table_system
 from .errors import conflict, forbidden, invalid
-from .events import record_event
+from .events import change, record_event
 from .pools import expire_pools, withheld_counts
 from .seats import table_gm_seat
 
@@ -32,7 +31,7 @@ def create_session(*, campaign: Campaign, title: str) -> GameSession:
 
 def start_session(*, session_id: int, by: Seat | None = None) -> GameSession:
     """Make the session live: draw its secret seed and publish only the commitment."""
-    with transaction.atomic():
+    with change():
         session = (
             GameSession.objects.select_for_update().select_related("campaign").get(pk=session_id)
         )
@@ -63,7 +62,7 @@ def start_session(*, session_id: int, by: Seat | None = None) -> GameSession:
 
 def end_session(*, session_id: int, by: Seat | None = None) -> GameSession:
     """End the session: every pool expires; the seed is revealed so every roll can be verified."""
-    with transaction.atomic():
+    with change():
         session = (
             GameSession.objects.select_for_update().select_related("campaign").get(pk=session_id)
         )

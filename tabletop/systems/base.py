@@ -9,8 +9,6 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from django.db import transaction
-
 from rules.engines.schema import Field
 
 from ..models import Character, Event, GameSession, Seat, SessionStatus
@@ -18,7 +16,7 @@ from ..protocol.commands import ID, Command
 from ..selectors.events import Viewer, can_see
 from ..selectors.pools import resource_snapshot
 from ..services.errors import conflict, forbidden, invalid, not_found
-from ..services.events import take_seq
+from ..services.events import change, take_seq
 from ..services.pools import (
     character_for,
     forget_moves,
@@ -120,7 +118,7 @@ Begin = Callable[[GameSession, dict[str, Any]], tuple[list[int], str]]
 def begin(*, seat_id: int, unit: str, then: Begin | None = None) -> Event:
     """The GM starts a new round (or scene): its number goes up by one, for the whole table."""
     seat = seat_of(seat_id)
-    with transaction.atomic():
+    with change():
         session, seq = gm_session(seat)
         state = dict(session.table_state or {})
         state[unit] = int(state.get(unit) or 0) + 1
@@ -207,7 +205,7 @@ def use_resource(
         raise invalid(f"one of {sorted(uses)}", field="use")
     rule = uses[use]
     seat = seat_of(seat_id)
-    with transaction.atomic():
+    with change():
         seq = live_seq(session_id=seat.session_id)
         who = character_for(seat=seat, character_id=character)
         hidden: dict[str, Any] = {}
@@ -263,7 +261,7 @@ def award_resource(*, seat_id: int, character: int, name: str, amount: int = 1) 
         raise forbidden("only the GM awards")
     if amount == 0:
         raise invalid("a whole number from -1000 to 1000, not 0", field="amount")
-    with transaction.atomic():
+    with change():
         seq = live_seq(session_id=seat.session_id)
         who = character_for(seat=seat, character_id=character)
         label = name.replace("_", " ")

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
-
 from rules.engines import FairStream
 from rules.engines import discordian as rules
 from rules.engines.schema import Field
@@ -17,6 +15,7 @@ from ..models import Event, GameSession
 from ..protocol.commands import Command
 from ..selectors.pools import resource_snapshot
 from ..services.errors import conflict
+from ..services.events import change
 from ..services.pools import ensure_resources, resource_names, spend_resource
 from .base import (
     CLIENT_SEED,
@@ -135,7 +134,7 @@ def roll_discord_die(*, seat_id: int, client_seed: str = "") -> Event:
     wanders off stays away until the next scene (in scene mode, for the rest of the
     adventure)."""
     seat = seat_of(seat_id)
-    with transaction.atomic():
+    with change():
         session, seq = gm_session(seat)
         mode = _mode(session)
         state = dict(session.table_state or {})

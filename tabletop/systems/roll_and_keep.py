@@ -3,7 +3,6 @@ successes that rolls add up toward until it is reached or the GM closes it."""
 
 from __future__ import annotations
 
-from django.db import transaction
 from django.db.models import F
 
 from rules.engines.schema import Field
@@ -13,6 +12,7 @@ from ..models.pools import ExtendedAction
 from ..protocol.commands import ID, Command
 from ..selectors.pools import extended_summary
 from ..services.errors import conflict, invalid
+from ..services.events import change
 from .base import gm_session, roll_change, seat_change, seat_of
 from .registry import RollContext, TableSystem
 
@@ -96,7 +96,7 @@ def open_extended(*, seat_id: int, label: str, target: int) -> Event:
     if not label.strip():
         raise invalid("a name of 1 to 120 characters", field="label")
     seat = seat_of(seat_id)
-    with transaction.atomic():
+    with change():
         session, seq = gm_session(seat)
         action = ExtendedAction.objects.create(
             session=session, label=label.strip(), target=target, opened_seq=seq
@@ -114,7 +114,7 @@ def open_extended(*, seat_id: int, label: str, target: int) -> Event:
 
 def close_extended(*, seat_id: int, extended: int) -> Event:
     seat = seat_of(seat_id)
-    with transaction.atomic():
+    with change():
         session, seq = gm_session(seat)
         action = ExtendedAction.objects.filter(pk=extended, session=session).first()
         if action is None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from django.db import transaction
 from django.db.models import F, Max
 
 from rules.engines import FairStream
@@ -21,7 +20,7 @@ from ..protocol.commands import ID, Command
 from ..selectors.events import Viewer, can_see
 from ..selectors.pools import open_roll_summary
 from ..services.errors import conflict, forbidden, invalid, not_found
-from ..services.events import next_seq, record_event
+from ..services.events import change, next_seq, record_event
 from ..services.pools import (
     forget_moves,
     give_dice,
@@ -412,7 +411,7 @@ table = ZoriaTable()
 def use_die(*, seat_id: int, roll: int, pool: int | None = None, client_seed: str = "") -> Event:
     """Roll a die from one's pool (cascading) and add it to an open check of one's own."""
     seat = seat_of(seat_id)
-    with transaction.atomic():
+    with change():
         seq = live_seq(session_id=seat.session_id)
         check = _open_roll(seat, roll)
         if check.seat_id != seat.pk:
@@ -467,7 +466,7 @@ def spend_dice(
     if effect != "insight" and roll is None:
         raise invalid("which roll (its seq)", field="roll")
     seat = seat_of(seat_id)
-    with transaction.atomic():
+    with change():
         seq = live_seq(session_id=seat.session_id)
         check = _open_roll(seat, roll) if effect != "insight" else None
         about = ""
@@ -595,7 +594,7 @@ def declare(*, seat_id: int, roll: int, result: str = "") -> Event:
     """The GM declares an open check's result; no more dice can be used on it. A ``self``
     check is its roller's alone: the roller closes it (or reveals it for the GM to declare)."""
     seat = seat_of(seat_id)
-    with transaction.atomic():
+    with change():
         seq = live_seq(session_id=seat.session_id)
         check = _open_roll(seat, roll)
         if not seat.is_gm and not (
@@ -649,7 +648,7 @@ def _session_stack(seat: Seat) -> Pool:
 def award(*, seat_id: int, seat: int, count: int = 1) -> Event:
     """The GM awards dice: the player's own die type; each also adds one to the GM's pool."""
     gm = _gm(seat_id, "awards dice")
-    with transaction.atomic():
+    with change():
         seq = live_seq(session_id=gm.session_id)
         player = _player(gm, seat)
         stack = _session_stack(player)
@@ -673,7 +672,7 @@ def award(*, seat_id: int, seat: int, count: int = 1) -> Event:
 def undo_award(*, seat_id: int) -> Event:
     """Take back the GM's last award that has not been undone, if its dice are still there."""
     gm = _gm(seat_id, "takes back awards")
-    with transaction.atomic():
+    with change():
         seq = live_seq(session_id=gm.session_id)
         events = Event.objects.filter(session_id=gm.session_id, kind="pool").order_by("-seq")
         undone = set(
@@ -713,7 +712,7 @@ def refund(*, seat_id: int, seat: int, count: int = 1, note: str = "") -> Event:
     """The GM gives dice back (a critical that could have no effect); never after a lucky
     break."""
     gm = _gm(seat_id, "refunds dice")
-    with transaction.atomic():
+    with change():
         seq = live_seq(session_id=gm.session_id)
         target = Seat.objects.filter(pk=seat, session_id=gm.session_id).first()
         if target is None:
@@ -742,7 +741,7 @@ def lucky_break(*, seat_id: int) -> Event:
     seat = seat_of(seat_id)
     if seat.is_gm:
         raise forbidden("the lucky break is a player's")
-    with transaction.atomic():
+    with change():
         seq = live_seq(session_id=seat.session_id)
         SeatPoolState.objects.get_or_create(seat=seat)
         if not SeatPoolState.objects.filter(seat=seat, touched=False, lucky_break=False).update(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -82,3 +84,27 @@ def test_a_roll_at_an_ended_session_is_refused_and_records_nothing(live_session)
         roll(seat.pk)
     assert err.value.code == "conflict"
     assert GameSession.objects.get(pk=live_session.pk).last_seq == last
+
+
+def test_a_socket_change_is_one_transaction_without_savepoints(live_session):
+    """Every service a socket command runs takes the unit of work's transaction as its own
+    (``services.events.change``): a savepoint would be two more round trips with the session
+    locked."""
+    seat = join_session(session=live_session, name="Ana").seat
+    hidden = decode(
+        json.dumps(
+            {
+                "type": "roll",
+                "system": "generic",
+                "request": {"notation": "d6"},
+                "visibility": "self",
+            }
+        ),
+        system="generic",
+        is_gm=False,
+    )
+    seq = perform(hidden, seat_id=seat.pk, deadline=float("inf")).seq
+    reveal = decode(json.dumps({"type": "reveal", "seq": seq}), system="generic", is_gm=False)
+    with CaptureQueriesContext(connection) as queries:
+        assert perform(reveal, seat_id=seat.pk, deadline=float("inf")).seq == seq + 1
+    assert not [q for q in queries.captured_queries if "SAVEPOINT" in q["sql"].upper()]

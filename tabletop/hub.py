@@ -151,7 +151,6 @@ class RoomHub:
     def __init__(self) -> None:
         self._rooms: dict[tuple[int, int, str], _Room] = {}
         self._watches: dict[int, asyncio.Task[None]] = {}
-        self._loops: dict[tuple[int, str], int] = {}  # (layer, group): event loops with the room
 
     @staticmethod
     def _key(layer: Any, group: str) -> tuple[int, int, str]:
@@ -168,7 +167,6 @@ class RoomHub:
         room = self._rooms.get(key)
         if room is None:
             room = self._rooms[key] = _Room(layer, group, session_id)
-            self._loops[key[0], group] = self._loops.get((key[0], group), 0) + 1
             room.start_task = asyncio.create_task(room.start())
         room.members.add(member)
         if session_id is not None:
@@ -192,16 +190,17 @@ class RoomHub:
             await room.dispatch(message)
 
     def _elsewhere(self, layer: Any, group: str) -> bool:
-        """Whether the room may have sockets the layer reaches and this loop does not. An
-        in-memory layer reaches this process only: when this loop has the room and no other
-        event loop here does,
-        its copy would come back to this room alone, to be dropped by its seq, after a deep
-        copy of the event and a turn of the event loop that every socket of the room waits for
-        (the table's defaults, one process)."""
+        """Whether the room may have sockets the layer reaches and this event loop does not.
+        An in-memory layer reaches this process only: when no other event loop here has the
+        room (the table's defaults: one process, one loop), the layer's copy would only come
+        back to this room to be dropped by its seq, after a deep copy of the event and a turn
+        of the event loop that every socket of the room waits for."""
         if not isinstance(layer, InMemoryChannelLayer):
             return True
-        here = self._key(layer, group) in self._rooms
-        return not here or self._loops.get((id(layer), group), 0) > 1
+        here = self._key(layer, group)
+        return here not in self._rooms or any(
+            key[0] == here[0] and key[2] == group and key != here for key in self._rooms
+        )
 
     def last_stored(self, layer: Any, group: str) -> int:
         """The room's last seq: the store's, as last read here, or the last handed over."""
@@ -216,10 +215,6 @@ class RoomHub:
         room.members.discard(member)
         if not room.members:
             del self._rooms[key]
-            if self._loops.get((key[0], group), 0) > 1:
-                self._loops[key[0], group] -= 1
-            else:
-                self._loops.pop((key[0], group), None)
             await room.stop()
 
     def _watch(self) -> None:

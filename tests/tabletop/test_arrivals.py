@@ -201,3 +201,28 @@ def test_a_room_every_seat_sees_alike_is_encoded_once_and_reads_the_same(gm):
         else:
             assert not isinstance(ana["state"], room.SharedState)
             assert ana["state"]["resources"] != bo["state"]["resources"]
+
+
+@pytest.mark.asyncio
+async def test_the_socket_stack_reads_the_session_and_leaves_every_send_alone():
+    """The sockets read who is logged in; nothing saves the session, so no wrapper looks at it
+    on every frame sent (Channels' session middleware wraps ``send`` to do that)."""
+    from tabletop.arrivals import lazy_user_stack
+
+    seen = {}
+
+    async def inner(scope, receive, send):
+        seen.update(send=send, session=scope["session"], user=scope["user"])
+
+    async def receive():
+        return {}
+
+    async def send(message):
+        return None
+
+    key = "k" * 32
+    scope = {"type": "websocket", "headers": [(b"cookie", f"sessionid={key}".encode())]}
+    await lazy_user_stack(inner)(scope, receive, send)
+    assert seen["send"] is send
+    assert seen["session"].session_key == key
+    assert "session" not in scope  # the outer scope is not changed

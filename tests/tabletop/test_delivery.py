@@ -130,3 +130,18 @@ def test_the_socket_query_gives_the_token_and_the_last_seq_seen():
     assert socket_query({}) == (None, None)
     with pytest.raises(BadQuery):
         socket_query({"query_string": b"after=seven"})
+
+
+async def test_a_live_frame_asks_once_how_much_its_client_has_not_read():
+    """Every frame of every socket comes this way: the send buffer is looked at once a frame."""
+    asked = []
+
+    def unsent() -> int:
+        asked.append(1)
+        return 0
+
+    delivery, sent = socket(ANA, Store([]), unsent=unsent)
+    await delivery.replay([], upto=0)
+    for seq in (1, 2, 3):
+        await delivery.offer(message_payload(event(seq)))
+    assert [m["seq"] for m in sent] == [1, 2, 3] and len(asked) == 3

@@ -52,3 +52,8 @@ def _set_aside_what_loading_made() -> None:
 
 
 _set_aside_what_loading_made()
+
+from .webhooks.sender import sender  # noqa: E402
+
+# Deliveries a stopped process left, and events it never handed on, are picked up from the store.
+sender.start()

@@ -14,12 +14,19 @@ from django.db import transaction
 
 from ..limits import Buckets
 from ..models import Campaign, DeliveryStatus, Webhook, WebhookDelivery
+from ..models.webhooks import new_webhook_secret
 from ..webhooks.address import AddressRefused, NameNotFound, checked, parse
 from ..webhooks.sender import SIGNATURE_HEADER, private_addresses_allowed, start_cursors
 from .errors import ServiceError, invalid, not_found
 from .sessions import assert_runs_campaign
 
-__all__ = ["SIGNATURE_HEADER", "add_webhook", "remove_webhook", "webhook_report"]
+__all__ = [
+    "SIGNATURE_HEADER",
+    "add_webhook",
+    "remove_webhook",
+    "renew_webhook_secret",
+    "webhook_report",
+]
 
 MAX_HOOKS = 5  # per campaign
 LOOKUP_SECONDS = 5.0  # how long adding a hook waits for its name to resolve
@@ -65,6 +72,18 @@ def remove_webhook(*, campaign: Campaign, user: Any, hook_id: Any) -> None:
     deleted, _ = Webhook.objects.filter(pk=hook_id, campaign=campaign).delete()
     if not deleted:
         raise not_found(f"no webhook {hook_id} in this campaign")
+
+
+def renew_webhook_secret(*, campaign: Campaign, user: Any, hook_id: Any) -> Webhook:
+    """A new signing secret for a hook (the old one leaked, or the receiver changed hands):
+    posts from now on are signed with it, retries of earlier ones too."""
+    assert_runs_campaign(user=user, campaign=campaign)
+    hook = Webhook.objects.filter(pk=hook_id, campaign=campaign).first()
+    if hook is None:
+        raise not_found(f"no webhook {hook_id} in this campaign")
+    hook.secret = new_webhook_secret()
+    hook.save(update_fields=["secret"])
+    return hook
 
 
 def webhook_report(*, campaign: Campaign) -> list[dict[str, Any]]:

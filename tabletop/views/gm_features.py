@@ -13,7 +13,13 @@ from django.views.decorators.http import require_POST
 from ..models import GameSession
 from ..services.errors import ServiceError
 from ..services.watch import watch_links
-from ..services.webhooks import SIGNATURE_HEADER, add_webhook, remove_webhook, webhook_report
+from ..services.webhooks import (
+    SIGNATURE_HEADER,
+    add_webhook,
+    remove_webhook,
+    renew_webhook_secret,
+    webhook_report,
+)
 
 
 def context(request: HttpRequest, session: GameSession) -> dict[str, Any]:
@@ -70,6 +76,19 @@ def webhook_remove(request: HttpRequest, session_id: int, hook_id: int) -> HttpR
     session = _session(session_id)
     try:
         remove_webhook(campaign=session.campaign, user=request.user, hook_id=hook_id)
+    except ServiceError as exc:
+        if exc.code == "forbidden":
+            return _refused(request, exc)
+        return _back(session_id, "webhooks", "webhook_error", exc)
+    return _back(session_id, "webhooks", "webhook_error", None)
+
+
+@login_required
+@require_POST
+def webhook_secret(request: HttpRequest, session_id: int, hook_id: int) -> HttpResponse:
+    session = _session(session_id)
+    try:
+        renew_webhook_secret(campaign=session.campaign, user=request.user, hook_id=hook_id)
     except ServiceError as exc:
         if exc.code == "forbidden":
             return _refused(request, exc)

@@ -10,8 +10,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 class Receiver:
     """Answers from ``answers`` in turn (then 200; an answer may be ``(code, headers)``), and
-    records every POST, each after ``delay`` seconds. ``hold`` cleared: each POST waits until it
-    is set again."""
+    records every request, each POST after ``delay`` seconds. ``hold`` cleared: each POST waits
+    until it is set again."""
 
     def __init__(self, answers=(), delay: float = 0.0):
         self.answers = list(answers)
@@ -34,6 +34,11 @@ class Receiver:
                 self.send_response(code)
                 for name, value in headers.items():
                     self.send_header(name, value)
+                self.end_headers()
+
+            def do_GET(self):  # what a redirected POST turns into: recorded as well
+                outer.posts.append({"headers": dict(self.headers), "body": b""})
+                self.send_response(200)
                 self.end_headers()
 
             def log_message(self, *args):

@@ -315,3 +315,26 @@ def wait_for(predicate, seconds: float) -> bool:
             return True
         time.sleep(0.02)
     return False
+
+
+def test_the_gm_gives_a_hook_a_new_secret_and_later_posts_are_signed_with_it(
+    campaign, receiver, fast_retries, client, django_user_model
+):
+    session, ana = table(campaign, receiver.url)
+    assert sender.wait_idle(15)
+    hook = Webhook.objects.get()
+    old = hook.secret
+    stranger = django_user_model.objects.create_user("stranger", password="pw-for-tests-only")
+    client.force_login(stranger)
+    assert client.post(f"/gm/{session.pk}/webhooks/{hook.pk}/secret").status_code == 403
+    client.force_login(campaign.gm)
+    page = client.get(f"/gm/{session.pk}/").content.decode()
+    assert f"/webhooks/{hook.pk}/secret" in page and old in page
+    assert client.post(f"/gm/{session.pk}/webhooks/{hook.pk}/secret").status_code == 302
+    hook.refresh_from_db()
+    assert hook.secret != old and len(hook.secret) == 64
+    make_roll(seat_id=ana.pk, request={"notation": "d20"})
+    assert sender.wait_idle(15)
+    last = receiver.posts[-1]
+    expected = "sha256=" + hmac.new(hook.secret.encode(), last["body"], hashlib.sha256).hexdigest()
+    assert last["headers"][SIGNATURE_HEADER] == expected

@@ -100,6 +100,7 @@ def webhook_report(*, campaign: Campaign) -> list[dict[str, Any]]:
         retrying = (
             deliveries.filter(status=DeliveryStatus.PENDING, attempts__gt=0)
             .select_related("event")
+            .order_by("event_id")
             .first()
         )
         out.append({"hook": hook, "counts": counts, "failures": failures, "retrying": retrying})

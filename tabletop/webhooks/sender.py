@@ -165,11 +165,14 @@ def hooks_with_work(owner: str) -> list[int]:
 
 def fill(hook: Webhook) -> bool:
     """Turn the events past the hook's cursors into pending deliveries, up to its window; the
-    cursors move in the same transaction. Whether events are left past a cursor."""
+    cursors move in the same transaction. Whether it moved a cursor and events are left past
+    one (another fill would make progress)."""
     room = (
         window()
         - WebhookDelivery.objects.filter(webhook=hook, status=DeliveryStatus.PENDING).count()
     )
+    if room <= 0:
+        return False  # the window is full: what is past the cursor waits, costing nothing
     behind = list(
         GameSession.objects.filter(campaign_id=hook.campaign_id)
         .annotate(read=_read(hook.pk))

@@ -20,7 +20,7 @@ from tabletop.webhooks.sender import sender
 
 from .receivers import Receiver
 
-pytestmark = pytest.mark.django_db(transaction=True)
+uses_the_store = pytest.mark.django_db(transaction=True)
 
 # Names the fake resolver answers (the machine has no DNS of its own to ask).
 NAMES = {
@@ -173,6 +173,7 @@ def spellings(port: int) -> list[str]:
     ]
 
 
+@uses_the_store
 def test_every_other_spelling_is_refused_when_added(campaign, production, receiver):
     refused = []
     for url in spellings(receiver.port):
@@ -198,6 +199,7 @@ def test_every_other_spelling_posts_nothing(production, receiver):
     assert receiver.posts == []
 
 
+@uses_the_store
 def test_hooks_stored_anyway_post_nothing(campaign, production, receiver):
     # Hooks stored before these rules (or by hand) fail at their first POST, and only a name
     # that was not found (now) is tried again.
@@ -226,6 +228,7 @@ def test_hooks_stored_anyway_post_nothing(campaign, production, receiver):
     assert receiver.posts == []
 
 
+@uses_the_store
 def test_canonical_public_addresses_are_kept_in_their_one_spelling(campaign, production):
     for url, stored in (
         ("https://Hooks.Chat.Example/api/x?wait=1", "https://hooks.chat.example/api/x?wait=1"),
@@ -297,6 +300,7 @@ def test_a_hook_is_read_one_way_only():
     assert "four plain numbers" in caught.value.reason
 
 
+@uses_the_store
 def test_development_may_post_to_this_machine(campaign, settings, receiver):
     settings.TABLETOP = {**settings.TABLETOP, "WEBHOOK_PRIVATE_ADDRESSES": True}
     assert add_webhook(campaign=campaign, user=campaign.gm, url=receiver.url).url == receiver.url

@@ -33,6 +33,7 @@ def serve(port: int) -> harness.ServerProcess:
         **os.environ,
         "DATABASE_URL": servers.test_database_url(),
         "DJANGO_SETTINGS_MODULE": "tabletop.settings",
+        "TABLETOP_WEBHOOK_SENDERS_AT_START": "1",
         "TABLETOP_WEBHOOK_PRIVATE_ADDRESSES": "1",  # the receiver is on loopback
         "TABLETOP_WEBHOOK_SECONDS": "2",
         "TABLETOP_WEBHOOK_RETRY_SECONDS": "0.2,0.5,1",

@@ -232,13 +232,9 @@ def resolve(target: Target, *, timeout: float, absolute: bool = True) -> list[tu
     found: list = []
 
     def lookup() -> None:
+        name = target.host + ("." if absolute else "")
         try:
-            found.append(
-                socket.getaddrinfo(
-                    target.host + ("." if absolute else ""), target.port, type=socket.SOCK_STREAM,
-                    proto=socket.IPPROTO_TCP,
-                )
-            )  # fmt: skip
+            found.append(socket.getaddrinfo(name, target.port, type=socket.SOCK_STREAM))
         except (OSError, UnicodeError) as exc:
             found.append(exc)
         finally:
@@ -271,8 +267,7 @@ def checked(target: Target, *, timeout: float, private_ok: bool) -> list[tuple[i
     if not private_ok:
         for _family, sockaddr in addresses:
             ip = address_of(sockaddr)
-            if (isinstance(ip, ipaddress.IPv6Address) and sockaddr[3:] and sockaddr[3]) or (
-                not is_public(ip)
-            ):
+            scoped = isinstance(ip, ipaddress.IPv6Address) and len(sockaddr) > 3 and sockaddr[3]
+            if scoped or not is_public(ip):
                 raise AddressRefused(NOT_PUBLIC)
     return addresses

@@ -52,3 +52,11 @@ def _set_aside_what_loading_made() -> None:
 
 
 _set_aside_what_loading_made()
+
+from .webhooks.sender import sender  # noqa: E402
+
+# A serving process sends webhooks from the start: deliveries a stopped process left, and events
+# it never handed on, are picked up from the store without waiting for a request. (A process
+# that only imports the application, a test run, says TABLETOP_WEBHOOK_SENDERS_AT_START=0.)
+if os.environ.get("TABLETOP_WEBHOOK_SENDERS_AT_START", "1") != "0":
+    sender.start()

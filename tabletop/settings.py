@@ -244,7 +244,32 @@ TABLETOP = {
     "GC_FREEZE": os.environ.get("TABLETOP_GC_FREEZE", "1") not in {"0", "false", "no"},
     # The young generation is collected after this many allocations (Python's default: 700).
     "GC_THRESHOLD": int(os.environ.get("TABLETOP_GC_THRESHOLD", "10000")),
+    # Outgoing webhooks (docs/operations.md): the wall-clock limit of one POST, everything
+    # included; sender threads per process; deliveries a hook may have waiting; how old an
+    # event may be and still be posted; the waits before each retry.
+    "WEBHOOK_SECONDS": float(os.environ.get("TABLETOP_WEBHOOK_SECONDS", "10")),
+    "WEBHOOK_SENDERS": int(os.environ.get("TABLETOP_WEBHOOK_SENDERS", "4")),
+    "WEBHOOK_PENDING": int(os.environ.get("TABLETOP_WEBHOOK_PENDING", "100")),
+    "WEBHOOK_MAX_AGE_SECONDS": float(os.environ.get("TABLETOP_WEBHOOK_MAX_AGE_SECONDS", "3600")),
+    "WEBHOOK_RETRY_SECONDS": [
+        float(wait)
+        for wait in _list(os.environ.get("TABLETOP_WEBHOOK_RETRY_SECONDS", "2,10,60,300,1800"))
+    ],
+    # Whether hooks may post to loopback and private networks: only in development, where it is
+    # the default (a GM trying a receiver on their own machine). Never in production.
+    "WEBHOOK_PRIVATE_ADDRESSES": not PRODUCTION
+    and os.environ.get("TABLETOP_WEBHOOK_PRIVATE_ADDRESSES", "1" if DEBUG else "0")
+    not in {"0", "false", "no"},
 }
+if PRODUCTION and os.environ.get("TABLETOP_WEBHOOK_PRIVATE_ADDRESSES", "0") not in {
+    "0",
+    "false",
+    "no",
+}:
+    raise ImproperlyConfigured(
+        "TABLETOP_WEBHOOK_PRIVATE_ADDRESSES cannot be set when TABLETOP_ENV=production: a hook "
+        "could reach the server's own network"
+    )
 
 # --- Security -------------------------------------------------------------------------------
 SESSION_COOKIE_HTTPONLY = True

@@ -47,6 +47,11 @@ urlpatterns = [
         gm_features.webhook_remove,
         name="webhook-remove",
     ),
+    path(
+        "gm/<int:session_id>/webhooks/<int:hook_id>/secret",
+        gm_features.webhook_secret,
+        name="webhook-secret",
+    ),
     path("accounts/", include("django.contrib.auth.urls")),
     path("admin/", admin.site.urls),
 ]

@@ -11,6 +11,11 @@ from urllib.parse import urlparse
 
 import pytest
 
+# The test process imports the ASGI application without serving it: its webhook senders start
+# only when a test commits a public event (into the test database). The servers the tests start
+# get them back (tests/servers.py).
+os.environ["TABLETOP_WEBHOOK_SENDERS_AT_START"] = "0"
+
 REQUIRED = {
     part.strip() for part in os.environ.get("TABLETOP_REQUIRE", "").split(",") if part.strip()
 }

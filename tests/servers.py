@@ -31,6 +31,7 @@ def daphne_servers(count: int, *, env: dict[str, str] | None = None) -> Iterator
         **os.environ,
         "DATABASE_URL": test_database_url(),
         "DJANGO_SETTINGS_MODULE": "tabletop.settings",
+        "TABLETOP_WEBHOOK_SENDERS_AT_START": "1",
         **(env or {}),
     }
     with harness.daphne_servers(count, env=base) as ports:

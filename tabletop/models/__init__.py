@@ -3,7 +3,7 @@ from .events import Event, Visibility
 from .saved import SavedRoll
 from .sessions import GameSession, Seat, SeatRole, SessionStatus
 from .watch import WatchLink
-from .webhooks import DeliveryStatus, Webhook, WebhookDelivery
+from .webhooks import DeliveryStatus, Webhook, WebhookCursor, WebhookDelivery
 
 __all__ = [
     "Campaign",
@@ -19,5 +19,6 @@ __all__ = [
     "Visibility",
     "WatchLink",
     "Webhook",
+    "WebhookCursor",
     "WebhookDelivery",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
@@ -10,10 +11,16 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
-from ..models import GameSession
+from ..models import Campaign, GameSession
 from ..services.errors import ServiceError
 from ..services.watch import watch_links
-from ..services.webhooks import SIGNATURE_HEADER, add_webhook, remove_webhook, webhook_report
+from ..services.webhooks import (
+    SIGNATURE_HEADER,
+    add_webhook,
+    remove_webhook,
+    renew_webhook_secret,
+    webhook_report,
+)
 
 
 def context(request: HttpRequest, session: GameSession) -> dict[str, Any]:
@@ -51,27 +58,44 @@ def _refused(request: HttpRequest, exc: ServiceError) -> HttpResponse:
     return render(request, "tabletop/forbidden.html", {"message": exc.message}, status=403)
 
 
-@login_required
-@require_POST
-def webhook_add(request: HttpRequest, session_id: int) -> HttpResponse:
+def _hook_change(
+    request: HttpRequest, session_id: int, change: Callable[[Campaign], object]
+) -> HttpResponse:
+    """A change to the campaign's webhooks, then back to the dashboard's webhook card."""
     session = _session(session_id)
     try:
-        add_webhook(campaign=session.campaign, user=request.user, url=request.POST.get("url"))
+        change(session.campaign)
     except ServiceError as exc:
         if exc.code == "forbidden":
             return _refused(request, exc)
         return _back(session_id, "webhooks", "webhook_error", exc)
     return _back(session_id, "webhooks", "webhook_error", None)
+
+
+@login_required
+@require_POST
+def webhook_add(request: HttpRequest, session_id: int) -> HttpResponse:
+    url = request.POST.get("url")
+    return _hook_change(
+        request, session_id, lambda c: add_webhook(campaign=c, user=request.user, url=url)
+    )
 
 
 @login_required
 @require_POST
 def webhook_remove(request: HttpRequest, session_id: int, hook_id: int) -> HttpResponse:
-    session = _session(session_id)
-    try:
-        remove_webhook(campaign=session.campaign, user=request.user, hook_id=hook_id)
-    except ServiceError as exc:
-        if exc.code == "forbidden":
-            return _refused(request, exc)
-        return _back(session_id, "webhooks", "webhook_error", exc)
-    return _back(session_id, "webhooks", "webhook_error", None)
+    return _hook_change(
+        request,
+        session_id,
+        lambda c: remove_webhook(campaign=c, user=request.user, hook_id=hook_id),
+    )
+
+
+@login_required
+@require_POST
+def webhook_secret(request: HttpRequest, session_id: int, hook_id: int) -> HttpResponse:
+    return _hook_change(
+        request,
+        session_id,
+        lambda c: renew_webhook_secret(campaign=c, user=request.user, hook_id=hook_id),
+    )

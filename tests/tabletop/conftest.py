@@ -28,6 +28,7 @@ def live_session(campaign) -> GameSession:
 def _fresh_budgets():
     """Every test starts with full budgets (joins per address, odds and work per seat)."""
     from tabletop import consumers
+    from tabletop.services import webhooks
     from tabletop.views import room
 
     for buckets in (
@@ -36,5 +37,17 @@ def _fresh_budgets():
         consumers._buckets,
         consumers._seat_work,
         consumers._room_work,
+        webhooks._adds,
     ):
         buckets.clear()
+
+
+@pytest.fixture(autouse=True)
+def _webhook_senders_stop():
+    """A test that started this process's webhook senders (by committing a public event) stops
+    them: they look in the store every few seconds, and the next test's store is another."""
+    yield
+    from tabletop.webhooks.sender import sender
+
+    if sender.threads:
+        sender.stop()

@@ -9,11 +9,11 @@ import pytest
 from channels.db import database_sync_to_async
 from django.test import Client
 
-from tabletop.services import webhooks
-from tabletop.services.webhooks import add_webhook, sender
+from tabletop.services.webhooks import add_webhook
+from tabletop.webhooks.sender import sender
 
+from .receivers import Receiver
 from .test_consumer import connect, make_table, next_event, roll, seat_token
-from .test_webhooks import Receiver
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
@@ -73,7 +73,6 @@ async def test_a_roll_on_the_socket_reaches_a_webhook(settings):
         await database_sync_to_async(add_webhook)(
             campaign=table["session"].campaign, user=table["gm"], url=receiver.url
         )
-        webhooks._forget_hooks()
         ana, _ = await connect(table["code"], token=await seat_token(table["session"], "Ana"))
         await roll(ana, request={"notation": "d20"})
         event = await next_event(ana)

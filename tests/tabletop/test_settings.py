@@ -13,7 +13,7 @@ PRINT = (
     "import django, json; django.setup(); from django.conf import settings as s; "
     "print(json.dumps({'engine': s.DATABASES['default']['ENGINE'], 'db': s.DATABASES['default'],"
     " 'layer': s.CHANNEL_LAYERS['default'], 'debug': s.DEBUG,"
-    " 'hosts': s.ALLOWED_HOSTS}, default=str))"
+    " 'hosts': s.ALLOWED_HOSTS, 'tabletop': s.TABLETOP}, default=str))"
 )
 
 
@@ -79,6 +79,25 @@ def test_production_requires_secret_key_and_hosts():
         )
         assert out.returncode != 0
         assert f"{missing} must be set" in out.stderr
+
+
+def test_webhooks_reach_private_networks_only_in_development():
+    assert settings_with(PRODUCTION)["tabletop"]["WEBHOOK_PRIVATE_ADDRESSES"] is False
+    clean = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}}
+    out = subprocess.run(
+        [sys.executable, "-c", PRINT],
+        cwd=ROOT,
+        env=clean
+        | PRODUCTION
+        | {
+            "DJANGO_SETTINGS_MODULE": "tabletop.settings",
+            "TABLETOP_WEBHOOK_PRIVATE_ADDRESSES": "1",
+        },
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode != 0
+    assert "TABLETOP_WEBHOOK_PRIVATE_ADDRESSES cannot be set" in out.stderr
 
 
 def test_check_deploy_is_clean_in_production():

@@ -1,10 +1,10 @@
 """Seat tokens never reach the access log.
 
-Bots may authenticate with ``?token=`` (TABLE.md) and a seat link carries one once, so request
-lines can hold secrets. Daphne's access log prints each request's path with its query string;
-``install`` (run when the ASGI application loads, so it holds for ``daphne tabletop.asgi:...``,
-``manage.py play`` and ``manage.py runserver``) makes them print every secret parameter's value
-as ``[redacted]``.
+Bots may authenticate with ``?token=`` (docs/protocol.md, "The socket") and a seat link carries one
+once, so request lines can hold secrets. Daphne's access log prints each request's path with its
+query string; ``install`` (run when the ASGI application loads, so it holds for ``daphne
+tabletop.asgi:...``, ``manage.py play`` and ``manage.py runserver``) makes them print every secret
+parameter's value as ``[redacted]``.
 """
 
 from __future__ import annotations

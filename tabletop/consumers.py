@@ -1,4 +1,5 @@
-"""The room socket (TABLE.md): the transport half, a thin JSON consumer over the service layer.
+"""The room socket (docs/protocol.md, "The socket"): the transport half, a thin JSON consumer over
+the service layer.
 
 Here: who is connecting (seat, origin), decoding, message sizes and rates, and running actions.
 Putting this socket's events in order (every seq exactly once, gaps filled from the store, the

@@ -1,4 +1,4 @@
-"""Sunrider D6 with the Chance Die (RULES.md section 5).
+"""Sunrider D6 with the Chance Die.
 
 Staged actions take 3D per extra action from the base dice; bonus dice (bonuses, doubled time,
 synergy) are capped at the base; a Character Point doubles the base dice only. One of the dice

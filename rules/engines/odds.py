@@ -1,4 +1,4 @@
-"""The odds answer shared by every system (RULES.md section 1)."""
+"""The odds answer shared by every system (docs/rules.md, "The command line")."""
 
 from __future__ import annotations
 

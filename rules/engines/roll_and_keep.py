@@ -1,4 +1,4 @@
-"""Mana roll and keep (RULES.md section 4).
+"""Mana roll and keep.
 
 Roll d10s, keep the highest ``keep`` of them (never more than were rolled), and count each kept
 die that meets the difficulty as a success. ``required`` successes (default 1) make the roll a

@@ -26,7 +26,7 @@ def _analysed(die: str, faces: tuple[int, ...], counts: tuple[int, ...]) -> dict
     return analyse(die, faces, counts).as_dict()
 
 
-MAX_SIDES = 1000  # the engines' largest die (RULES.md limits)
+MAX_SIDES = 1000  # the engines' largest die (docs/rules.md, "Limits")
 
 
 class Tally:

@@ -1,4 +1,5 @@
-"""d6-chance (RULES.md section 5): one test per rule, exact odds, properties."""
+"""d6-chance (docs/rules.md, "Sunrider D6 with the Chance Die"): one test per rule, exact odds,
+properties."""
 
 from __future__ import annotations
 

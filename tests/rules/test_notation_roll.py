@@ -1,4 +1,5 @@
-"""Rolling dice notation (RULES.md section 2) with scripted dice: one test per rule."""
+"""Rolling dice notation (docs/rules.md, "Ordinary notation") with scripted dice: one test per
+rule."""
 
 from __future__ import annotations
 

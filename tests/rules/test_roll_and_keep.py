@@ -1,4 +1,5 @@
-"""roll-and-keep (RULES.md section 4): one test per rule, exact odds, properties."""
+"""roll-and-keep (docs/rules.md, "Mana roll and keep"): one test per rule, exact odds,
+properties."""
 
 from __future__ import annotations
 

@@ -155,7 +155,7 @@ def _compile_sum(node: Sum) -> Roller:
 
 
 def divide(a: int, b: int, field: str, col: int) -> int:
-    """Integer division rounding toward zero (RULES.md: ``/`` rounds toward zero)."""
+    """Integer division rounding toward zero (``/`` rounds toward zero)."""
     return toward_zero(a, _nonzero(b, field, col))
 
 

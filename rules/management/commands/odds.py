@@ -1,4 +1,4 @@
-"""``python manage.py odds SYSTEM 'REQUEST-JSON'`` (RULES.md section 1)."""
+"""``python manage.py odds SYSTEM 'REQUEST-JSON'`` (docs/rules.md, "The command line")."""
 
 from __future__ import annotations
 

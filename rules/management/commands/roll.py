@@ -1,4 +1,5 @@
-"""``python manage.py roll SYSTEM 'REQUEST-JSON' [--seed N] [--count K]`` (RULES.md section 1)."""
+"""``python manage.py roll SYSTEM 'REQUEST-JSON' [--seed N] [--count K]``
+(docs/rules.md, "The command line")."""
 
 from __future__ import annotations
 

@@ -171,24 +171,6 @@ def format_code(dice: int, pips: int) -> str:
     return f"{dice}D" + (f"{pips:+d}" if pips else "")
 
 
-CHARACTER_POINT_USES = {
-    "roll": "before a roll: double the base dice for that roll (or round)",
-    "survive": "after a roll or at any time: survive what should have been certain death",
-}
-
-
-def spend_character_point(points: int, use: str) -> int:
-    """Spend one Character Point; returns the points left. ``use`` is one of
-    CHARACTER_POINT_USES (the roll itself carries ``character_point: true``)."""
-    if use not in CHARACTER_POINT_USES:
-        raise RuleError("use", f"must be one of {sorted(CHARACTER_POINT_USES)}, got {use!r}")
-    if isinstance(points, bool) or not isinstance(points, int) or points < 0:
-        raise RuleError("character_points", f"expected a whole number, 0 or more, got {points!r}")
-    if points == 0:
-        raise RuleError("character_points", "no Character Points left")
-    return points - 1
-
-
 _CODE_MAP = (Field("code", "text", max_length=20),)
 
 # Options that go into the request as they are.

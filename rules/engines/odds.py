@@ -6,8 +6,6 @@ from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-Distribution = dict[int, Fraction]
-
 
 def from_weights(
     lowest: int, weights: Sequence[int], at_least: int | None = None

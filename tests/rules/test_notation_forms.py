@@ -251,7 +251,6 @@ def test_labels_and_free_text_ride_along() -> None:
     ev = roll("1d20+5[STR]", 12)
     assert ev.value == 17
     assert ev.text == "1d20 (12) + 5 [STR] = 17"
-    assert parse("1d20+5[STR]").labels == ("STR",)
     ev = roll("1d20+5 Roll for Initiative", 12)
     assert ev.expr.label == "Roll for Initiative"
     assert ev.text == "Roll for Initiative: 1d20 (12) + 5 = 17"

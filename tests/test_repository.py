@@ -1,9 +1,10 @@
 """The repository stands on its own: what the code keeps is written in its own docs, every
 reference to a section of them names a section that exists, and nothing points a reader at a
-document that is not here."""
+document that is not here. And a module's private names (``_name``) stay its own."""
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -81,3 +82,69 @@ def test_every_link_to_a_heading_of_the_docs_lands_on_one() -> None:
             if not target.exists() or anchor not in {slug(h) for h in headings(target)}:
                 missing.append(f"{path.relative_to(ROOT)}: {doc}#{anchor}")
     assert not missing, "no such heading:\n" + "\n".join(missing)
+
+
+PRODUCT = ("tabletop", "rules", "bench")
+
+
+def _module_of(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_module(name: str) -> bool:
+    base = ROOT.joinpath(*name.split("."))
+    return base.with_suffix(".py").exists() or (base / "__init__.py").exists()
+
+
+def private_reaches(path: Path, *, attributes: bool, text: str | None = None) -> Iterator[str]:
+    """Where ``path`` takes another module's private name: ``from x import _name``, and (with
+    ``attributes``) ``module._name`` on a module of the repository it imported."""
+    tree = ast.parse(path.read_text() if text is None else text)
+    package = _module_of(path).split(".")
+    if path.name != "__init__.py":
+        package = package[:-1]
+    modules: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            source = ".".join([*base, *([node.module] if node.module else [])])
+            for alias in node.names:
+                if alias.name.startswith("_") and not alias.name.startswith("__"):
+                    yield f"{path.relative_to(ROOT)}:{node.lineno}: {source}.{alias.name}"
+                elif _is_module(f"{source}.{alias.name}"):
+                    modules[alias.asname or alias.name] = f"{source}.{alias.name}"
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if _is_module(alias.name):
+                    modules[alias.asname or alias.name] = alias.name
+    if not attributes:
+        return
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+            and isinstance(node.value, ast.Name)
+            and node.value.id in modules
+        ):
+            yield f"{path.relative_to(ROOT)}:{node.lineno}: {modules[node.value.id]}.{node.attr}"
+
+
+def test_no_module_takes_another_modules_private_names() -> None:
+    """A helper two modules need is public, in the module where it belongs. (Tests may still
+    reset a module's private state, ``module._cache.clear()``, but import nothing private.)"""
+    found = [
+        reach
+        for path in text_files()
+        if path.suffix == ".py"
+        for reach in private_reaches(path, attributes=path.relative_to(ROOT).parts[0] in PRODUCT)
+    ]
+    assert not found, "make it public where it belongs:\n" + "\n".join(found)
+
+
+def test_the_private_check_sees_both_spellings() -> None:
+    probe = ROOT / "tabletop" / "views" / "probe.py"
+    text = "from .room import _join_form\nfrom .. import hub\nhub._rooms\n"
+    found = [f.split(": ")[1] for f in private_reaches(probe, attributes=True, text=text)]
+    assert found == ["tabletop.views.room._join_form", "tabletop.hub._rooms"]

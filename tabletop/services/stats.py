@@ -163,6 +163,14 @@ def session_stats(*, session: GameSession, viewer: Viewer | None) -> dict[str, A
     return report
 
 
+def forget_tallies() -> None:
+    """Drop what this process keeps between requests (the tallies and the analyses of counts),
+    so the next request counts from the store: what a request costs on a fresh process."""
+    with _tallies_lock:
+        _tallies.clear()
+    _analysed.cache_clear()
+
+
 def campaign_stats(*, campaign: Campaign, user: Any) -> dict[str, Any]:
     """Every session of the campaign, for its GM: hidden rolls of ended sessions count too."""
     assert_runs_campaign(user=user, campaign=campaign)

@@ -29,6 +29,9 @@ _.last_error  # WebhookDelivery
 _.response_status  # WebhookDelivery
 _.updated_at  # WebhookDelivery
 _event_stored  # a post_save receiver
+RedactingExceptionReporter  # settings.DEFAULT_EXCEPTION_REPORTER
+RedactingReporterFilter  # settings.DEFAULT_EXCEPTION_REPORTER_FILTER
+_.hidden_settings  # read by Django's SafeExceptionReporterFilter
 
 # Channels: consumer hooks and handlers it calls by message type.
 _.channel_layer_alias

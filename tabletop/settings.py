@@ -287,6 +287,11 @@ if PRODUCTION:
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
 
+# Error reports (the debug page, error mails) show the request and the traceback's variables
+# with seat tokens hidden.
+DEFAULT_EXCEPTION_REPORTER = "tabletop.access_log.RedactingExceptionReporter"
+DEFAULT_EXCEPTION_REPORTER_FILTER = "tabletop.access_log.RedactingReporterFilter"
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -17,16 +17,19 @@ EventAdmin
 urlpatterns
 StaticFilesStorage
 _.support_js_module_import_aggregation
-_.clean  # Model.clean, run by full_clean
 _.is_staff  # the demo GM may open the admin
 _.is_active  # WatchLink.is_active, read by the dashboard's template
 _.starting_dice  # SeatPoolState (zoria: filter(starting_dice__gt=0))
+_.touched  # SeatPoolState (zoria: update(touched=True))
 _.insight_subject  # OpenRoll
 _.opened_seq  # ExtendedAction (ordering)
 _.position  # SavedRoll (ordering)
 _.created_by  # WatchLink
+_.lease_owner  # Webhook (webhooks/sender.py: filter and update by keyword)
+_.lease_until  # Webhook
 _.last_error  # WebhookDelivery
 _.response_status  # WebhookDelivery
+_.next_attempt_at  # WebhookDelivery
 _.updated_at  # WebhookDelivery
 _event_stored  # a post_save receiver
 RedactingExceptionReporter  # settings.DEFAULT_EXCEPTION_REPORTER
@@ -42,8 +45,12 @@ _.resolve_scope  # AuthMiddleware's hook (tabletop/adapters.py checks it is stil
 # Twisted: an attribute set for the protocol to read (tabletop/adapters.py).
 _.failByDrop
 
-# The standard library's HTMLParser calls it (bench/scenarios/page.py).
+# The standard library calls them: HTMLParser (bench/scenarios/page.py); http.client and io
+# reading a webhook's answer (webhooks/post.py).
 _.handle_starttag
+_.makefile
+_.readable
+_.readinto
 
 # Seams the tests hold the code to.
 daphne_servers  # bench/harness.py: the one server harness, shared with the tests
@@ -51,4 +58,4 @@ _.exhausted  # ScriptedSource: every scripted die was drawn
 regions  # protocol/docs.py: reads the generated tables back out of docs/protocol.md
 check_event  # protocol/events.py: every event the suite stores is checked against the catalogue
 apply_event  # selectors/room.py: the room reducer static/tabletop/state.js is tested to agree with
-_.wait_idle  # services/webhooks.py: the sender has delivered what it was given
+_.wait_idle  # webhooks/sender.py: the sender has delivered what it was given

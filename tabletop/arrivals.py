@@ -22,17 +22,14 @@ import copy
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from importlib import import_module
-from types import SimpleNamespace
 from typing import Any, Generic, TypeVar
 
-from channels.auth import AuthMiddleware
 from channels.db import database_sync_to_async
 from channels.middleware import BaseMiddleware
 from channels.sessions import CookieMiddleware
 from django.conf import settings
-from django.contrib import auth
-from django.utils.functional import SimpleLazyObject
 
+from .adapters import LazyUserMiddleware
 from .models import GameSession, Seat
 from .models.sessions import hash_token
 from .selectors.events import Viewer, dumps, events_after
@@ -248,17 +245,6 @@ class Arrivals:
 
 
 arrivals = Arrivals()
-
-
-class LazyUserMiddleware(AuthMiddleware):
-    """``scope["user"]`` read from the session on first use, by the code that needs it (on the
-    database thread), instead of one database trip per socket before it may even connect: a
-    socket with a seat token or a seat cookie never needs it. Channels' own middleware makes that
-    trip for every socket, and in a burst each one waits behind every other."""
-
-    async def resolve_scope(self, scope: dict[str, Any]) -> None:
-        request = SimpleNamespace(session=scope["session"])
-        scope["user"] = SimpleLazyObject(lambda: auth.get_user(request))
 
 
 class ReadSessionMiddleware(BaseMiddleware):

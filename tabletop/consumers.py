@@ -1,4 +1,5 @@
-"""The room socket (TABLE.md): the transport half, a thin JSON consumer over the service layer.
+"""The room socket (docs/protocol.md, "The socket"): the transport half, a thin JSON consumer over
+the service layer.
 
 Here: who is connecting (seat, origin), decoding, message sizes and rates, and running actions.
 Putting this socket's events in order (every seq exactly once, gaps filled from the store, the
@@ -12,13 +13,12 @@ import logging
 import time
 from typing import Any
 
-from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.layers import get_channel_layer
 from django.conf import settings
 
 from . import timing
+from .adapters import LeanWebsocketConsumer
 from .arrivals import arrivals, hello_text
 from .delivery import Delivery, TooFarBehind
 from .hub import hub
@@ -65,7 +65,7 @@ def _bucket(seat_id: int) -> TokenBucket:
     return _buckets(seat_id)
 
 
-class RoomConsumer(AsyncWebsocketConsumer):
+class RoomConsumer(LeanWebsocketConsumer):
     # No channel of its own: the room's one subscription per process (tabletop/hub.py) hands
     # events over, and what must be put in order waits in this socket's Delivery. A socket
     # costs the channel layer nothing, however many come and go.
@@ -76,16 +76,6 @@ class RoomConsumer(AsyncWebsocketConsumer):
     present = False
     joined = False
     closing: asyncio.Future[None] | None = None
-
-    async def dispatch(self, message: dict[str, Any]) -> None:
-        # Channels runs close_old_connections() on the ORM thread before every handler: a hop
-        # onto the process's one ORM thread for each message, even a ping. This consumer reaches
-        # the database only through database_sync_to_async, which closes stale connections on
-        # that thread itself, so a message waits for the ORM thread only when it needs it.
-        handler = getattr(self, get_handler_name(message), None)
-        if handler is None:
-            raise ValueError(f"no handler for message type {message['type']}")
-        await handler(message)
 
     @property
     def delivered(self) -> int:
@@ -125,7 +115,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
 
         self.delivery = Delivery(
             viewer=self.viewer,
-            send_text=self._send_text,
+            send_text=self.send_text,
             fetch_after=fetch_after,
             unsent=unsent_bytes(self.scope),
             max_unsent=settings.TABLETOP["SEND_BUFFER_BYTES"],
@@ -283,16 +273,11 @@ class RoomConsumer(AsyncWebsocketConsumer):
         if self.delivery is not None:
             await self._guarded(self.delivery.offer(message))
 
-    async def _send_text(self, text: str) -> None:
-        # Straight to the server: every frame of every socket comes here, and the consumer's
-        # own ``send`` only builds this message through two more calls.
-        await self.base_send({"type": "websocket.send", "text": text})
-
     async def _send(self, message: dict[str, Any]) -> None:
         if self.delivery is not None:
             await self.delivery.send(message)
         else:
-            await self._send_text(dumps(message))
+            await self.send_text(dumps(message))
 
     async def _error(self, ref: Any, code: str, text: str, *, field: str | None = None) -> None:
         message: dict[str, Any] = {"type": "error", "ref": ref, "code": code, "message": text}

@@ -197,7 +197,8 @@ WHITENOISE_AUTOREFRESH = not PRODUCTION
 
 # --- The table ------------------------------------------------------------------------------
 TABLETOP = {
-    # Socket messages per seat: a sustained rate and a burst (TABLE.md: >= 20/s, bursts of 40).
+    # Socket messages per seat: a sustained rate and a burst (docs/protocol.md, "Promises": an
+    # honest client may send 20 a second, in bursts of 40).
     "RATE_PER_SECOND": float(os.environ.get("TABLETOP_RATE_PER_SECOND", "25")),
     "RATE_BURST": int(os.environ.get("TABLETOP_RATE_BURST", "50")),
     "MAX_MESSAGE_BYTES": int(os.environ.get("TABLETOP_MAX_MESSAGE_BYTES", "16384")),
@@ -285,6 +286,11 @@ if PRODUCTION:
     SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "31536000"))
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
+
+# Error reports (the debug page, error mails) show the request and the traceback's variables
+# with seat tokens hidden.
+DEFAULT_EXCEPTION_REPORTER = "tabletop.access_log.RedactingExceptionReporter"
+DEFAULT_EXCEPTION_REPORTER_FILTER = "tabletop.access_log.RedactingReporterFilter"
 
 LOGGING = {
     "version": 1,

@@ -1,21 +1,22 @@
-"""What the room socket needs from the server under it that ASGI does not say.
+"""What the room and watch sockets need from the server under them that ASGI does not say.
 
 Daphne writes every message into the connection's buffer at once and never pushes back: a
 client that stops reading would keep all of it in the server's memory. ``SocketProbe`` (the
 outermost ASGI layer for websockets) finds the connection behind a socket so the socket can
 ask how many bytes its client has not read yet, and close with a reason (daphne's own close
-message carries only a code); a frame too large to take is answered with a close frame. Under
-other servers, and in tests without a server, the probe answers None and the socket does
-without.
+message carries only a code); a frame too large to take is answered with a close frame. How it
+reads daphne is ``tabletop/adapters.py``'s part. Under other servers, and in tests without a
+server, the socket does without.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs
+
+from . import adapters
 
 log = logging.getLogger(__name__)
 
@@ -28,54 +29,29 @@ class SocketProbe:
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "websocket":
-            connection = _daphne_connection(send)
+            connection = adapters.daphne_connection(send)
             if connection is not None:
-                # A frame over daphne's 1 MiB limit (or any other protocol fault) gets a close
-                # frame with its code and reason (1009 "message too big"), not a silent drop.
-                connection.failByDrop = False
+                adapters.close_frame_on_protocol_faults(connection)
                 scope = {**scope, SCOPE_KEY: connection}
         await self.app(scope, receive, send)
 
 
-def _daphne_connection(send: Any) -> Any:
-    # Daphne hands each connection `partial(server.handle_reply, protocol)`.
-    if isinstance(send, functools.partial) and send.args:
-        protocol = send.args[0]
-        if hasattr(protocol, "sendClose") and hasattr(protocol, "transport"):
-            return protocol
-    return None
-
-
 def unsent_bytes(scope: dict[str, Any]) -> Callable[[], int | None] | None:
     """A function answering how many bytes were written to the socket and not yet taken by
-    the network (what its client has not read, past the kernel's buffers)."""
-    protocol = scope.get(SCOPE_KEY)
-    if protocol is None:
-        return None
-
-    def unsent() -> int | None:
-        transport = getattr(protocol, "transport", None)
-        if transport is None:
-            return None
-        try:  # Twisted's FileDescriptor write buffer
-            return len(transport.dataBuffer) - transport.offset + transport._tempDataLen
-        except AttributeError:
-            return None
-
-    return unsent
+    the network (what its client has not read, past the kernel's buffers); None where the
+    server does not tell."""
+    connection = scope.get(SCOPE_KEY)
+    return None if connection is None else adapters.unsent_bytes(connection)
 
 
 async def close_with_reason(consumer: Any, *, code: int, reason: str, drop: bool = False) -> None:
     """Close the socket with a code and a reason the client can show. ``drop``: let the
     connection go at once (for a client that does not read, which would not take the close
     frame either, and whose unread buffer is what must be freed)."""
-    protocol = consumer.scope.get(SCOPE_KEY)
-    if protocol is not None:
+    connection = consumer.scope.get(SCOPE_KEY)
+    if connection is not None:
         try:
-            protocol.sendClose(code=code, reason=reason)
-            transport = getattr(protocol, "transport", None)
-            if drop and transport is not None:
-                transport.abortConnection()
+            adapters.close_with_reason(connection, code=code, reason=reason, drop=drop)
             return
         except Exception:
             log.exception("closing a socket with a reason failed")

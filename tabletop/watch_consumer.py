@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -32,7 +31,6 @@ from .services.watch import (
 )
 from .transport import BadQuery, close_with_reason, socket_query, unsent_bytes
 
-log = logging.getLogger(__name__)
 CLOSE_BAD_REQUEST = 4400
 CLOSE_FORBIDDEN = 4403  # an unknown or revoked link, as an outsider gets on the room socket
 CLOSE_TOO_FAR_BEHIND = 4408

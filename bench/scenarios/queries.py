@@ -35,15 +35,6 @@ def timeit(fn: Any, n: int) -> float:
     return statistics.median(values)
 
 
-def _count_queries(fn: Any) -> int:
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
-    with CaptureQueriesContext(connection) as captured:
-        fn()
-    return len(captured.captured_queries)
-
-
 def inner(n: int) -> dict[str, Any]:
     import django
 

@@ -43,8 +43,7 @@ def timed(fn: Any, repeat: int, before: Any = None) -> float:
 def forget() -> None:
     from tabletop.services import stats
 
-    stats._tallies.clear()
-    stats._analysed.cache_clear()
+    stats.forget_tallies()
 
 
 def make_session(events: int) -> Any:

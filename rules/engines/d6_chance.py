@@ -1,4 +1,4 @@
-"""Sunrider D6 with the Chance Die (RULES.md section 5).
+"""Sunrider D6 with the Chance Die.
 
 Staged actions take 3D per extra action from the base dice; bonus dice (bonuses, doubled time,
 synergy) are capped at the base; a Character Point doubles the base dice only. One of the dice
@@ -169,24 +169,6 @@ def parse_code(text: str, *, field: str) -> tuple[int, int]:
 
 def format_code(dice: int, pips: int) -> str:
     return f"{dice}D" + (f"{pips:+d}" if pips else "")
-
-
-CHARACTER_POINT_USES = {
-    "roll": "before a roll: double the base dice for that roll (or round)",
-    "survive": "after a roll or at any time: survive what should have been certain death",
-}
-
-
-def spend_character_point(points: int, use: str) -> int:
-    """Spend one Character Point; returns the points left. ``use`` is one of
-    CHARACTER_POINT_USES (the roll itself carries ``character_point: true``)."""
-    if use not in CHARACTER_POINT_USES:
-        raise RuleError("use", f"must be one of {sorted(CHARACTER_POINT_USES)}, got {use!r}")
-    if isinstance(points, bool) or not isinstance(points, int) or points < 0:
-        raise RuleError("character_points", f"expected a whole number, 0 or more, got {points!r}")
-    if points == 0:
-        raise RuleError("character_points", "no Character Points left")
-    return points - 1
 
 
 _CODE_MAP = (Field("code", "text", max_length=20),)

@@ -6,9 +6,19 @@ Every result's ``dice`` is a list of these, in draw order, one per draw from the
 
 ``die`` is the die's name as players say it (``d6``, ``d%`` is ``d100``, ``dF``), ``sides``
 the number of sides drawn from the stream (``dF`` is drawn as a d3), ``value`` the face shown
-(``dF`` shows -1, 0, +1). ``role`` is what the die did in the roll, one of ROLES; engines may add
-keys of their own (``"exploded": true`` on a die drawn because the one before it exploded,
-``"protected": true``, ``"success": true``, ...), never remove these four.
+(``dF`` shows -1, 0, +1). ``role`` is what the die did in the roll:
+
+- ``base``: an ordinary die that counts; ``kept``/``dropped``: kept or dropped by a keep rule;
+  ``rerolled``: replaced by a reroll, it does not count;
+- ``chance``: the D6 Chance Die (and its explosions); ``action``: an action die (Zoria, the Action
+  Dice System); ``skill``: a plain skill die (the Action Dice System); ``bonus``: a bonus die (D6
+  bonus dice, Law of Fives dice);
+- ``challenge``: a Discordian challenge die; ``eliminated``: removed by the Discord Die;
+  ``luck``: the Discordian luck die; ``discord``: the Discord Die itself;
+- ``opponent``: a die of the opposing side in an opposed roll.
+
+Engines may add keys of their own (``"exploded": true`` on a die drawn because the one before it
+exploded, ``"protected": true``, ``"success": true``, ...), never remove these four.
 """
 
 from __future__ import annotations
@@ -18,22 +28,6 @@ from functools import lru_cache
 from typing import Any, TypedDict
 
 from .fair import DiceSource
-
-ROLES = (
-    "base",  # an ordinary die that counts
-    "kept",  # kept by a keep/drop rule
-    "dropped",  # dropped by a keep/drop rule
-    "rerolled",  # replaced by a reroll; does not count
-    "chance",  # the D6 Chance Die (and its explosions)
-    "action",  # an action die (Zoria, Action Dice System)
-    "skill",  # a plain skill die (Action Dice System)
-    "challenge",  # a Discordian challenge die
-    "bonus",  # a bonus die (D6 bonus dice, Law of Fives dice)
-    "eliminated",  # removed by the Discord Die
-    "luck",  # the Discordian luck die
-    "discord",  # the Discord Die itself
-    "opponent",  # a die of the opposing side in an opposed roll
-)
 
 
 class DieRecord(TypedDict, total=False):

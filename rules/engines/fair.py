@@ -1,4 +1,4 @@
-"""Where every die comes from (RULES.md section 0).
+"""Where every die comes from (docs/rules.md, "The fair-dice stream").
 
 A roll's dice are drawn from the byte stream
 ``HMAC-SHA256(server_seed, f"{client_seed}:{seq}:{j}")`` for j = 0, 1, 2, ...

@@ -1,4 +1,4 @@
-"""``generic``: ordinary dice notation (RULES.md section 2), e.g. ``4d6kh3+2`` or ``10d10>8f1``."""
+"""``generic``: ordinary dice notation, e.g. ``4d6kh3+2`` or ``10d10>8f1``."""
 
 from __future__ import annotations
 

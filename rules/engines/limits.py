@@ -1,4 +1,4 @@
-"""Hard limits from RULES.md section 0, checked before any work is done."""
+"""Hard limits (docs/rules.md, "Limits"), checked before any work is done."""
 
 MAX_DICE = 1_000
 MIN_SIDES = 2

@@ -1,12 +1,10 @@
-"""The odds answer shared by every system (RULES.md section 1)."""
+"""The odds answer shared by every system (docs/rules.md, "The command line")."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
-
-Distribution = dict[int, Fraction]
 
 
 def from_weights(

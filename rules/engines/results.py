@@ -1,4 +1,4 @@
-"""What roll results share (RULES.md section 1): the outcome against a target, and the notes
+"""What roll results share (docs/rules.md, "Results"): the outcome against a target, and the notes
 in brackets that close a result's line of text."""
 
 from __future__ import annotations

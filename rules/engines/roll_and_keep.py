@@ -1,4 +1,4 @@
-"""Mana roll and keep (RULES.md section 4).
+"""Mana roll and keep.
 
 Roll d10s, keep the highest ``keep`` of them (never more than were rolled), and count each kept
 die that meets the difficulty as a success. ``required`` successes (default 1) make the roll a
@@ -21,7 +21,7 @@ not every die above 1". Counted in integers, so every pool up to the dice limit 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -96,25 +96,6 @@ def keep_from_mana(mana: Mapping[str, int], colour: str | None, specialities: in
         missing = sum(1 for c in COLOURS if mana.get(c, 0) <= 0)
         base = max(1, sum(mana.get(c, 0) for c in COLOURS) // (missing or 1))
     return base + specialities
-
-
-def extended_progress(target: int, successes: Sequence[int]) -> dict[str, Any]:
-    """An extended action: successes of each roll so far against the GM's target."""
-    if isinstance(target, bool) or not isinstance(target, int) or target < 1:
-        raise RuleError("target", f"expected a whole number, 1 or more, got {target!r}")
-    if not isinstance(successes, Sequence) or isinstance(successes, str):
-        raise RuleError("successes", "expected a list of whole numbers")
-    for i, s in enumerate(successes):
-        if isinstance(s, bool) or not isinstance(s, int) or s < 0:
-            raise RuleError(f"successes.{i}", f"expected a whole number, 0 or more, got {s!r}")
-    total = sum(successes)
-    return {
-        "target": target,
-        "successes": total,
-        "remaining": max(0, target - total),
-        "rolls": len(successes),
-        "complete": total >= target,
-    }
 
 
 # -- exact odds ------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ that is wrong and why), and the table builds its forms from ``as_json``. Types:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,82 +118,57 @@ def _value(spec: Field, value: Any, where: str) -> Any:
         if spec.nullable:
             return None
         raise RuleError(where, "may not be null")
-    kind = spec.type
-    if kind == "int":
-        value = _int(value, where, spec)
-        if spec.choices is not None and value not in spec.choices:
-            raise RuleError(where, f"must be one of {list(spec.choices)}, got {value}")
-        return value
-    if kind == "bool":
-        if not isinstance(value, bool):
-            raise RuleError(where, f"expected true or false, got {value!r}")
-        return value
-    if kind == "choice":
-        if value not in (spec.choices or ()):
-            raise RuleError(where, f"must be one of {list(spec.choices or ())}, got {value!r}")
-        return value
-    if kind == "text":
-        if not isinstance(value, str):
-            raise RuleError(where, f"expected text, got {value!r}")
-        if "\x00" in value:
-            raise RuleError(where, "may not contain NUL characters")
-        if not encodes(value):
-            raise RuleError(where, "is not valid text (it holds a lone surrogate)")
-        if len(value) > spec.max_length:
-            raise RuleError(where, f"at most {spec.max_length} characters, got {len(value)}")
-        if len(value.strip()) < spec.min_length:
-            raise RuleError(where, f"needs at least {spec.min_length} characters besides spaces")
-        return value
-    if kind == "list":
-        if not isinstance(value, list):
-            raise RuleError(where, f"expected a list, got {value!r}")
-        if len(value) > spec.max_items:
-            raise RuleError(where, f"at most {spec.max_items} items, got {len(value)}")
-        return [_value(spec.fields[0], item, f"{where}.{i}") for i, item in enumerate(value)]
-    if kind == "json":
-        if not isinstance(value, Mapping):
-            raise RuleError(where, f"expected an object, got {value!r}")
-        return value
-    if kind == "die":
-        return _die(spec, value, where)
-    if kind == "dice":
-        if not isinstance(value, list):
-            raise RuleError(where, f"expected a list of dice like ['d6', 'd8'], got {value!r}")
-        if len(value) > spec.max_items:
-            raise RuleError(where, f"at most {spec.max_items} dice, got {len(value)}")
-        return [_die(spec, item, f"{where}.{i}") for i, item in enumerate(value)]
-    if kind == "counts":
-        if not isinstance(value, Mapping):
-            raise RuleError(where, f"expected a mapping of names to numbers, got {value!r}")
-        out = {}
-        for key, count in value.items():
-            if not isinstance(key, str) or not key or len(key) > 60:
-                raise RuleError(where, f"names must be short text, got {key!r}")
-            if spec.choices is not None and key not in spec.choices:
-                raise RuleError(
-                    f"{where}.{key}", f"unknown name; expected one of {list(spec.choices)}"
-                )
-            out[key] = _int(count, f"{where}.{key}", spec)
-        return out
-    if kind == "object":
-        if not isinstance(value, Mapping):
-            raise RuleError(where, f"expected an object, got {value!r}")
-        return validate(spec.fields, value, prefix=where)
-    if kind == "map":
-        if not isinstance(value, Mapping):
-            raise RuleError(where, f"expected a mapping of names to values, got {value!r}")
-        if len(value) > spec.max_items:
-            raise RuleError(where, f"at most {spec.max_items} entries, got {len(value)}")
-        entries = {}
-        for key, item in value.items():
-            if not isinstance(key, str) or not key or len(key) > 60:
-                raise RuleError(where, f"names must be short text, got {key!r}")
-            if spec.choices is not None and key not in spec.choices:
-                expected = list(spec.choices)
-                raise RuleError(f"{where}.{key}", f"unknown name; expected one of {expected}")
-            entries[key] = _value(spec.fields[0], item, f"{where}.{key}")
-        return entries
-    raise AssertionError(f"unknown field type {kind}")
+    check = _CHECKS.get(spec.type)
+    if check is None:
+        raise AssertionError(f"unknown field type {spec.type}")
+    return check(spec, value, where)
+
+
+def _check_int(spec: Field, value: Any, where: str) -> int:
+    value = _int(value, where, spec)
+    if spec.choices is not None and value not in spec.choices:
+        raise RuleError(where, f"must be one of {list(spec.choices)}, got {value}")
+    return value
+
+
+def _check_bool(spec: Field, value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise RuleError(where, f"expected true or false, got {value!r}")
+    return value
+
+
+def _check_choice(spec: Field, value: Any, where: str) -> Any:
+    if value not in (spec.choices or ()):
+        raise RuleError(where, f"must be one of {list(spec.choices or ())}, got {value!r}")
+    return value
+
+
+def _check_text(spec: Field, value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise RuleError(where, f"expected text, got {value!r}")
+    if "\x00" in value:
+        raise RuleError(where, "may not contain NUL characters")
+    if not encodes(value):
+        raise RuleError(where, "is not valid text (it holds a lone surrogate)")
+    if len(value) > spec.max_length:
+        raise RuleError(where, f"at most {spec.max_length} characters, got {len(value)}")
+    if len(value.strip()) < spec.min_length:
+        raise RuleError(where, f"needs at least {spec.min_length} characters besides spaces")
+    return value
+
+
+def _check_list(spec: Field, value: Any, where: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise RuleError(where, f"expected a list, got {value!r}")
+    if len(value) > spec.max_items:
+        raise RuleError(where, f"at most {spec.max_items} items, got {len(value)}")
+    return [_value(spec.fields[0], item, f"{where}.{i}") for i, item in enumerate(value)]
+
+
+def _check_json(spec: Field, value: Any, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise RuleError(where, f"expected an object, got {value!r}")
+    return value
 
 
 def _die(spec: Field, value: Any, where: str) -> str:
@@ -202,6 +177,62 @@ def _die(spec: Field, value: Any, where: str) -> str:
         value, field=where, allowed=None if choices is None else lambda n: f"d{n}" in choices
     )
     return f"d{sides}"
+
+
+def _check_dice(spec: Field, value: Any, where: str) -> list[str]:
+    if not isinstance(value, list):
+        raise RuleError(where, f"expected a list of dice like ['d6', 'd8'], got {value!r}")
+    if len(value) > spec.max_items:
+        raise RuleError(where, f"at most {spec.max_items} dice, got {len(value)}")
+    return [_die(spec, item, f"{where}.{i}") for i, item in enumerate(value)]
+
+
+def _name(spec: Field, key: Any, where: str) -> str:
+    """A key of a ``counts`` or ``map``: short text, among ``choices`` when given."""
+    if not isinstance(key, str) or not key or len(key) > 60:
+        raise RuleError(where, f"names must be short text, got {key!r}")
+    if spec.choices is not None and key not in spec.choices:
+        raise RuleError(f"{where}.{key}", f"unknown name; expected one of {list(spec.choices)}")
+    return key
+
+
+def _check_counts(spec: Field, value: Any, where: str) -> dict[str, int]:
+    if not isinstance(value, Mapping):
+        raise RuleError(where, f"expected a mapping of names to numbers, got {value!r}")
+    return {_name(spec, key, where): _int(n, f"{where}.{key}", spec) for key, n in value.items()}
+
+
+def _check_object(spec: Field, value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise RuleError(where, f"expected an object, got {value!r}")
+    return validate(spec.fields, value, prefix=where)
+
+
+def _check_map(spec: Field, value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise RuleError(where, f"expected a mapping of names to values, got {value!r}")
+    if len(value) > spec.max_items:
+        raise RuleError(where, f"at most {spec.max_items} entries, got {len(value)}")
+    return {
+        _name(spec, key, where): _value(spec.fields[0], item, f"{where}.{key}")
+        for key, item in value.items()
+    }
+
+
+# Each field type's check (the types the module docstring lists).
+_CHECKS: dict[str, Callable[[Field, Any, str], Any]] = {
+    "int": _check_int,
+    "bool": _check_bool,
+    "choice": _check_choice,
+    "text": _check_text,
+    "list": _check_list,
+    "json": _check_json,
+    "die": _die,
+    "dice": _check_dice,
+    "counts": _check_counts,
+    "object": _check_object,
+    "map": _check_map,
+}
 
 
 def validate(

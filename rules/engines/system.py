@@ -18,7 +18,7 @@ class GameSystem:
     """One game system's engine. Subclasses fill in the class attributes and the methods.
 
     - ``normalise(request)``: validate and fill defaults (RuleError naming the field).
-    - ``roll(request, source)``: a result dict (RULES.md section 1) drawn from ``source``;
+    - ``roll(request, source)``: a result dict (docs/rules.md, "Results") drawn from ``source``;
       systems write ``_roll``, which ``roll`` runs under the limit on dice listed.
     - ``odds(request, deadline=...)``: the exact odds answer (``odds.odds_answer``); systems
       write ``_odds``, which takes the ``Budget`` the request may spend.

@@ -1,4 +1,5 @@
-"""Recompute a finished session's dice from its revealed seed (RULES.md section 0).
+"""Recompute a finished session's dice from its revealed seed (docs/rules.md, "The fair-dice
+stream").
 
 Pure: it takes the published commitment, the revealed seed and the events, and says, per event,
 whether every die listed is the die the stream gives at that place.

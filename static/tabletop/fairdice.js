@@ -1,4 +1,4 @@
-// The published fair-dice stream (RULES.md section 0), recomputed with WebCrypto.
+// The published fair-dice stream (docs/rules.md, "The fair-dice stream"), recomputed with WebCrypto.
 const enc = new TextEncoder();
 
 export const hex = (buf) => [...new Uint8Array(buf)].map((b) => b.toString(16).padStart(2, "0")).join("");

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
@@ -90,9 +88,6 @@ class Character(models.Model):
             self.sheet = self.campaign.game_system.validate_sheet(self.sheet)
         except RuleError as exc:
             raise _rule_error(exc, "sheet") from None
-
-    def resource_amounts(self) -> dict[str, Any]:
-        return {r.name: r.amount for r in self.resources.all()}
 
 
 class CharacterResource(models.Model):

@@ -65,10 +65,6 @@ class GameSession(models.Model):
         return self.title
 
     @property
-    def is_live(self) -> bool:
-        return self.status == SessionStatus.LIVE
-
-    @property
     def revealed_seed(self) -> str | None:
         """The server seed in hex, once the session has ended; never before."""
         if self.status != SessionStatus.ENDED or self.server_seed is None:

@@ -33,7 +33,7 @@ class EventType:
     rule: str  # who sees it, in words (docs/protocol.md)
     doc: str  # what it records, one line (docs/protocol.md)
     line: LogLine = _text  # the log line a person reads
-    # Beyond the fields declared here, data carries what RULES.md declares (an engine's result).
+    # Beyond the fields declared here, data carries an engine's result (docs/rules.md, "Results").
     open_ended: bool = False
     # Among several shapes of one action: whether ``data`` is this one.
     matches: Callable[[Mapping[str, Any]], bool] = lambda data: True
@@ -200,7 +200,8 @@ CATALOGUE: tuple[EventType, ...] = (
         ANY,
         "as the roller chose: public everyone, gm the GM and the roller, blind the GM, "
         "self the roller",
-        "dice rolled: the engine's result (RULES.md section 1) with `client_seed` and `character`",
+        "dice rolled: the engine's result ([rules.md](rules.md#results)) with `client_seed` and "
+        "`character`",
         _roll_line,
         open_ended=True,
     ),

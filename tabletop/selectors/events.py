@@ -1,4 +1,4 @@
-"""Events as messages (TABLE.md ``event``), and who may see which."""
+"""Events as messages (docs/protocol.md, "The socket"), and who may see which."""
 
 from __future__ import annotations
 

@@ -99,10 +99,6 @@ def resources_states(sessions: Sequence[GameSession]) -> dict[int, list[dict[str
     return out
 
 
-def resources_state(*, session: GameSession) -> list[dict[str, Any]]:
-    return resources_states([session])[session.pk]
-
-
 def pools_states(sessions: Sequence[GameSession]) -> dict[int, dict[str, Any]]:
     """The part of ``hello.state`` that pool events update, as the whole table has it, for each
     session; one query per part for all of them. Open rolls come with who may see them

@@ -1,4 +1,5 @@
-"""The room as a seat sees it: ``hello``'s ``seat`` and ``state`` (TABLE.md)."""
+"""The room as a seat sees it: ``hello``'s ``seat`` and ``state`` (docs/protocol.md, "The
+socket")."""
 
 from __future__ import annotations
 

@@ -17,6 +17,7 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import connection, transaction
 
+from ..adapters import waiting_for_commit
 from ..models import Event, GameSession, Seat, Visibility
 from ..protocol.events import with_log_line
 from ..selectors.events import dumps, event_message, for_everyone
@@ -174,9 +175,8 @@ def unit_of_work(work: Callable[[], T]) -> tuple[T, list[Event]]:
     try:
         with transaction.atomic():
             result = work()
-            # Django keeps a transaction's on-commit callbacks on its connection and drops those
-            # of savepoints rolled back: the events still waiting there are this work's.
-            stored = [f for _sids, f, _robust in connection.run_on_commit if isinstance(f, _Stored)]
+            # The events still waiting for this transaction's commit are this work's.
+            stored = [f for f in waiting_for_commit(connection) if isinstance(f, _Stored)]
             for waiting in stored:
                 waiting.taken = True
     finally:

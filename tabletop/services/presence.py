@@ -12,16 +12,6 @@ from django.db.models.functions import Greatest
 from ..models import GameSession, Seat
 
 
-def arrived(*, seat_id: int) -> None:
-    """A socket of the seat opened."""
-    Seat.objects.filter(pk=seat_id).update(sockets=F("sockets") + 1)
-
-
-def left(*, seat_id: int) -> None:
-    """A socket of the seat closed."""
-    Seat.objects.filter(pk=seat_id).update(sockets=Greatest(F("sockets") - 1, 0))
-
-
 def arrived_all(*, seat_ids: list[int]) -> None:
     """Sockets of these seats opened (a seat once per socket): one statement for sockets that
     arrive together, rather than one trip each."""

@@ -16,8 +16,6 @@ from .events import Locked, change, lock_session, next_seq, record_event, take_s
 from .names import clean_label
 from .pools import character_for, forget_moves, roll_made, told_on_reveal
 
-HIDDEN = {Visibility.GM, Visibility.BLIND, Visibility.SELF}
-
 
 def _system_for(session: GameSession, system_id: str | None) -> GameSystem:
     campaign_system = session.campaign.system
@@ -26,12 +24,6 @@ def _system_for(session: GameSession, system_id: str | None) -> GameSystem:
     if system_id == "generic":
         return get_system("generic")  # the notation box works at every table
     raise invalid(f"this table plays {campaign_system} (and ordinary notation)", field="system")
-
-
-# What every roll message may carry; anything else is one of the table system's roll options.
-ROLL_FIELDS = frozenset(
-    {"type", "ref", "request", "system", "visibility", "character", "client_seed"}
-)
 
 
 def _options(table: TableSystem, options: dict[str, Any], visibility: str) -> dict[str, Any]:

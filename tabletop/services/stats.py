@@ -26,7 +26,7 @@ def _analysed(die: str, faces: tuple[int, ...], counts: tuple[int, ...]) -> dict
     return analyse(die, faces, counts).as_dict()
 
 
-MAX_SIDES = 1000  # the engines' largest die (RULES.md limits)
+MAX_SIDES = 1000  # the engines' largest die (docs/rules.md, "Limits")
 
 
 class Tally:
@@ -161,6 +161,14 @@ def session_stats(*, session: GameSession, viewer: Viewer | None) -> dict[str, A
         while len(_tallies) > TALLIES:
             _tallies.popitem(last=False)
     return report
+
+
+def forget_tallies() -> None:
+    """Drop what this process keeps between requests (the tallies and the analyses of counts),
+    so the next request counts from the store: what a request costs on a fresh process."""
+    with _tallies_lock:
+        _tallies.clear()
+    _analysed.cache_clear()
 
 
 def campaign_stats(*, campaign: Campaign, user: Any) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""The Action Dice System at the table (RULES.md section 7): rounds in which every character,
+"""The Action Dice System at the table: rounds in which every character,
 the NPCs the GM runs included, gets its action dice (and its restricted or specialized dice,
 spent only on rolls that name their class of actions or skill); rolls take their action dice
 from them; defense actions against named opponents, general defense, group attacks."""

@@ -1,4 +1,4 @@
-"""Sunrider D6 at the table (RULES.md section 5): rounds the GM starts, a character point that
+"""Sunrider D6 at the table: rounds the GM starts, a character point that
 doubles the base dice of every roll of its character for the rest of the round (paid once),
 and a character point spent to survive."""
 

@@ -1,4 +1,4 @@
-"""Kingyak's Workshop at the table (RULES.md section 6): the GM's Discord Die, rolled once a
+"""Kingyak's Workshop at the table: the GM's Discord Die, rolled once a
 round (or once a scene in scene mode) and applied to every roll; rounds and scenes; Luck and
 Instant Karma spent on a luck die, on protection (only for dice actually protected), on
 avoiding a costly success and on extra successes."""

@@ -116,8 +116,3 @@ def commands_for(engine_id: str) -> tuple[Command, ...]:
 
 def command(engine_id: str, kind: str) -> Command | None:
     return _COMMANDS.get(engine_id, {}).get(kind)
-
-
-def command_types() -> set[str]:
-    """Every command type some system defines (an action exists only at its own tables)."""
-    return {kind for by_type in _COMMANDS.values() for kind in by_type}

@@ -1,4 +1,4 @@
-"""Mana roll-and-keep at the table (RULES.md section 4): extended actions, a GM-set number of
+"""Mana roll-and-keep at the table: extended actions, a GM-set number of
 successes that rolls add up toward until it is reached or the GM closes it."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Zoria at the table (RULES.md section 3, "The pools"): per-session pools of action dice dealt
+"""Zoria at the table: per-session pools of action dice dealt
 by level, the GM's pool growing to match, every action die on a check paid from the roller's
 pool, dice used on open checks, spend effects (re-rolls, botches, criticals, insight), awards,
 refunds and the lucky break; open checks close and pools expire when the session ends."""

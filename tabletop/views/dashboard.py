@@ -15,7 +15,7 @@ from ..services.errors import ServiceError
 from ..services.pools import resource_names
 from ..services.seats import gm_seat
 from . import gm_features
-from .room import _request_schema as request_schema
+from .room import request_schema
 
 
 @login_required

@@ -17,25 +17,15 @@ from rules.engines import GameSystem, OddsTooLarge, RuleError, get_system
 from ..limits import Buckets
 from ..models import Character, GameSession, Seat
 from ..protocol.bodies import join_body, odds_query
-from ..protocol.commands import parse_json
 from ..selectors.odds import OddsBusy, OddsFailed, odds_for
 from ..selectors.room import fairness, seat_summary, session_summary
 from ..services.access import Access, resolve_access, seat_cookie_name
 from ..services.errors import ServiceError, human_field, invalid
 from ..services.seats import join_session, seat_for_token
+from .answers import STATUS_FOR, error_answer, json_object
 from .seating import not_seated, seat_access
 
 COOKIE_AGE = 60 * 60 * 24 * 60
-
-STATUS_FOR = {
-    "invalid": 400,
-    "forbidden": 403,
-    "not-found": 404,
-    "conflict": 409,
-    "rate-limited": 429,
-    "busy": 503,
-}
-
 
 SEATS_ON_PAGE = 40  # names drawn with the room page; hello brings them all
 
@@ -115,8 +105,8 @@ def room_context(access: Access) -> dict[str, Any]:
         "seat": seat_summary(seat),
         "role": seat.role,
         "socket": f"/ws/play/{session.invite_code}/",
-        "system": _request_schema(system),
-        "generic": _request_schema(get_system("generic")),
+        "system": request_schema(system),
+        "generic": request_schema(get_system("generic")),
         "quick_rolls": quick,
         "fairness": fairness(session),
         "odds_url": f"/play/{session.invite_code}/odds",
@@ -142,7 +132,7 @@ def room_context(access: Access) -> dict[str, Any]:
     }
 
 
-def _request_schema(system: GameSystem) -> dict[str, Any]:
+def request_schema(system: GameSystem) -> dict[str, Any]:
     """What the roll panel needs of a system's schema: its request fields, not its sheet."""
     schema = system.schema()
     return {key: schema[key] for key in ("id", "title", "summary", "outcome", "flags", "request")}
@@ -185,16 +175,14 @@ def join(request: HttpRequest, code: str) -> HttpResponse:
     as_json = _wants_json(request)
     if request.content_type == "application/json":
         try:
-            body = parse_json(request.body or b"{}")
-        except ValueError:
-            return _json_error(ServiceError("invalid", "The body is not JSON."))
-        if not isinstance(body, dict):
-            return _json_error(ServiceError("invalid", "expected a JSON object"))
+            body = json_object(request)
+        except ServiceError as exc:
+            return error_answer(exc)
     else:
         rejected = CsrfViewMiddleware(lambda r: HttpResponse()).process_view(request, None, (), {})
         if rejected is not None:
             if as_json:
-                return _json_error(
+                return error_answer(
                     ServiceError("forbidden", "a form post needs its CSRF token; send JSON instead")
                 )
             return rejected
@@ -207,7 +195,7 @@ def join(request: HttpRequest, code: str) -> HttpResponse:
     if not _join_allowed(request):
         exc = ServiceError("rate-limited", "too many seats taken from this address; wait a minute")
         if as_json:
-            return _json_error(exc)
+            return error_answer(exc)
         return _join_form(request, session, error=exc, status=429)
     try:
         # Checked against its declaration before the service sees it (docs/protocol.md).
@@ -219,7 +207,7 @@ def join(request: HttpRequest, code: str) -> HttpResponse:
         )
     except ServiceError as exc:
         if as_json:
-            return _json_error(exc)
+            return error_answer(exc)
         return _join_form(request, session, error=exc, status=STATUS_FOR.get(exc.code, 400))
     return _joined(request, code, joined.seat, joined.token, as_json)
 
@@ -249,11 +237,6 @@ def _joined(
     if token:
         _set_seat_cookie(response, code, token)
     return response
-
-
-def _json_error(exc: ServiceError) -> JsonResponse:
-    body = {"error": {"code": exc.code, "message": exc.message, "field": exc.field}}
-    return JsonResponse(body, status=STATUS_FOR.get(exc.code, 400))
 
 
 def _odds_access(request: HttpRequest, code: str) -> tuple[Access, str] | None:
@@ -286,16 +269,16 @@ async def odds(request: HttpRequest, code: str) -> HttpResponse:
         return not_seated()
     access, table_system = found
     if not _odds_allowed(access.seat.pk):
-        return _json_error(
+        return error_answer(
             ServiceError("rate-limited", "too many odds requests just now; try again in a moment")
         )
     try:
         query = odds_query({key: request.GET.get(key) for key in request.GET})
     except ServiceError as exc:
-        return _json_error(exc)
+        return error_answer(exc)
     system_id = query.system or table_system
     if system_id not in {table_system, "generic"}:
-        return _json_error(invalid("not played at this table", field="system"))
+        return error_answer(invalid("not played at this table", field="system"))
     try:
         answer = await odds_for(system_id=system_id, request=query.request)
     except OddsTooLarge as exc:
@@ -310,9 +293,9 @@ async def odds(request: HttpRequest, code: str) -> HttpResponse:
             status=422,
         )
     except RuleError as exc:
-        return _json_error(ServiceError.from_rule(exc))
+        return error_answer(ServiceError.from_rule(exc))
     except OddsBusy:
-        return _json_error(
+        return error_answer(
             ServiceError("busy", "the odds are busy for everyone just now; try again in a moment")
         )
     except OddsFailed as exc:

@@ -3,34 +3,14 @@ rename or change, forget. JSON in and out; the page sends its CSRF token."""
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_http_methods
 
 from ..protocol.bodies import SAVED_ROLL, SAVED_ROLL_CHANGE, json_body
-from ..services.errors import ServiceError, invalid
+from ..services.errors import ServiceError
 from ..services.saved import change_roll, delete_roll, save_roll, saved_for
-from .room import STATUS_FOR
+from .answers import error_answer, json_object
 from .seating import not_seated, seat_access
-
-
-def _error(exc: ServiceError) -> JsonResponse:
-    body = {"error": {"code": exc.code, "message": exc.message, "field": exc.field}}
-    return JsonResponse(body, status=STATUS_FOR.get(exc.code, 400))
-
-
-def _body(request: HttpRequest) -> dict[str, Any]:
-    if request.content_type != "application/json":
-        raise invalid("send JSON (Content-Type: application/json)")
-    try:
-        body = json.loads(request.body or b"{}")
-    except (ValueError, RecursionError):
-        raise invalid("the body is not JSON") from None
-    if not isinstance(body, dict):
-        raise invalid("expected a JSON object")
-    return body
 
 
 @require_http_methods(["GET", "POST"])
@@ -41,7 +21,7 @@ def saved_rolls(request: HttpRequest, code: str) -> HttpResponse:
     seat = access.seat
     if request.method == "POST":
         try:
-            body = json_body(SAVED_ROLL, _body(request))
+            body = json_body(SAVED_ROLL, json_object(request))
             save_roll(
                 seat=seat,
                 character_id=body["character"],
@@ -50,7 +30,7 @@ def saved_rolls(request: HttpRequest, code: str) -> HttpResponse:
                 request=body["request"],
             )
         except ServiceError as exc:
-            return _error(exc)
+            return error_answer(exc)
     return JsonResponse({"characters": saved_for(seat=seat)})
 
 
@@ -64,7 +44,7 @@ def saved_roll(request: HttpRequest, code: str, roll_id: int) -> HttpResponse:
         if request.method == "DELETE":
             delete_roll(seat=seat, roll_id=roll_id)
         else:
-            body = json_body(SAVED_ROLL_CHANGE, _body(request))
+            body = json_body(SAVED_ROLL_CHANGE, json_object(request))
             change_roll(
                 seat=seat,
                 roll_id=roll_id,
@@ -73,5 +53,5 @@ def saved_roll(request: HttpRequest, code: str, roll_id: int) -> HttpResponse:
                 request=body["request"],
             )
     except ServiceError as exc:
-        return _error(exc)
+        return error_answer(exc)
     return JsonResponse({"characters": saved_for(seat=seat)})

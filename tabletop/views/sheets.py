@@ -9,7 +9,7 @@ from django.views.decorators.http import require_POST
 from ..protocol.bodies import SETTINGS, SHEET, json_body
 from ..services.errors import ServiceError
 from ..services.sheets import update_settings, update_sheet
-from .saved import _body, _error
+from .answers import error_answer, json_object
 from .seating import not_seated, seat_access
 
 
@@ -19,10 +19,10 @@ def character_sheet(request: HttpRequest, code: str, character_id: int) -> HttpR
     if access is None:
         return not_seated()
     try:
-        sheet = json_body(SHEET, _body(request))["sheet"]
+        sheet = json_body(SHEET, json_object(request))["sheet"]
         character = update_sheet(seat=access.seat, character_id=character_id, sheet=sheet)
     except ServiceError as exc:
-        return _error(exc)
+        return error_answer(exc)
     return JsonResponse({"id": character.pk, "name": character.name, "sheet": character.sheet})
 
 
@@ -32,8 +32,8 @@ def campaign_settings(request: HttpRequest, code: str) -> HttpResponse:
     if access is None:
         return not_seated()
     try:
-        settings = json_body(SETTINGS, _body(request))["settings"]
+        settings = json_body(SETTINGS, json_object(request))["settings"]
         campaign = update_settings(seat=access.seat, settings=settings)
     except ServiceError as exc:
-        return _error(exc)
+        return error_answer(exc)
     return JsonResponse({"settings": campaign.settings})

@@ -1,4 +1,5 @@
-"""action-dice (RULES.md section 7): one test per rule, exact odds, properties."""
+"""action-dice (docs/rules.md, "The Action Dice System"): one test per rule, exact odds,
+properties."""
 
 from __future__ import annotations
 

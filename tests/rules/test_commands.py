@@ -1,4 +1,5 @@
-"""``manage.py roll`` and ``manage.py odds``: the command-line contract (RULES.md section 1)."""
+"""``manage.py roll`` and ``manage.py odds``: the command-line contract (docs/rules.md, "The command
+line")."""
 
 from __future__ import annotations
 

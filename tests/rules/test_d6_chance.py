@@ -1,4 +1,5 @@
-"""d6-chance (RULES.md section 5): one test per rule, exact odds, properties."""
+"""d6-chance (docs/rules.md, "Sunrider D6 with the Chance Die"): one test per rule, exact odds,
+properties."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rules.engines.d6_chance import D6Chance, parse_code, spend_character_point
+from rules.engines.d6_chance import D6Chance, parse_code
 from rules.engines.dist import Dist
 from rules.engines.errors import OddsTooLarge, RuleError
 from rules.engines.fair import FairStream
@@ -379,13 +380,5 @@ def test_quick_rolls_skip_what_cannot_be_rolled():
     assert labels == ["Strength 3D+1", "Perception 2D", "Firearms 4D+2", "Streetwise 5D"]
 
 
-def test_character_points():
-    assert spend_character_point(2, "roll") == 1
-    assert spend_character_point(1, "survive") == 0
-    with pytest.raises(RuleError) as err:
-        spend_character_point(0, "survive")
-    assert err.value.field == "character_points"
-    with pytest.raises(RuleError) as err:
-        spend_character_point(3, "reroll")
-    assert err.value.field == "use"
+def test_character_points_are_the_systems_resource():
     assert SYSTEM.schema()["resources"][0]["name"] == "character_points"

@@ -1,4 +1,4 @@
-"""discordian (RULES.md section 6): one test per rule, exact odds, properties."""
+"""discordian (docs/rules.md, "Kingyak's Workshop"): one test per rule, exact odds, properties."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The published dice stream (RULES.md section 0), checked against HMAC bytes worked out here.
+"""The published dice stream (docs/rules.md, "The fair-dice stream"), checked against HMAC bytes
+worked out here.
 
 The literal blocks below are HMAC-SHA256 outputs; each expected die is derived from them by hand
 (byte b accepted if b < 256 - 256 % n, showing b % n + 1), so a change to the algorithm shows.

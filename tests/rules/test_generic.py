@@ -1,4 +1,5 @@
-"""The ``generic`` system (RULES.md sections 1 and 2): result shape, outcome, odds and errors."""
+"""The ``generic`` system (docs/rules.md, "Results" and "Ordinary notation"): result shape, outcome,
+odds and errors."""
 
 from __future__ import annotations
 

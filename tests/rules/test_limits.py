@@ -1,4 +1,4 @@
-"""Limits every engine keeps (RULES.md section 0): dice listed per roll, odds that always stop
+"""Limits every engine keeps (docs/rules.md, "Limits"): dice listed per roll, odds that always stop
 (by size, by the caller's deadline, never by running out of stack)."""
 
 from __future__ import annotations

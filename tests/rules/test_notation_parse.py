@@ -1,4 +1,5 @@
-"""Parsing dice notation (RULES.md section 2): the grammar, its canonical form and every limit."""
+"""Parsing dice notation (docs/rules.md, "Ordinary notation"): the grammar, its canonical form and
+every limit."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Rolling dice notation (RULES.md section 2) with scripted dice: one test per rule."""
+"""Rolling dice notation (docs/rules.md, "Ordinary notation") with scripted dice: one test per
+rule."""
 
 from __future__ import annotations
 
@@ -12,8 +13,21 @@ from rules.engines.errors import RuleError
 from rules.engines.fair import FairStream, ScriptedSource
 from rules.engines.limits import MAX_CHAIN
 from rules.engines.notation import Evaluation, evaluate, parse
-from rules.engines.notation.parser import dice_upper_bound
+from rules.engines.notation.expression import Expression
+from rules.engines.notation.parser import count_range
 from tests.rules.helpers import drawn
+
+
+def dice_upper_bound(expr: Expression) -> int:
+    """The most dice a roll of ``expr`` can ever draw (every chain at its cap): what the
+    properties below hold every roll to."""
+    total = 0
+    for d in expr.dice_terms:
+        count = count_range(d, expr.field)[1]
+        chain = 1 + MAX_CHAIN if d.explode else 1
+        rerolls = MAX_CHAIN if d.reroll == "r" else (1 if d.reroll == "ro" else 0)
+        total += count * (chain * (1 + rerolls) if d.explode != "!!" else chain + rerolls)
+    return total
 
 
 def roll(text: str, values: list[int], **kw: Any) -> Evaluation:

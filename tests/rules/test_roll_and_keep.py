@@ -1,4 +1,5 @@
-"""roll-and-keep (RULES.md section 4): one test per rule, exact odds, properties."""
+"""roll-and-keep (docs/rules.md, "Mana roll and keep"): one test per rule, exact odds,
+properties."""
 
 from __future__ import annotations
 
@@ -17,7 +18,6 @@ from rules.engines.roll_and_keep import (
     DEFAULT_LINKS,
     RollAndKeep,
     degree,
-    extended_progress,
     keep_from_mana,
 )
 from tests.rules.helpers import (
@@ -454,18 +454,3 @@ def test_quick_rolls_and_defaults():
     assert SYSTEM.validate_settings({})["links"] == DEFAULT_LINKS
     assert set(SYSTEM.validate_sheet({})["attributes"]) == set(DEFAULT_LINKS)
     assert SYSTEM.schema()["settings"][0]["type"] == "map"
-
-
-def test_extended_progress():
-    assert extended_progress(5, [2, 1]) == {
-        "target": 5,
-        "successes": 3,
-        "remaining": 2,
-        "rolls": 2,
-        "complete": False,
-    }
-    assert extended_progress(5, [2, 1, 4])["complete"] is True
-    with pytest.raises(RuleError):
-        extended_progress(0, [])
-    with pytest.raises(RuleError):
-        extended_progress(3, [1, -1])

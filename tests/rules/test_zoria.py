@@ -1,4 +1,4 @@
-"""zoria (RULES.md section 3): one test per rule, exact odds, pools, properties."""
+"""zoria (docs/rules.md, "Zoria action dice"): one test per rule, exact odds, pools, properties."""
 
 from __future__ import annotations
 

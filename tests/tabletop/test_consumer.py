@@ -1,4 +1,4 @@
-"""The room socket, message by message (TABLE.md, docs/protocol.md)."""
+"""The room socket, message by message (docs/protocol.md)."""
 
 from __future__ import annotations
 

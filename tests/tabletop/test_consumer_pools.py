@@ -1,4 +1,4 @@
-"""Pool and resource messages over the room socket (docs/protocol.md, "Pools")."""
+"""Pool and resource messages over the room socket (docs/protocol.md, "Pools and resources")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Every other system's resources: character points, Luck and Instant Karma, the Discord Die,
-extended actions, rounds of action dice (RULES.md sections 4-7)."""
+extended actions, rounds of action dice (docs/rules.md, "Each system's reading")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Zoria action dice pools at the table, one test per rule (RULES.md section 3, "The pools")."""
+"""Zoria action dice pools at the table, one test per rule (docs/rules.md, "Zoria action dice")."""
 
 from __future__ import annotations
 

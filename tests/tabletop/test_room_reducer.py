@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from tabletop.models import Campaign, Character, GameSession, Seat
 from tabletop.selectors.events import Viewer, events_after, for_viewer
-from tabletop.selectors.pools import resources_state
+from tabletop.selectors.pools import resources_states
 from tabletop.selectors.room import apply_event, room_state
 from tabletop.services.errors import ServiceError
 from tabletop.services.seats import gm_seat, join_session
@@ -318,5 +318,5 @@ def test_the_same_holds_for_resources_and_the_tables_rule_state(django_user_mode
                 state = apply_event(state, event)
             assert state == at_m, f"{name}: hello at {n} + events {n + 1}..{m} != hello at {m}"
     if GameSession.objects.get(pk=session.pk).status == "ended":
-        stored = resources_state(session=session)
+        stored = resources_states([session])[session.pk]
         assert all(hellos[name][-1][1]["resources"] == stored for name in viewers)

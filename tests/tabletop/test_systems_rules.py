@@ -1,6 +1,6 @@
-"""The other systems' table rules (RULES.md sections 5-7) and what every system owes the end of a
-session: rounds and scenes, the Discord Die once a round, a character point for the round, NPCs'
-action dice, defense actions against named opponents, restricted action dice."""
+"""The other systems' table rules (docs/rules.md, "Each system's reading") and what every system
+owes the end of a session: rounds and scenes, the Discord Die once a round, a character point for
+the round, NPCs' action dice, defense actions against named opponents, restricted action dice."""
 
 from __future__ import annotations
 

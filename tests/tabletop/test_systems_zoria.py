@@ -1,7 +1,7 @@
 # ruff: noqa: F811 (the fixture imported from test_pools_zoria is each test's argument)
-"""Zoria's table rules that guard against cheating and breakage (RULES.md section 3): action dice
-on a check paid from the pool, re-rolls, special botches, botches on one's own character,
-lucky breaks, Dark Agenda, insight subjects, self rolls, the end of the session."""
+"""Zoria's table rules that guard against cheating and breakage (docs/rules.md, "Zoria action
+dice"): action dice on a check paid from the pool, re-rolls, special botches, botches on one's own
+character, lucky breaks, Dark Agenda, insight subjects, self rolls, the end of the session."""
 
 from __future__ import annotations
 

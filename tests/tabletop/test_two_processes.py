@@ -1,4 +1,4 @@
-"""Two daphne processes sharing one Redis serve one room together (TABLE.md promises)."""
+"""Two daphne processes sharing one Redis serve one room together (docs/protocol.md, "Promises")."""
 
 from __future__ import annotations
 

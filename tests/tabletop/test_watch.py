@@ -1,5 +1,5 @@
 """Watch links: spectators see public events live and on replay, never hidden ones, and cannot
-act; the GM creates and revokes links (docs/protocol.md, "Watching")."""
+act; the GM creates and revokes links (docs/protocol.md, "Watching a table")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """A spectator on one process watches rolls made on another, both behind one Redis; revoking the
-link elsewhere closes it (TABLE.md: several processes serve one room together)."""
+link elsewhere closes it (docs/protocol.md, "Promises": several processes serve one room
+together)."""
 
 from __future__ import annotations
 

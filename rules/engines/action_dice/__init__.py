@@ -1,4 +1,4 @@
-"""The Action Dice System (RULES.md section 7).
+"""The Action Dice System.
 
 Open-ended d6 action dice plus plain d6 skill dice, summed and compared with a difficulty
 (meet or beat; ``degree`` = total - difficulty). Outside an action sequence one action die is

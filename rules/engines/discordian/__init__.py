@@ -1,4 +1,4 @@
-"""Kingyak's Workshop (RULES.md section 6): TN pools, Challenge Dice, the Discord Die, the Law of
+"""Kingyak's Workshop: TN pools, Challenge Dice, the Discord Die, the Law of
 Fives, breaks and costly successes.
 
 Order of play: roll (pool, then challenge dice) -> Discord Die -> Law of Fives -> breaks ->

@@ -1,4 +1,4 @@
-"""Ordinary dice notation (RULES.md section 2): parse, roll, print and exact odds.
+"""Ordinary dice notation: parse, roll, print and exact odds.
 
     expr = parse("4d6kh3+2")
     roll = evaluate(expr, FairStream(seed, "", 1))

@@ -9,7 +9,7 @@ from typing import Any
 
 
 def toward_zero(a: int, b: int) -> int:
-    """``a / b`` rounding toward zero (RULES.md: ``/`` rounds toward zero); ``b`` is not 0."""
+    """``a / b`` rounding toward zero (``/`` rounds toward zero); ``b`` is not 0."""
     q = abs(a) // abs(b)
     return q if (a >= 0) == (b > 0) else -q
 

@@ -154,11 +154,6 @@ def _compile_sum(node: Sum) -> Roller:
     return roll_sum
 
 
-def divide(a: int, b: int, field: str, col: int) -> int:
-    """Integer division rounding toward zero (RULES.md: ``/`` rounds toward zero)."""
-    return toward_zero(a, _nonzero(b, field, col))
-
-
 def _nonzero(b: Any, field: str, col: int) -> Any:
     if b == 0:
         raise RuleError(field, f"division by zero: the divisor at column {col} came to 0")

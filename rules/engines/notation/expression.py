@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .nodes import Dice, Labelled, Node, RollGroup, walk, walk_dice
+from .nodes import Dice, Node, RollGroup, walk, walk_dice
 
 
 class Expression:
@@ -42,7 +42,6 @@ class Expression:
         # With any success count in it, the headline number is successes.
         nodes = walk(root)
         self.counts = any(isinstance(n, (Dice, RollGroup)) and n.counts for n in nodes)
-        self.labels = tuple(n.label for n in nodes if isinstance(n, Labelled))
         self._cache: dict[str, Any] = {}
 
     def lone_first_die(self, sides: int) -> Dice | None:

@@ -39,10 +39,6 @@ class Compare:
         return f"{self.op}{self.number}"
 
 
-def faces_matching(faces: tuple[int, ...], compares: tuple[Compare, ...]) -> frozenset[int]:
-    return frozenset(f for f in faces if any(c.matches(f) for c in compares))
-
-
 class Node:
     __slots__ = ()
 

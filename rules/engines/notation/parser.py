@@ -739,15 +739,4 @@ def _expected_draws(die: Dice) -> float:
     return die.count * chain * per_unit
 
 
-def dice_upper_bound(expr: Expression) -> int:
-    """The most dice a roll of ``expr`` can ever draw (every chain at its cap)."""
-    total = 0
-    for d in expr.dice_terms:
-        count = count_range(d, expr.field)[1]
-        chain = 1 + MAX_CHAIN if d.explode else 1
-        rerolls = MAX_CHAIN if d.reroll == "r" else (1 if d.reroll == "ro" else 0)
-        total += count * (chain * (1 + rerolls) if d.explode != "!!" else chain + rerolls)
-    return total
-
-
 __all__ = ["MAX_DEPTH", "MAX_EXPECTED_DRAWS", "MAX_RESULT", "Expression", "parse"]

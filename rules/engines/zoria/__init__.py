@@ -1,4 +1,4 @@
-"""Zoria RPG action dice (RULES.md section 3): the check, cascading action dice, threats, and the
+"""Zoria RPG action dice: the check, cascading action dice, threats, and the
 per-session pool rules the table runs (pool by level, the GM's pool, several characters).
 
 Draw order in ``dice``: the check's dice as the notation engine draws them (role ``base``, or

@@ -1,4 +1,4 @@
-"""``python manage.py odds SYSTEM 'REQUEST-JSON'`` (RULES.md section 1)."""
+"""``python manage.py odds SYSTEM 'REQUEST-JSON'`` (docs/rules.md, "The command line")."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ class Command(BaseCommand):
         parser.add_argument("system")
         parser.add_argument("request")
 
-    def handle(self, *args: Any, system: str, request: str, **opts: Any) -> None:
+    def handle(self, *args: Any, system: str, request: str, **options: Any) -> None:
         engine, raw = system_and_request(system, request)
         try:
             emit(engine.odds(raw))

@@ -1,4 +1,5 @@
-"""``python manage.py roll SYSTEM 'REQUEST-JSON' [--seed N] [--count K]`` (RULES.md section 1)."""
+"""``python manage.py roll SYSTEM 'REQUEST-JSON' [--seed N] [--count K]``
+(docs/rules.md, "The command line")."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ class Command(BaseCommand):
         parser.add_argument("--count", type=int, default=1)
 
     def handle(
-        self, *args: Any, system: str, request: str, seed: int | None, count: int, **opts: Any
+        self, *args: Any, system: str, request: str, seed: int | None, count: int, **options: Any
     ) -> None:
         engine, raw = system_and_request(system, request)
         if not 1 <= count <= MAX_COUNT:

@@ -1,0 +1,191 @@
+"""Where the table reads its frameworks past their public interfaces: all of it, in one place.
+
+ASGI and the frameworks' documented APIs do not say everything the table needs: how many bytes
+a socket's client has not read yet, closing a socket with a reason, keeping seat tokens out of
+daphne's access log, a consumer that does not hop to the database thread for every message, a
+logged-in user read only when something asks, and the events a transaction holds for its commit.
+Each such read lives here, named for what it reads (daphne, autobahn, Twisted, Channels, Django),
+and ``tests/tabletop/test_adapters.py`` checks every one against the versions pyproject.toml pins,
+so an upgrade that moves one fails there, by name, and not in a room.
+
+At run time a read that finds its internal gone logs an ERROR naming it (once) and the table
+does without what it gave (a socket's send buffer goes unbounded, a close loses its reason);
+the access log refuses to load rather than print tokens.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import sys
+from collections.abc import Callable
+from types import SimpleNamespace
+from typing import Any
+
+from channels.auth import AuthMiddleware
+from channels.consumer import get_handler_name
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.contrib import auth
+from django.utils.functional import SimpleLazyObject
+
+log = logging.getLogger(__name__)
+
+_reported: set[str] = set()
+
+
+def _moved(what: str, detail: str) -> None:
+    """Say once, loudly, that an internal this module reads is not where the pinned version
+    keeps it (the table goes on without it)."""
+    if what not in _reported:
+        _reported.add(what)
+        log.error("%s is not what tabletop/adapters.py reads (%s); doing without", what, detail)
+
+
+# -- daphne, autobahn, Twisted: the websocket connection behind a socket ------------------------
+
+
+def daphne_connection(send: Any) -> Any | None:
+    """The connection behind a socket's ``send`` when daphne serves it (autobahn's websocket
+    protocol, on a Twisted transport), else None (another server, a test without one).
+
+    Daphne hands each application ``functools.partial(server.handle_reply, protocol)``."""
+    target = send.func if isinstance(send, functools.partial) else send
+    if not (getattr(target, "__module__", None) or "").startswith("daphne."):
+        return None
+    if not (isinstance(send, functools.partial) and target.__name__ == "handle_reply"):
+        _moved("daphne's send callable", f"not partial(handle_reply, protocol): {send!r}")
+        return None
+    protocol = send.args[0] if send.args else None
+    missing = [a for a in ("sendClose", "transport", "failByDrop") if not hasattr(protocol, a)]
+    if missing:
+        _moved("daphne's websocket protocol", f"no {', '.join(missing)}")
+        return None
+    return protocol
+
+
+def close_frame_on_protocol_faults(connection: Any) -> None:
+    """A frame over daphne's 1 MiB limit (or another protocol fault) is answered with a close
+    frame carrying its code and reason (1009 "message too big"), not a dropped connection
+    (autobahn's ``failByDrop`` option, which daphne leaves on)."""
+    connection.failByDrop = False
+
+
+def unsent_bytes(connection: Any) -> Callable[[], int | None]:
+    """How many bytes were written to the connection and not yet taken by the network (what its
+    client has not read, past the kernel's buffers): Twisted's ``FileDescriptor`` write buffer,
+    ``dataBuffer`` from ``offset`` on plus what waits in ``_tempDataBuffer`` (``_tempDataLen``).
+    None once the connection has no transport."""
+
+    def unsent() -> int | None:
+        transport = getattr(connection, "transport", None)
+        if transport is None:
+            return None
+        try:
+            return len(transport.dataBuffer) - transport.offset + transport._tempDataLen
+        except AttributeError as exc:
+            _moved("Twisted's transport write buffer", str(exc))
+            return None
+
+    return unsent
+
+
+def close_with_reason(connection: Any, *, code: int, reason: str, drop: bool) -> None:
+    """Send a close frame with a reason (daphne's own close message carries only a code);
+    ``drop``: let the connection go at once, unread buffer and all."""
+    connection.sendClose(code=code, reason=reason)
+    transport = getattr(connection, "transport", None)
+    if drop and transport is not None:
+        transport.abortConnection()
+
+
+# -- daphne: its access logs --------------------------------------------------------------------
+
+
+def redact_daphne_logs(redact: Callable[[str], str]) -> None:
+    """Make daphne's access log (``daphne ...`` and ``manage.py play``) and its development
+    server's request log (``manage.py runserver``) print each request line through ``redact``.
+    Raises RuntimeError, at startup, if daphne is there and its log is not where it was: better
+    no server than one that prints seat tokens."""
+    try:
+        from daphne.access import AccessLogGenerator
+    except ImportError:  # another server: its own access log is the operator's to configure
+        return
+    _wrap(AccessLogGenerator, "write_entry", "request", redact)
+    # The development server's command is loaded (before the application) only when it runs.
+    runserver = sys.modules.get("daphne.management.commands.runserver")
+    if runserver is not None:
+        _wrap(runserver.Command, "log_action", "details", lambda d: _redact_path(d, redact))
+
+
+def _redact_path(details: Any, redact: Callable[[str], str]) -> Any:
+    if isinstance(details, dict) and isinstance(details.get("path"), str):
+        return {**details, "path": redact(details["path"])}
+    return details
+
+
+def _wrap(owner: type, name: str, argument: str, clean: Callable[[Any], Any]) -> None:
+    """Replace ``owner.name`` by a wrapper that passes ``argument`` through ``clean`` first."""
+    original = getattr(owner, name, None)
+    if original is None or argument not in inspect.signature(original).parameters:
+        raise RuntimeError(
+            f"{owner.__module__}.{owner.__name__}.{name}({argument}=...) is gone: seat tokens "
+            "would reach the log. tabletop/adapters.py must learn the new version."
+        )
+    if getattr(original, "redacts", False):
+        return
+    signature = inspect.signature(original)
+
+    @functools.wraps(original)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        bound = signature.bind(*args, **kwargs)
+        bound.arguments[argument] = clean(bound.arguments[argument])
+        return original(*bound.args, **bound.kwargs)
+
+    wrapper.redacts = True  # type: ignore[attr-defined]
+    setattr(owner, name, wrapper)
+
+
+# -- Channels: consumers and middleware -------------------------------------------------------
+
+
+class LeanWebsocketConsumer(AsyncWebsocketConsumer):
+    """Channels' websocket consumer without two costs every message pays there.
+
+    Channels' ``dispatch`` runs ``close_old_connections()`` on the ORM thread before every
+    handler: a hop onto the process's one ORM thread for each message, even a ping. These
+    consumers reach the database only through ``database_sync_to_async``, which closes stale
+    connections on that thread itself, so a message waits for the ORM thread only when it needs
+    it. And ``send_text`` hands a frame straight to the server (the consumer's ``send`` builds
+    the same message through two more calls), since every frame of every socket comes here."""
+
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"no handler for message type {message['type']}")
+        await handler(message)
+
+    async def send_text(self, text: str) -> None:
+        await self.base_send({"type": "websocket.send", "text": text})
+
+
+class LazyUserMiddleware(AuthMiddleware):
+    """``scope["user"]`` read from the session on first use, by the code that needs it (on the
+    database thread), instead of one database trip per socket before it may even connect: a
+    socket with a seat token or a seat cookie never needs it. Channels' own middleware makes that
+    trip for every socket (its ``resolve_scope``), and in a burst each one waits behind every
+    other."""
+
+    async def resolve_scope(self, scope: dict[str, Any]) -> None:
+        request = SimpleNamespace(session=scope["session"])
+        scope["user"] = SimpleLazyObject(lambda: auth.get_user(request))
+
+
+# -- Django: a transaction's on-commit callbacks -------------------------------------------------
+
+
+def waiting_for_commit(connection: Any) -> list[Callable[[], Any]]:
+    """The callbacks the connection's open transaction will run when it commits (Django drops
+    those of savepoints rolled back): ``connection.run_on_commit``, ``(savepoint ids, callback,
+    robust)`` each."""
+    return [callback for _savepoints, callback, _robust in connection.run_on_commit]

@@ -1,0 +1,38 @@
+"""JSON in and out of the room's endpoints: the object a request sends, and a refusal as the
+clients read it (``{"error": {"code", "message", "field"}}`` with the status its code means)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest, JsonResponse
+
+from ..protocol.commands import parse_json
+from ..services.errors import ServiceError, invalid
+
+STATUS_FOR = {
+    "invalid": 400,
+    "forbidden": 403,
+    "not-found": 404,
+    "conflict": 409,
+    "rate-limited": 429,
+    "busy": 503,
+}
+
+
+def error_answer(exc: ServiceError) -> JsonResponse:
+    body = {"error": {"code": exc.code, "message": exc.message, "field": exc.field}}
+    return JsonResponse(body, status=STATUS_FOR.get(exc.code, 400))
+
+
+def json_object(request: HttpRequest) -> dict[str, Any]:
+    """The JSON object a request's body holds; ServiceError ``invalid`` for anything else."""
+    if request.content_type != "application/json":
+        raise invalid("send JSON (Content-Type: application/json)")
+    try:
+        body = parse_json(request.body or b"{}")
+    except ValueError:
+        raise invalid("the body is not JSON") from None
+    if not isinstance(body, dict):
+        raise invalid("expected a JSON object")
+    return body

@@ -1,0 +1,226 @@
+"""Every framework internal tabletop/adapters.py reads, checked against the pinned versions: an
+upgrade that moves one fails here, naming it, instead of a socket quietly doing without."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from typing import Any
+
+import pytest
+from channels.testing import WebsocketCommunicator
+from django.db import connection, transaction
+from django.utils.functional import empty
+from twisted.internet import abstract, tcp
+from twisted.internet.address import IPv4Address
+from twisted.internet.testing import StringTransport
+
+from tabletop import adapters
+
+
+def daphne_protocol() -> tuple[Any, StringTransport]:
+    """A websocket connection as daphne makes one (its factory, set up as ``Server.run`` does),
+    on a transport that records what is written."""
+    from daphne.server import Server
+    from daphne.ws_protocol import WebSocketFactory
+
+    server = Server(application=None, endpoints=["tcp:port=0:interface=127.0.0.1"])
+    factory = WebSocketFactory(server, server="daphne")
+    factory.setProtocolOptions(allowNullOrigin=True, maxFramePayloadSize=1024)
+    protocol = factory.buildProtocol(IPv4Address("TCP", "127.0.0.1", 50000))
+    transport = StringTransport()
+    protocol.makeConnection(transport)
+    return protocol, transport
+
+
+@pytest.mark.asyncio
+async def test_daphne_hands_each_socket_the_connection_behind_it() -> None:
+    from daphne.server import Server
+
+    protocol, _ = daphne_protocol()
+    given = {}
+
+    async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        given["send"] = send
+
+    server = Server(application=application, endpoints=["tcp:port=0:interface=127.0.0.1"])
+    server.connections = {protocol: {}}
+    server.create_application(protocol, {"type": "websocket"})
+    await asyncio.sleep(0)
+    send = given["send"]
+    assert isinstance(send, functools.partial) and send.func.__name__ == "handle_reply", send
+    assert adapters.daphne_connection(send) is protocol
+
+
+def test_another_servers_send_has_no_connection_and_a_moved_daphne_is_reported(caplog):
+    async def send(message: dict[str, Any]) -> None: ...
+
+    assert adapters.daphne_connection(send) is None  # (uvicorn's, a test's)
+
+    async def handle_reply(protocol: Any, message: dict[str, Any]) -> None: ...
+
+    handle_reply.__module__ = "daphne.server"
+    adapters._reported.clear()
+    with caplog.at_level(logging.ERROR, logger="tabletop.adapters"):
+        assert adapters.daphne_connection(functools.partial(handle_reply, object())) is None
+    assert "daphne's websocket protocol" in caplog.text and "sendClose" in caplog.text
+
+
+def test_a_protocol_fault_is_answered_with_a_close_frame_not_a_drop() -> None:
+    protocol, transport = daphne_protocol()
+    assert protocol.failByDrop is True  # daphne's default: the adapter is what changes it
+    adapters.close_frame_on_protocol_faults(protocol)
+    protocol.state = protocol.STATE_OPEN
+    protocol._fail_connection(1009, "message too big")
+    written = transport.value()
+    assert written[:1] == b"\x88" and b"message too big" in written  # a close frame
+    assert not transport.disconnecting
+
+
+def test_a_close_carries_its_code_and_reason_and_a_drop_lets_the_connection_go() -> None:
+    protocol, transport = daphne_protocol()
+    protocol.state = protocol.STATE_OPEN
+    adapters.close_with_reason(protocol, code=4408, reason="too far behind", drop=True)
+    written = transport.value()
+    assert written[:1] == b"\x88" and (4408).to_bytes(2, "big") + b"too far behind" in written
+    assert transport.disconnecting
+
+
+class Wire(tcp.Server):
+    """The transport daphne serves a socket on, with its own write path, on a network that
+    takes ``taking`` bytes a write (no socket: only how bytes leave is replaced)."""
+
+    taking = 0
+
+    def __init__(self) -> None:
+        class Reactor:
+            def addWriter(self, _: Any) -> None: ...
+
+            def removeWriter(self, _: Any) -> None: ...
+
+        abstract.FileDescriptor.__init__(self, reactor=Reactor())
+        self.connected = True
+
+    def writeSomeData(self, data: bytes) -> int:
+        return min(self.taking, len(data))
+
+
+def test_the_send_buffer_counts_what_the_network_has_not_taken() -> None:
+    wire = Wire()
+    unsent = adapters.unsent_bytes(type("Connection", (), {"transport": wire})())
+    assert unsent() == 0
+    wire.write(b"x" * 5000)
+    wire.write(b"y" * 3000)
+    assert unsent() == 8000
+    wire.taking = 1500
+    wire.doWrite()
+    assert unsent() == 6500
+    wire.write(b"z" * 100)
+    assert unsent() == 6600
+    wire.taking = 10**6
+    wire.doWrite()
+    assert unsent() == 0
+
+
+def test_a_transport_without_that_buffer_is_reported_not_read_as_empty(caplog) -> None:
+    adapters._reported.clear()
+    unsent = adapters.unsent_bytes(type("C", (), {"transport": object()})())
+    with caplog.at_level(logging.ERROR, logger="tabletop.adapters"):
+        assert unsent() is None
+    assert "write buffer" in caplog.text
+
+
+def test_daphnes_logs_take_the_argument_the_redaction_rewrites() -> None:
+    from daphne.access import AccessLogGenerator
+    from daphne.management.commands import runserver
+
+    from tabletop.access_log import install
+
+    install()  # raises if either is gone
+    assert getattr(AccessLogGenerator.write_entry, "redacts", False)
+    assert getattr(runserver.Command.log_action, "redacts", False)
+
+
+def test_a_log_that_moved_stops_the_server_rather_than_print_tokens() -> None:
+    class Log:
+        def write_entry(self, host: str, date: str, line: str) -> None: ...
+
+    with pytest.raises(RuntimeError, match="seat tokens would reach the log"):
+        adapters._wrap(Log, "write_entry", "request", str)
+    with pytest.raises(RuntimeError, match="seat tokens would reach the log"):
+        adapters._wrap(Log, "gone", "request", str)
+
+
+class Echo(adapters.LeanWebsocketConsumer):
+    async def websocket_connect(self, message: dict[str, Any]) -> None:
+        await self.accept()
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        await self.send_text(f"echo {text_data}")
+
+
+@pytest.mark.asyncio
+async def test_the_lean_consumer_handles_messages_without_a_trip_to_the_database_thread(
+    monkeypatch,
+) -> None:
+    from channels import consumer
+
+    hops = []
+
+    async def close_old_connections() -> None:
+        hops.append(1)
+
+    # Channels' own dispatch makes the hop the lean consumer saves ...
+    monkeypatch.setattr(consumer, "aclose_old_connections", close_old_connections)
+    plain = WebsocketCommunicator(_PlainEcho.as_asgi(), "/")
+    assert (await plain.connect())[0]
+    await plain.disconnect()
+    assert hops, "Channels no longer closes connections per message: the override can go"
+    hops.clear()
+    # ... and the lean one, dispatched by name as Channels does, does not.
+    lean = WebsocketCommunicator(Echo.as_asgi(), "/")
+    assert (await lean.connect())[0]
+    await lean.send_to(text_data="hi")
+    assert await lean.receive_from() == "echo hi"
+    await lean.disconnect()
+    assert hops == []
+
+
+class _PlainEcho(Echo):
+    dispatch = adapters.AsyncWebsocketConsumer.dispatch
+
+
+@pytest.mark.asyncio
+async def test_the_user_is_read_only_when_something_asks(monkeypatch) -> None:
+    from channels import auth
+
+    asked = []
+    monkeypatch.setattr(auth, "get_user", lambda scope: asked.append(scope))
+    seen = {}
+
+    async def inner(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        seen["user"] = scope["user"]
+
+    scope = {"type": "websocket", "session": object()}
+    await adapters.LazyUserMiddleware(inner)(scope, None, None)
+    # Channels' AuthMiddleware still hands the scope to resolve_scope, which reads nothing yet
+    assert asked == [] and seen["user"]._wrapped is empty
+
+
+@pytest.mark.django_db
+def test_the_callbacks_waiting_for_a_commit_are_the_transactions_own() -> None:
+    def kept() -> None: ...
+
+    def rolled_back() -> None: ...
+
+    with transaction.atomic():
+        transaction.on_commit(kept)
+        try:
+            with transaction.atomic():
+                transaction.on_commit(rolled_back)
+                raise ValueError
+        except ValueError:
+            pass
+        assert adapters.waiting_for_commit(connection)[-1:] == [kept]
+        assert rolled_back not in adapters.waiting_for_commit(connection)

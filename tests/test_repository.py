@@ -1,0 +1,150 @@
+"""The repository stands on its own: what the code keeps is written in its own docs, every
+reference to a section of them names a section that exists, and nothing points a reader at a
+document that is not here. And a module's private names (``_name``) stay its own."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SKIPPED_DIRS = {".git", ".venv", "var", "node_modules", "__pycache__", ".pytest_cache"}
+TEXT_SUFFIXES = {".py", ".md", ".js", ".html", ".css", ".toml", ".txt", ".cfg", ".sh", ".json"}
+
+# Documents the code was once written against that live outside the repository: the contract
+# files, the folder they came in and the source texts beside them. (Spelled so that this file
+# does not match itself.)
+OUTSIDE = re.compile(r"\b(?:RULES|TABLE|STACK)\.md\b|(?<![\w.-])(?:\.\./)?(?:shared|seeds)[/]")
+
+# "docs/rules.md, "Limits"": a section of one of the repo's docs, by its heading.
+SECTION_REFERENCE = re.compile(r"docs/([\w/-]+\.md), \\?\"([^\"\\]+)\\?\"")
+# [text](rules.md#limits): a link to a heading of a doc.
+ANCHOR_LINK = re.compile(r"\]\(([\w./-]*\.md)?#([\w-]+)\)")
+
+
+def text_files() -> Iterator[Path]:
+    for path in sorted(ROOT.rglob("*")):
+        relative = path.relative_to(ROOT)
+        if any(part in SKIPPED_DIRS or part.startswith(".venv") for part in relative.parts):
+            continue
+        if path.is_file() and (path.suffix in TEXT_SUFFIXES or relative.parts[0] == ".ci"):
+            yield path
+
+
+def headings(doc: Path) -> list[str]:
+    """A markdown file's headings, as a reader sees them (no backticks)."""
+    text = re.sub(r"```.*?```", "", doc.read_text(), flags=re.S)
+    return [m.group(1).replace("`", "").strip() for m in re.finditer(r"^#+\s+(.*)$", text, re.M)]
+
+
+def slug(heading: str) -> str:
+    """The anchor a heading gets where the docs are read (GitHub's rule)."""
+    return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+
+
+def test_no_file_cites_a_document_outside_the_repository() -> None:
+    found = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for path in text_files()
+        for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1)
+        if OUTSIDE.search(line)
+    ]
+    assert not found, "cite the repo's own docs instead:\n" + "\n".join(found)
+
+
+def test_the_outside_pattern_catches_every_spelling() -> None:
+    md, shared, seeds = ".md", "shared" + "/", "seeds" + "/"
+    for cited in (f"RULES{md} section 2", f"(TABLE{md})", f"../{shared}x", f"`{seeds}000_x.txt`"):
+        assert OUTSIDE.search(cited), cited
+    for fine in ("docs/rules.md", "shared_state", "SharedState", "the seed's words"):
+        assert not OUTSIDE.search(fine), fine
+
+
+def test_every_reference_to_a_section_of_the_docs_names_one_that_exists() -> None:
+    missing = []
+    for path in text_files():
+        for doc, section in SECTION_REFERENCE.findall(path.read_text(errors="replace")):
+            target = ROOT / "docs" / doc
+            names = headings(target) if target.exists() else []
+            section = " ".join(section.split())  # (a name may wrap onto the next line)
+            if not any(name == section or name.startswith(f"{section}:") for name in names):
+                missing.append(f"{path.relative_to(ROOT)}: docs/{doc}, {section!r}")
+    assert not missing, "no such section:\n" + "\n".join(missing)
+
+
+def test_every_link_to_a_heading_of_the_docs_lands_on_one() -> None:
+    missing = []
+    for path in sorted((ROOT / "docs").rglob("*.md")):
+        for doc, anchor in ANCHOR_LINK.findall(path.read_text()):
+            target = (path.parent / doc).resolve() if doc else path
+            if not target.exists() or anchor not in {slug(h) for h in headings(target)}:
+                missing.append(f"{path.relative_to(ROOT)}: {doc}#{anchor}")
+    assert not missing, "no such heading:\n" + "\n".join(missing)
+
+
+PRODUCT = ("tabletop", "rules", "bench")
+
+
+def _module_of(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_module(name: str) -> bool:
+    base = ROOT.joinpath(*name.split("."))
+    return base.with_suffix(".py").exists() or (base / "__init__.py").exists()
+
+
+def private_reaches(path: Path, *, attributes: bool, text: str | None = None) -> Iterator[str]:
+    """Where ``path`` takes another module's private name: ``from x import _name``, and (with
+    ``attributes``) ``module._name`` on a module of the repository it imported."""
+    tree = ast.parse(path.read_text() if text is None else text)
+    package = _module_of(path).split(".")
+    if path.name != "__init__.py":
+        package = package[:-1]
+    modules: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            source = ".".join([*base, *([node.module] if node.module else [])])
+            for alias in node.names:
+                if alias.name.startswith("_") and not alias.name.startswith("__"):
+                    yield f"{path.relative_to(ROOT)}:{node.lineno}: {source}.{alias.name}"
+                elif _is_module(f"{source}.{alias.name}"):
+                    modules[alias.asname or alias.name] = f"{source}.{alias.name}"
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if _is_module(alias.name):
+                    modules[alias.asname or alias.name] = alias.name
+    if not attributes:
+        return
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+            and isinstance(node.value, ast.Name)
+            and node.value.id in modules
+        ):
+            yield f"{path.relative_to(ROOT)}:{node.lineno}: {modules[node.value.id]}.{node.attr}"
+
+
+def test_no_module_takes_another_modules_private_names() -> None:
+    """A helper two modules need is public, in the module where it belongs. (Tests may still
+    reset a module's private state, ``module._cache.clear()``, but import nothing private.)"""
+    found = [
+        reach
+        for path in text_files()
+        if path.suffix == ".py"
+        for reach in private_reaches(path, attributes=path.relative_to(ROOT).parts[0] in PRODUCT)
+    ]
+    assert not found, "make it public where it belongs:\n" + "\n".join(found)
+
+
+def test_the_private_check_sees_both_spellings() -> None:
+    probe = ROOT / "tabletop" / "views" / "probe.py"
+    text = "from .room import _join_form\nfrom .. import hub\nhub._rooms\n"
+    found = [f.split(": ")[1] for f in private_reaches(probe, attributes=True, text=text)]
+    assert found == ["tabletop.views.room._join_form", "tabletop.hub._rooms"]

@@ -63,7 +63,7 @@ async def test_zoria_refusals_over_the_socket():
     # The GM's tools refuse players.
     seat = hello["seat"]["id"]
     for message in (
-        {"type": "pool.refund", "seat": seat},
+        {"type": "pool.refund", "roll": natural["seq"]},
         {"type": "pool.undo-award"},
         {"type": "pool.award", "seat": seat},
     ):
@@ -117,15 +117,15 @@ async def test_round_and_resource_refusals_over_the_socket():
 
 
 async def test_more_refusals_over_the_socket():
-    # Zoria: no refund after a lucky break; no second insight spend after a failed insight roll;
+    # Zoria: no award after a lucky break; no second insight spend after a failed insight roll;
     # the GM's insight spend reaches the players only as a hidden event.
     t = await table("zoria", {"Kael": {"level": 7}, "Ysolde": {"level": 12}})
     gm, [(ana, _), (bo, _)] = await seats(t)
     kael = t["chars"][0].pk
-    assert (await ask(bo, {"type": "pool.lucky-break", "ref": "lb"}))["kind"] == "pool"
     bo_seat = await database_sync_to_async(lambda: t["session"].seats.get(name="P1").pk)()
-    refund = {"type": "pool.refund", "ref": "rf", "seat": bo_seat}
-    assert (await ask(gm, refund))["code"] == "conflict"
+    assert (await ask(bo, {"type": "pool.lucky-break", "ref": "lb"}))["kind"] == "pool"
+    award = {"type": "pool.award", "ref": "aw", "seat": bo_seat}
+    assert (await ask(gm, award))["code"] == "conflict"
     insight = {"type": "roll", "ref": "i", "character": kael, "insight": "the seal"}
     failed = await ask(ana, {**insight, "request": {"check": "1d20", "dc": 99}})
     await ask(gm, {"type": "roll.close", "ref": "c", "roll": failed["seq"]})
@@ -165,4 +165,83 @@ async def test_more_refusals_over_the_socket():
     ] == "roll"
     assert (await ask(ana, {**roll, "ref": "b"}))["code"] == "conflict"
     for comm in (gm, ana):
+        await comm.disconnect()
+
+
+async def zoria_table():
+    """Kael (Ana) and Ysolde (Bo) at a live Zoria table, the GM's socket, and ``check``: a
+    roll whose natural d20 is chosen."""
+    t = await table("zoria", {"Kael": {"level": 7}, "Ysolde": {"level": 12}})
+    gm, [(ana, _), (bo, hello_b)] = await seats(t)
+
+    async def check(who, ref, natural, character, **fields):
+        seed = await seed_for_natural(t["code"], natural)
+        message = {"type": "roll", "ref": ref, "character": character, "client_seed": seed}
+        return await ask(who, {"request": {"check": "1d20"}, **message, **fields})
+
+    kael, ysolde = (c.pk for c in t["chars"])
+    return gm, ana, bo, hello_b["seat"]["id"], kael, ysolde, check
+
+
+async def test_zoria_an_activated_botch_survives_every_reroll_over_the_socket():
+    gm, ana, bo, _, _, ysolde, check = await zoria_table()
+    botch = await check(bo, "b", 1, ysolde)
+    spend = {"type": "pool.spend", "roll": botch["seq"]}
+    await ask(gm, {**spend, "ref": "ab", "effect": "activate-botch"})
+    for effect in ("reroll", "reroll-botch"):
+        assert (await ask(bo, {**spend, "ref": effect, "effect": effect}))["code"] == "conflict"
+    for comm in (gm, ana, bo):
+        await comm.disconnect()
+
+
+async def test_zoria_dice_on_a_check_the_gm_rolled_for_ones_character_over_the_socket():
+    gm, ana, bo, _, kael, _, check = await zoria_table()
+    for_kael = await check(gm, "gk", 10, kael)
+    used = await ask(ana, {"type": "pool.use", "ref": "u", "roll": for_kael["seq"]})
+    assert used["data"]["action"] == "use"
+    assert (await ask(bo, {"type": "pool.use", "ref": "x", "roll": for_kael["seq"]}))[
+        "code"
+    ] == "forbidden"
+    for comm in (gm, ana, bo):
+        await comm.disconnect()
+
+
+async def test_zoria_a_failed_insight_roll_for_ones_character_blocks_over_the_socket():
+    gm, ana, bo, _, kael, _, check = await zoria_table()
+    insight = await check(gm, "i", 2, kael, request={"check": "1d20", "dc": 30}, insight="The Seal")
+    await ask(gm, {"type": "roll.close", "ref": "c", "roll": insight["seq"]})
+    again = {"type": "pool.spend", "ref": "s", "effect": "insight", "note": "the seal."}
+    assert (await ask(ana, again))["code"] == "conflict"
+    assert (await ask(bo, {**again, "ref": "s2"}))["kind"] == "pool"
+    for comm in (gm, ana, bo):
+        await comm.disconnect()
+
+
+async def test_zoria_refunds_only_the_critical_dice_to_their_spender_over_the_socket():
+    gm, ana, bo, bo_seat, _, ysolde, check = await zoria_table()
+    critical = await check(bo, "cr", 20, ysolde)
+    refund = {"type": "pool.refund", "roll": critical["seq"]}
+    assert (await ask(gm, {**refund, "ref": "r0"}))["code"] == "conflict"
+    await ask(bo, {"type": "pool.spend", "ref": "ac", "effect": "activate-critical",
+                   "roll": critical["seq"], "count": 2})  # fmt: skip
+    assert (await ask(gm, {**refund, "ref": "r1", "count": 3}))["code"] == "conflict"
+    back = await ask(gm, {**refund, "ref": "r2", "count": 2})
+    assert (back["data"]["seat"], back["data"]["count"]) == (bo_seat, 2)
+    assert (await ask(gm, {**refund, "ref": "r3"}))["code"] == "conflict"
+    await ask(gm, {"type": "session.end", "ref": "end"})
+    assert (await ask(gm, {**refund, "ref": "r4"}))["code"] == "conflict"
+    for comm in (gm, ana, bo):
+        await comm.disconnect()
+
+
+async def test_zoria_the_gms_insight_roll_for_a_villain_is_hidden_over_the_socket():
+    gm, ana, bo, _, _, _, _ = await zoria_table()
+    villain = await ask(gm, {"type": "roll", "ref": "v", "insight": "the heroes",
+                             "request": {"check": "1d20+4", "dc": 15}})  # fmt: skip
+    assert villain["visibility"] == "gm"
+    seen = await ana.receive_json_from(timeout=5)
+    while seen.get("seq") != villain["seq"]:
+        seen = await ana.receive_json_from(timeout=5)
+    assert seen["data"] == {"hidden": True}
+    for comm in (gm, ana, bo):
         await comm.disconnect()

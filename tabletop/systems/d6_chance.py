@@ -1,6 +1,6 @@
-"""Sunrider D6 at the table: rounds the GM starts, a character point that
-doubles the base dice of every roll of its character for the rest of the round (paid once),
-and a character point spent to survive."""
+"""Sunrider D6 at the table: rounds the GM starts, a character point that doubles the base dice
+of every roll of its character for the rest of the round (paid once; one roll for a long action
+or outside rounds), and a character point spent to survive."""
 
 from __future__ import annotations
 
@@ -54,17 +54,21 @@ class D6ChanceTable(TableSystem):
     def prepare(self, ctx: RollContext, request: dict[str, Any]) -> dict[str, Any]:
         """A character point lasts the round: the first roll that asks for one pays it, and
         every roll of that character until the GM starts the next round has its base dice
-        doubled. For a long action it lasts that one roll."""
+        doubled. For a long action, or outside rounds (the GM has started none), it lasts that
+        one roll."""
         state = dict(ctx.session.table_state or {})
         round_ = int(state.get("round") or 0)
         active = dict(state.get("character_points") or {})
         who = str(ctx.character.pk) if ctx.character else None
-        if who is not None and active.get(who) == round_:
+        if who is not None and round_ and active.get(who) == round_:
             return {**request, "character_point": True}
         if not request.get("character_point"):
             return request
         character = need_character(ctx, "spends a character point")
-        lasts = "this round" if round_ else "until the GM starts a round"
+        one_roll = bool(ctx.options.get("long_action")) or not round_
+        lasts = "this round"
+        if not round_:
+            lasts = "for this roll (no round has begun)"
         if ctx.options.get("long_action"):
             lasts = "for this long action"
         spend_for_roll(
@@ -74,7 +78,7 @@ class D6ChanceTable(TableSystem):
             use="double-base",
             text=f"{character.name} spends a character point: base dice doubled {lasts}",
         )
-        if ctx.options.get("long_action"):
+        if one_roll:
             return request
         active[who] = round_
         save_table_state(ctx.session, {**state, "character_points": active})

@@ -139,14 +139,18 @@ class RoomPoolsTests(BrowserTestCase):
         points = ana.locator("#table-card .resrows li", has_text="Kira Vess").locator(".amt b")
         note = ana.locator(".field:has(#f-d6-chance-character_point) .cost")
         self.assertEqual(self.number(points), 3)
-        self.assertEqual(note.inner_text(), "Kira Vess has 3 left")
+        self.assertEqual(
+            note.inner_text(), "Kira Vess has 3 left; no round yet: a point lasts this roll"
+        )
 
         ana.fill("#f-d6-chance-dice", "4")
         ana.check("#f-d6-chance-character_point")
         ana.click(".roll-button")
         ana.wait_for_selector("#last-roll .die")
         self.wait_text(ana, "#table-card .amt", "Character points 2")
-        self.assertEqual(note.inner_text(), "Kira Vess has 2 left")
+        self.assertEqual(
+            note.inner_text(), "Kira Vess has 2 left; no round yet: a point lasts this roll"
+        )
         self.assertFalse(
             ana.is_checked("#f-d6-chance-character_point"), "each roll chooses its spends anew"
         )

@@ -245,3 +245,16 @@ async def test_zoria_the_gms_insight_roll_for_a_villain_is_hidden_over_the_socke
     assert seen["data"] == {"hidden": True}
     for comm in (gm, ana, bo):
         await comm.disconnect()
+
+
+async def test_d6_outside_rounds_a_character_point_lasts_one_roll_over_the_socket():
+    t = await table("d6-chance", {"Sera": {"character_points": 2}})
+    gm, [(ana, _)] = await seats(t)
+    roll = {"type": "roll", "character": t["chars"][0].pk}
+    first = await ask(ana, {**roll, "ref": "a", "request": {"dice": 2, "character_point": True}})
+    assert first["data"]["request"]["character_point"] is True
+    for ref in "bc":
+        later = await ask(ana, {**roll, "ref": ref, "request": {"dice": 2}})
+        assert later["data"]["request"]["character_point"] is False
+    for comm in (gm, ana):
+        await comm.disconnect()

@@ -244,3 +244,19 @@ REQUESTS = {
     "action-dice": {"action_dice": 1, "skill_dice": 1},
     "roll-and-keep": {"roll": 3, "keep": 2, "difficulty": 6},
 }
+
+
+def test_outside_rounds_a_character_point_lasts_one_roll(gm):
+    _, (sera,), (ana,), gm_at = setup_table(gm, "d6-chance", {"Sera": {"character_points": 3}})
+    first = make_roll(
+        seat_id=ana.pk, request={"dice": 3, "character_point": True}, character=sera.pk
+    )
+    later = [make_roll(seat_id=ana.pk, request={"dice": 3}, character=sera.pk) for _ in "ab"]
+    assert first.data["request"]["character_point"]
+    assert not any(r.data["request"]["character_point"] for r in later)
+    assert amount(sera, "character_points") == 2
+    # Once the GM runs rounds, a point lasts the round.
+    send(gm_at, "round.new")
+    make_roll(seat_id=ana.pk, request={"dice": 3, "character_point": True}, character=sera.pk)
+    again = make_roll(seat_id=ana.pk, request={"dice": 3}, character=sera.pk)
+    assert again.data["request"]["character_point"] and amount(sera, "character_points") == 1

@@ -14,7 +14,8 @@ export function room(t) {
   t.resets.push(() => { if (cp) cp.checked = false; });
   t.check("long_action", "A long action (a character point lasts this roll only)");
   // A point spent this round: the character's rolls are doubled until the GM's next round.
-  const active = (c) => c != null && (t.table.character_points || {})[c] === (t.table.round || 0);
+  // Outside rounds (the GM has started none) a point lasts the one roll it is spent on.
+  const active = (c) => c != null && !!t.table.round && (t.table.character_points || {})[c] === t.table.round;
   return {
     draw() {
       drawResources(t, list, {character_points: "Character points"}, (c, [points]) => {
@@ -33,7 +34,8 @@ export function room(t) {
         cp.disabled = true;
         return;
       }
-      note.textContent = c == null ? "choose who rolls" : `${t.name(c)} has ${t.amount(c, "character_points")} left`;
+      const lasts = t.table.round ? "" : "; no round yet: a point lasts this roll";
+      note.textContent = c == null ? "choose who rolls" : `${t.name(c)} has ${t.amount(c, "character_points")} left${lasts}`;
       cp.disabled = !(c && t.amount(c, "character_points"));
       if (cp.disabled && cp.checked) {
         cp.checked = false;

@@ -68,6 +68,26 @@ def need_character(ctx: RollContext, what: str) -> Character:
     return ctx.character
 
 
+def whose_roll(ctx: RollContext) -> Character:
+    """At a table whose every roll is some character's: the character named, else the seat's
+    only one (set on ``ctx``, so the roll records it); refused when there is none to take."""
+    if ctx.character is not None:
+        return ctx.character
+    if not ctx.seat.is_gm:
+        mine = list(ctx.seat.characters.all()[:2])
+        if len(mine) == 1:
+            ctx.character = mine[0]
+            return mine[0]
+        if mine:
+            raise invalid("name the character who rolls: you play more than one", field="character")
+        raise invalid(
+            "every roll at this table is a character's: sit down with one", field="character"
+        )
+    raise invalid(
+        "name the character who rolls: every roll at this table is one's", field="character"
+    )
+
+
 def hidden_as_roll(ctx: RollContext) -> dict[str, Any]:
     """What a roll spends tells of its request (a luck die, protected dice, action dice): a
     spend for a hidden roll is as hidden as the roll, and so is what it moves of the counts

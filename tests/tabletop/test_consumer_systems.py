@@ -258,3 +258,19 @@ async def test_d6_outside_rounds_a_character_point_lasts_one_roll_over_the_socke
         assert later["data"]["request"]["character_point"] is False
     for comm in (gm, ana):
         await comm.disconnect()
+
+
+async def test_action_dice_a_roll_naming_nobody_pays_from_the_seats_character_over_the_socket():
+    t = await table("action-dice", {"Nadia": {"action_dice": 1}})
+    gm, [(ana, _)] = await seats(t)
+    await ask(gm, {"type": "round.new", "ref": "n"})
+    roll = {"type": "roll", "request": {"action_dice": 1, "skill_dice": 1}}
+    first = await ask(ana, {**roll, "ref": "a"})
+    assert first["data"]["character"]["id"] == t["chars"][0].pk
+    assert (await ask(ana, {**roll, "ref": "b"}))["code"] == "conflict"
+    attack = {**roll, "ref": "c", "request": {"action_dice": 0, "skill_dice": 1}, "group_extra": 3}
+    assert (await ask(ana, attack))["code"] == "conflict"
+    nobody = await ask(gm, {**roll, "ref": "d"})
+    assert (nobody["code"], nobody["field"]) == ("invalid", "character")
+    for comm in (gm, ana):
+        await comm.disconnect()

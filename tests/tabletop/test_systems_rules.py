@@ -260,3 +260,34 @@ def test_outside_rounds_a_character_point_lasts_one_roll(gm):
     make_roll(seat_id=ana.pk, request={"dice": 3, "character_point": True}, character=sera.pk)
     again = make_roll(seat_id=ana.pk, request={"dice": 3}, character=sera.pk)
     assert again.data["request"]["character_point"] and amount(sera, "character_points") == 1
+
+
+def test_every_action_dice_roll_is_some_characters_and_pays_from_its_round_dice(gm):
+    session, (nadia, kit), (ana, bo), gm_at = setup_table(
+        gm, "action-dice", {"Nadia": {"action_dice": 2}, "Kit": {"action_dice": 2}}
+    )
+    request = {"action_dice": 2, "skill_dice": 1}
+    # Outside rounds too the roll is the character's (no round dice to pay from then).
+    assert make_roll(seat_id=ana.pk, request=request).data["character"]["id"] == nadia.pk
+    send(gm_at, "round.new")
+    # Naming nobody, the seat's only character rolls and pays.
+    roll = make_roll(seat_id=ana.pk, request=request)
+    assert roll.data["character"] == {"id": nadia.pk, "name": "Nadia"}
+    assert Pool.objects.get(character=nadia, kind=PoolKind.ROUND_DICE).remaining == 0
+    before = GameSession.objects.get(pk=session.pk).last_seq
+    group = {"action_dice": 1, "skill_dice": 1}
+    assert code(lambda: make_roll(seat_id=ana.pk, request=request)) == "conflict"
+    attack = dict(request=group, options={"group_extra": 3})
+    assert code(lambda: make_roll(seat_id=ana.pk, **attack)) == "conflict"
+    assert GameSession.objects.get(pk=session.pk).last_seq == before  # nothing stored
+    # A seat with several characters names one; the GM always names one.
+    bo.characters.add(nadia)
+    with pytest.raises(ServiceError) as several:
+        make_roll(seat_id=bo.pk, request=group)
+    assert several.value.field == "character"
+    with pytest.raises(ServiceError) as nobody:
+        make_roll(seat_id=gm_at.pk, request=group)
+    assert nobody.value.field == "character"
+    assert make_roll(seat_id=bo.pk, request=group, character=kit.pk).data["character"]["id"] == (
+        kit.pk
+    )

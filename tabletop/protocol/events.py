@@ -428,10 +428,19 @@ CATALOGUE: tuple[EventType, ...] = (
     EventType(
         "pool",
         "round",
-        (ACTION, _int("round", min=1), TABLE, POOLS, TEXT),
+        (
+            ACTION,
+            _int("round", min=1),
+            DICE,
+            CLIENT_SEED,
+            _obj("discord", help="the Discord Die rolled as the round began (discordian)"),
+            TABLE,
+            POOLS,
+            TEXT,
+        ),
         PUBLIC,
         "everyone",
-        "a new round: action dice reset, defenses start over",
+        "a new round: action dice reset, defenses start over, the Discord Die rolled",
     ),
     EventType(
         "pool",

@@ -17,7 +17,14 @@ from ..models import Character, Event, GameSession, Seat, SeatRole
 from ..models.pools import Pool, PoolKind
 from ..services.errors import conflict, invalid
 from ..services.pools import pools_changed, take_dice
-from .base import begin_command, need_character, roll_change, save_table_state, whose_roll
+from .base import (
+    Begun,
+    begin_command,
+    need_character,
+    roll_change,
+    save_table_state,
+    whose_roll,
+)
 from .registry import RollContext, TableSystem
 
 MAX_RESTRICTED = 20
@@ -59,7 +66,7 @@ def _deal(seat: Seat, characters: list[Character], *, fresh: bool = True) -> lis
     return changed
 
 
-def _new_round(session: GameSession, state: dict[str, Any]) -> tuple[list[int], str]:
+def _new_round(session: GameSession, state: dict[str, Any], *, seq: int) -> Begun:
     """Every seated character's dice reset, and the NPCs' (every other character of the
     campaign, run by the GM); defenses start over."""
     state["defense"] = {}
@@ -71,7 +78,7 @@ def _new_round(session: GameSession, state: dict[str, Any]) -> tuple[list[int], 
     npcs = list(Character.objects.filter(campaign_id=session.campaign_id).exclude(pk__in=seated))
     if npcs:
         changed += _deal(session.seats.get(role=SeatRole.GM), npcs)
-    return changed, "action dice reset"
+    return Begun(dealt=changed, words="action dice reset")
 
 
 def _text(value: Any, field: str) -> str:

@@ -11,6 +11,7 @@ from rules.engines.schema import Field
 from ..models import GameSession
 from ..services.pools import resource_names
 from .base import (
+    Begun,
     ResourceUse,
     begin_command,
     need_character,
@@ -85,10 +86,10 @@ class D6ChanceTable(TableSystem):
         return request
 
 
-def _new_round(session: GameSession, state: dict[str, Any]) -> tuple[list[int], str]:
+def _new_round(session: GameSession, state: dict[str, Any], *, seq: int) -> Begun:
     """Character points spent last round are used up."""
     had = bool(state.pop("character_points", None))
-    return [], "character points from the last round are used up" if had else ""
+    return Begun(words="character points from the last round are used up" if had else "")
 
 
 table = D6ChanceTable()

@@ -19,6 +19,7 @@ from ..services.events import change
 from ..services.pools import ensure_resources, resource_names, spend_resource
 from .base import (
     CLIENT_SEED,
+    Begun,
     ResourceUse,
     begin_command,
     gm_session,
@@ -129,9 +130,43 @@ table = DiscordianTable()
 # --- the Discord Die, rounds and scenes -----------------------------------------------------
 
 
+def _rolled(
+    session: GameSession, state: dict[str, Any], *, seq: int, client_seed: str
+) -> dict[str, Any]:
+    """Roll the Discord Die from the fair stream at ``seq`` into ``state``: what the event
+    carries (the dice, verifiable like a roll's, and the die's new state)."""
+    rolled = rules.roll_discord_die(FairStream(bytes(session.server_seed), client_seed, seq))
+    state["discord"] = {
+        "value": rolled["value"],
+        "wandered": rolled["wandered"],
+        "mode": _mode(session),
+        "seq": seq,
+        "scene": int(state.get("scene") or 0),
+        "round": int(state.get("round") or 0),
+    }
+    return {
+        "dice": rolled["dice"],
+        "client_seed": client_seed,
+        "discord": state["discord"],
+        "said": rolled["text"],
+    }
+
+
+def _away(session: GameSession, discord: dict[str, Any], scene: int) -> str:
+    """Why a wandered Discord Die cannot be rolled now ("" when it can)."""
+    if not discord.get("wandered"):
+        return ""
+    if _mode(session) == "scene":
+        return "the Discord Die wandered off: it is gone for the adventure"
+    if discord.get("scene") == scene:
+        return "the Discord Die wandered off: it is gone until the next scene"
+    return ""
+
+
 def roll_discord_die(*, seat_id: int, client_seed: str = "") -> Event:
-    """The GM rolls the Discord Die: once a round (once a scene in scene mode). A die that
-    wanders off stays away until the next scene (in scene mode, for the rest of the
+    """The GM rolls the Discord Die: once a scene in scene mode; in round mode it is rolled as
+    each round begins (``round.new``), and by this command only outside rounds, once. A die
+    that wanders off stays away until the next scene (in scene mode, for the rest of the
     adventure)."""
     seat = seat_of(seat_id)
     with change():
@@ -140,60 +175,48 @@ def roll_discord_die(*, seat_id: int, client_seed: str = "") -> Event:
         state = dict(session.table_state or {})
         current = _discord(state)
         scene, round_ = int(state.get("scene") or 0), int(state.get("round") or 0)
-        if current.get("wandered"):
-            if mode == "scene":
-                raise conflict("the Discord Die wandered off: it is gone for the adventure")
-            if current.get("scene") == scene:
-                raise conflict("the Discord Die wandered off: it is gone until the next scene")
+        away = _away(session, current, scene)
+        if away:
+            raise conflict(away)
         if current.get("scene") == scene and (mode == "scene" or current.get("round") == round_):
             unit = "scene" if mode == "scene" else "round"
             raise conflict(
                 f"the Discord Die is rolled once a {unit}: start a new {unit} to roll again"
             )
-        rolled = rules.roll_discord_die(FairStream(bytes(session.server_seed), client_seed, seq))
-        state["discord"] = {
-            "value": rolled["value"],
-            "wandered": rolled["wandered"],
-            "mode": mode,
-            "seq": seq,
-            "scene": scene,
-            "round": round_,
-        }
+        rolled = _rolled(session, state, seq=seq, client_seed=client_seed)
         save_table_state(session, state)
+        said = rolled.pop("said")
         return seat_change(
-            seat,
-            seq,
-            data={
-                "action": "discord",
-                "dice": rolled["dice"],
-                "client_seed": client_seed,
-                "discord": state["discord"],
-                "table": state,
-                "text": rolled["text"],
-            },
+            seat, seq, data={"action": "discord", **rolled, "table": state, "text": said}
         )
 
 
-def _new_round(session: GameSession, state: dict[str, Any]) -> tuple[list[int], str]:
-    """In round mode the last round's Discord Die no longer applies; a wandered die stays
-    away."""
+def _new_round(
+    session: GameSession, state: dict[str, Any], *, seq: int, client_seed: str = ""
+) -> Begun:
+    """In round mode the GM rolls the Discord Die as the round begins (last round's no longer
+    applies); a die that wandered off this scene stays away."""
+    if _mode(session) != "round":
+        return Begun()
     discord = _discord(state)
-    if _mode(session) == "round" and discord.get("value") is not None:
+    away = _away(session, discord, int(state.get("scene") or 0))
+    if away:
         state["discord"] = {**discord, "value": None}
-        return [], "the GM rolls a new Discord Die"
-    return [], ""
+        return Begun(words="the Discord Die is still away (it wandered off this scene)")
+    rolled = _rolled(session, state, seq=seq, client_seed=client_seed)
+    return Begun(words=rolled.pop("said"), data=rolled)
 
 
-def _new_scene(session: GameSession, state: dict[str, Any]) -> tuple[list[int], str]:
+def _new_scene(session: GameSession, state: dict[str, Any], *, seq: int) -> Begun:
     """A new scene: a Discord Die to roll again, and one that wandered off comes back (not
     in scene mode, where it is gone for the adventure)."""
     discord = _discord(state)
     if not discord:
-        return [], ""
+        return Begun()
     if _mode(session) == "scene" and discord.get("wandered"):
-        return [], "the Discord Die is still gone"
+        return Begun(words="the Discord Die is still gone")
     state["discord"] = {**discord, "value": None, "wandered": False}
-    return [], "the Discord Die comes back to the table"
+    return Begun(words="the Discord Die comes back to the table")
 
 
 # --- Luck and Instant Karma -----------------------------------------------------------------
@@ -258,7 +281,12 @@ commands = (
         "roll the Discord Die (once a round, or once a scene in scene mode)",
         gm_only=True,
     ),
-    begin_command("round", _new_round, "a new round: a new Discord Die to roll (round mode)"),
+    begin_command(
+        "round",
+        _new_round,
+        "a new round: in round mode the GM's Discord Die is rolled as it begins",
+        fields=(CLIENT_SEED,),
+    ),
     begin_command("scene", _new_scene, "a new scene: a wandered Discord Die comes back"),
     resource_spend_command(USES),
     resource_award_command(tuple(resource_names(table.id))),

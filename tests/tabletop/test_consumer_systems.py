@@ -274,3 +274,17 @@ async def test_action_dice_a_roll_naming_nobody_pays_from_the_seats_character_ov
     assert (nobody["code"], nobody["field"]) == ("invalid", "character")
     for comm in (gm, ana):
         await comm.disconnect()
+
+
+async def test_discordian_the_discord_die_is_rolled_as_the_round_begins_over_the_socket():
+    t = await table("discordian", {"Eris": {"hero_dice": ["d6"]}})
+    gm, [(ana, _)] = await seats(t)
+    began = await ask(gm, {"type": "round.new", "ref": "r", "client_seed": "mine"})
+    assert began["data"]["dice"][0]["die"] == "d20" and began["data"]["client_seed"] == "mine"
+    assert began["data"]["table"]["discord"]["round"] == 1
+    assert (await ask(gm, {"type": "discord.roll", "ref": "d"}))["code"] == "conflict"
+    seen = await ask(ana, {"type": "roll", "ref": "x", "character": t["chars"][0].pk,
+                           "request": {"pool": ["d6"]}})  # fmt: skip
+    assert seen["data"]["request"]["discord"] == began["data"]["discord"]["value"]
+    for comm in (gm, ana):
+        await comm.disconnect()

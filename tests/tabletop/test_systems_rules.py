@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from rules.engines import FairStream
 from tabletop.models import Character, Event, GameSession
 from tabletop.models.pools import Pool, PoolKind
 from tabletop.services.errors import ServiceError
@@ -36,9 +37,8 @@ def test_the_discord_die_is_rolled_once_a_round_or_scene_not_at_will(gm, mode):
     send(gm_at, "discord.roll", client_seed="a")
     assert code(lambda: send(gm_at, "discord.roll", client_seed="b")) == "conflict"
     send(gm_at, "round.new")
-    if mode == "round":
-        assert table_state(session)["discord"]["value"] is None  # last round's no longer applies
-        send(gm_at, "discord.roll", client_seed="c")
+    if mode == "round":  # rolled as the round began: not again this round
+        assert code(lambda: send(gm_at, "discord.roll", client_seed="c")) == "conflict"
     else:
         assert code(lambda: send(gm_at, "discord.roll", client_seed="c")) == "conflict"
         send(gm_at, "scene.new")
@@ -54,11 +54,33 @@ def test_a_wandered_discord_die_stays_away_until_the_next_scene(gm, mode):
     GameSession.objects.filter(pk=session.pk).update(table_state={"discord": gone})
     send(gm_at, "round.new")
     assert code(lambda: send(gm_at, "discord.roll")) == "conflict"
+    assert table_state(session)["discord"]["value"] is None
     send(gm_at, "scene.new")
     if mode == "round":
         send(gm_at, "discord.roll")
     else:  # in scene mode it is gone for the adventure
         assert code(lambda: send(gm_at, "discord.roll")) == "conflict"
+
+
+def test_in_round_mode_the_discord_die_is_rolled_as_the_round_begins(gm):
+    session, (eris,), (ana,), gm_at = setup_table(gm, "discordian", {"Eris": {"hero_dice": ["d6"]}})
+    send(gm_at, "discord.roll", client_seed="a")  # before any round: once
+    for number in (1, 2):
+        began = send(gm_at, "round.new", client_seed=f"r{number}")
+        stream = FairStream(bytes(session.server_seed), f"r{number}", began.seq)
+        assert began.data["dice"][0]["value"] == stream.roll(20)
+        discord = table_state(session)["discord"]
+        assert (discord["seq"], discord["round"]) == (began.seq, number)
+        assert began.data["discord"] == discord
+        if discord["value"] is not None:
+            roll = make_roll(seat_id=ana.pk, request={"pool": ["d6"]}, character=eris.pk)
+            assert roll.data["request"]["discord"] == discord["value"]
+    # In scene mode the round leaves the scene's die as it is.
+    session.campaign.settings = {"discord_mode": "scene"}
+    session.campaign.save()
+    before = table_state(session)["discord"]
+    assert "dice" not in send(gm_at, "round.new").data
+    assert table_state(session)["discord"] == before
 
 
 # --- d6-chance ------------------------------------------------------------------------------

@@ -118,7 +118,7 @@ export async function dashboard(ctx) {
       face.textContent = !discord ? "none" : discord.wandered ? "wandered off" : discord.value == null ? "to roll" : String(discord.value);
       $("discord-mode").textContent = mode === "scene"
         ? "Scene mode: one Discord Die a scene; if it wanders off, it is gone for the adventure."
-        : "Round mode: one Discord Die a round; if it wanders off, it is gone until the next scene.";
+        : "Round mode: the Discord Die is rolled as each round begins (before the first round, with this button); if it wanders off, it is gone until the next scene.";
       // Once a round (or scene), not at will; a wandered die waits for a new scene.
       const scene = table.scene || 0;
       const rolled = discord && discord.scene === scene && (mode === "scene" || discord.round === (table.round || 0));

@@ -363,6 +363,15 @@ CATALOGUE: tuple[EventType, ...] = (
     ),
     EventType(
         "pool",
+        "bonus",
+        (ACTION, CHARACTER, _int("count"), POOLS, TEXT),
+        PUBLIC,
+        "everyone",
+        "the GM awarded a character bonus dice for its next roll (a negative `count` took back "
+        "those not rolled yet)",
+    ),
+    EventType(
+        "pool",
         "lucky-break",
         (ACTION, SEAT, _int("given_up", min=0), POOLS, TEXT),
         PUBLIC,

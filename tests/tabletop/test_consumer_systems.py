@@ -10,7 +10,7 @@ from channels.db import database_sync_to_async
 from rules.engines import FairStream
 from tabletop.models import GameSession
 
-from .test_consumer_pools import ask, seats, table
+from .test_consumer_pools import ask, drain, seats, table
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
@@ -288,3 +288,107 @@ async def test_discordian_the_discord_die_is_rolled_as_the_round_begins_over_the
     assert seen["data"]["request"]["discord"] == began["data"]["discord"]["value"]
     for comm in (gm, ana):
         await comm.disconnect()
+
+
+async def test_discordian_a_pvp_opponents_protection_is_charged_over_the_socket():
+    t = await table(
+        "discordian",
+        {"Eris": {"hero_dice": ["d6"]}, "Bob": {"hero_dice": ["d6"], "instant_karma": 1}},
+    )
+    gm, [(ana, _), (bo, _)] = await seats(t)
+    eris, bob = (c.pk for c in t["chars"])
+    roll = {"type": "roll", "character": eris,
+            "request": {"pool": ["d6"], "opponent": {"pool": ["d6"], "protect": 1}}}  # fmt: skip
+    unnamed = await ask(gm, {**roll, "ref": "a"})
+    assert (unnamed["code"], unnamed["field"]) == ("invalid", "opponent_character")
+    named = {**roll, "opponent_character": bob}
+    assert (await ask(ana, {**named, "ref": "b"}))["code"] == "forbidden"  # not Ana's to spend
+    twice = {**named, "request": {"pool": ["d6"], "opponent": {"pool": ["d6"], "protect": 2}}}
+    assert (await ask(gm, {**twice, "ref": "c"}))["code"] == "conflict"  # Bob holds 1
+    assert (await ask(gm, {**named, "ref": "d"}))["kind"] == "roll"
+    for comm in (gm, ana, bo):
+        await comm.disconnect()
+
+
+async def test_discordian_pool_infinite_fives_and_luck_dice_from_the_sheet_over_the_socket():
+    sheet = {"hero_dice": ["d6"], "luck_die": "d8", "instant_karma": 2}
+    t = await table("discordian", {"Eris": sheet})
+    gm, [(ana, _)] = await seats(t)
+    roll = {"type": "roll", "character": t["chars"][0].pk}
+    cheat = {"pool": ["d6", "d8", "d8", "d12", "d12"], "infinite_fives": True}
+    refused = await ask(ana, {**roll, "ref": "a", "request": cheat})
+    assert (refused["code"], refused["field"]) == ("invalid", "request.pool")
+    fives = await ask(
+        ana, {**roll, "ref": "b", "request": {"pool": ["d6"], "infinite_fives": True}}
+    )
+    assert (fives["code"], fives["field"]) == ("invalid", "request.infinite_fives")
+    too_many = await ask(ana, {**roll, "ref": "c", "request": {"pool": ["d6"]}, "luck_dice": 3})
+    assert too_many["code"] == "conflict"
+    lucky = await ask(ana, {**roll, "ref": "d", "request": {"pool": ["d6"]}, "luck_dice": 2})
+    assert lucky["data"]["request"]["pool"] == ["d6", "d8", "d8"]
+    for comm in (gm, ana):
+        await comm.disconnect()
+
+
+@database_sync_to_async
+def seed_for_d6(code: str, value: int) -> str:
+    """A client seed whose next roll's first d6 shows ``value``."""
+    session = GameSession.objects.get(invite_code=code)
+    seq, server_seed = session.last_seq + 1, bytes(session.server_seed)
+    return next(
+        f"d{i}" for i in range(3000) if FairStream(server_seed, f"d{i}", seq).roll(6) == value
+    )
+
+
+async def test_a_hidden_protected_roll_looks_the_same_to_others_over_the_socket():
+    """Bo (no part in Ana's hidden roll) receives the same events, in number and kind, whether
+    or not a die of it met the Discord Die; and the same after the GM's next award."""
+    seen = []
+    for shows in (3, 4):  # the Discord Die is 3: the d6 meets it, or not
+        t = await table(
+            "discordian",
+            {"Eris": {"hero_dice": ["d6"], "instant_karma": 2}, "Bob": {"hero_dice": ["d6"]}},
+        )
+        await database_sync_to_async(
+            lambda t=t: GameSession.objects.filter(pk=t["session"].pk).update(
+                table_state={"discord": {"value": 3}}
+            )
+        )()
+        gm, [(ana, _), (bo, _)] = await seats(t)
+        eris = t["chars"][0].pk
+        seed = await seed_for_d6(t["code"], shows)
+        roll = await ask(ana, {"type": "roll", "ref": "r", "character": eris, "visibility": "gm",
+                               "client_seed": seed,
+                               "request": {"pool": ["d6"], "protect": 1}})  # fmt: skip
+        award = await ask(gm, {"type": "resource.award", "ref": "a", "character": eris,
+                               "name": "instant_karma"})  # fmt: skip
+        events = []
+        while not events or events[-1]["seq"] < award["seq"]:
+            message = await bo.receive_json_from(timeout=5)
+            if message["type"] == "event" and message["seq"] >= roll["seq"]:
+                events.append(message)
+        await drain(bo)
+        seen.append(  # the two tables' ids differ: what they show, amounts included
+            [
+                (
+                    e["seq"] - roll["seq"],
+                    e["kind"],
+                    e["visibility"],
+                    e["data"].get("hidden"),
+                    e["data"].get("text"),
+                    [r["amount"] for r in e["data"].get("resources") or ()],
+                )
+                for e in events
+            ]
+        )
+        for comm in (gm, ana, bo):
+            await comm.disconnect()
+        rename = t["gm"].username + f"-{shows}"  # the next table's GM takes the name
+        await database_sync_to_async(
+            lambda t=t, name=rename: (
+                type(t["gm"]).objects.filter(pk=t["gm"].pk).update(username=name)
+            )
+        )()
+    met, missed = seen
+    assert met == missed
+    assert [e[1:3] for e in met][:3] == [("roll", "gm"), ("pool", "gm"), ("pool", "gm")]

@@ -83,6 +83,131 @@ def test_in_round_mode_the_discord_die_is_rolled_as_the_round_begins(gm):
     assert table_state(session)["discord"] == before
 
 
+def test_a_pvp_opponents_protection_costs_the_opponents_instant_karma(gm):
+    sheets = {
+        "Eris": {"hero_dice": ["d6"], "instant_karma": 1},
+        "Bob": {"hero_dice": ["d6"], "instant_karma": 1},
+    }
+    session, (eris, bob), (ana, _), gm_at = setup_table(gm, "discordian", sheets)
+    GameSession.objects.filter(pk=session.pk).update(table_state={"discord": {"value": 3}})
+    guarded = {"pool": ["d6"], "opponent": {"pool": ["d6"], "protect": 2}}
+    # Whose Instant Karma would it be? The roll must name the opponent's character.
+    with pytest.raises(ServiceError) as unnamed:
+        make_roll(seat_id=gm_at.pk, request=guarded, character=eris.pk)
+    assert unnamed.value.field == "opponent_character"
+    versus = {"opponent_character": bob.pk}
+    # Bob holds 1 Instant Karma: protecting 2 dice is refused before any die is drawn.
+    assert (
+        code(
+            lambda: make_roll(seat_id=gm_at.pk, request=guarded, character=eris.pk, options=versus)
+        )
+        == "conflict"
+    )
+    # Ana cannot spend Bob's Instant Karma; Bob's player (or the GM) can.
+    once = {"pool": ["d6"], "opponent": {"pool": ["d6"], "protect": 1}}
+    assert (
+        code(lambda: make_roll(seat_id=ana.pk, request=once, character=eris.pk, options=versus))
+        == "forbidden"
+    )
+    seq = GameSession.objects.get(pk=session.pk).last_seq + 1
+    server_seed = bytes(session.server_seed)
+    seed = next(  # Eris's d6 shows 4, Bob's shows 3: the Discord Die meets Bob's
+        f"p{i}"
+        for i in range(20000)
+        if (lambda d: d.roll(6) == 4 and d.roll(6) == 3)(FairStream(server_seed, f"p{i}", seq))
+    )
+    roll = make_roll(
+        seat_id=gm_at.pk, request=once, character=eris.pk, options=versus, client_seed=seed
+    )
+    assert roll.data["opponent"]["protected"] == 1
+    assert (amount(bob, "instant_karma"), amount(eris, "instant_karma")) == (0, 1)
+    spend = Event.objects.get(session=session, kind="pool", data__use="protect")
+    assert spend.data["character"]["id"] == bob.pk and spend.data["amount"] == 1
+
+
+def test_a_characters_roll_is_checked_against_its_sheet(gm):
+    sheets = {
+        "Eris": {
+            "hero_dice": ["d6", "d8"],
+            "tropes": {"Trickster": 8},
+            "trademarks": {"Lockpicks": 6},
+            "luck_die": "d10",
+            "instant_karma": 0,
+        },
+        "Bob": {"hero_dice": ["d6"], "infinite_fives": True},
+    }
+    session, (eris, bob), (ana, bo), gm_at = setup_table(gm, "discordian", sheets)
+    before = GameSession.objects.get(pk=session.pk).last_seq
+
+    def roll(request, seat=ana, who=eris, **options):
+        return make_roll(seat_id=seat.pk, request=request, character=who.pk, options=options)
+
+    def refused(request, seat=ana, who=eris, **options):
+        with pytest.raises(ServiceError) as err:
+            roll(request, seat, who, **options)
+        return err.value.code, err.value.field
+
+    # The reproduced cheat: one character's pool and Infinite Fives taken as given.
+    cheat = {"pool": ["d6", "d8", "d8", "d12", "d12"], "infinite_fives": True}
+    assert refused(cheat) == ("invalid", "request.pool")
+    assert refused({"pool": ["d6"]}) == ("invalid", "request.pool")  # every Hero Die
+    assert refused({"pool": ["d6", "d8", "d8", "d8"]}) == ("invalid", "request.pool")
+    assert refused({"pool": ["d6", "d8"], "infinite_fives": True}) == (
+        "invalid",
+        "request.infinite_fives",
+    )
+    # Luck dice cost 1 Instant Karma each: Eris has none.
+    assert refused({"pool": ["d6", "d8"]}, luck_dice=1) == ("conflict", None)
+    # The GM's roll for Eris is checked the same way.
+    assert refused(cheat, seat=gm_at) == ("invalid", "request.pool")
+    assert GameSession.objects.get(pk=session.pk).last_seq == before  # nothing stored
+    # What the sheet allows: Hero Dice, a trope die, a trademark die; its own luck die.
+    full = roll({"pool": ["d8", "d6", "d8", "d6"], "luck_die": "d12"})
+    assert full.data["request"]["luck_die"] == "d10"
+    assert roll({"pool": ["d6"], "infinite_fives": True}, seat=bo, who=bob).data["infinite_fives"]
+    # The GM's roll for nobody (an NPC's pool as the GM makes it) is the GM's.
+    free = make_roll(seat_id=gm_at.pk, request=cheat)
+    assert free.data["request"]["pool"] == cheat["pool"]
+
+
+def test_several_luck_dice_at_one_instant_karma_each(gm):
+    session, (eris,), (ana,), _ = setup_table(
+        gm, "discordian", {"Eris": {"hero_dice": ["d6"], "luck_die": "d8", "instant_karma": 3}}
+    )
+    roll = make_roll(
+        seat_id=ana.pk, request={"pool": ["d6"]}, character=eris.pk, options={"luck_dice": 3}
+    )
+    assert roll.data["request"]["pool"] == ["d6", "d8", "d8", "d8"]
+    assert amount(eris, "instant_karma") == 0
+    spend = Event.objects.get(session=session, seq=roll.seq - 1)
+    assert (spend.data["use"], spend.data["amount"]) == ("add-luck-die", 3)
+    with pytest.raises(ServiceError) as err:
+        make_roll(
+            seat_id=ana.pk, request={"pool": ["d6"]}, character=eris.pk, options={"luck_dice": 1}
+        )
+    assert err.value.code == "conflict"
+
+
+def test_the_gms_bonus_dice_join_the_characters_next_roll(gm):
+    _, (eris,), (ana,), gm_at = setup_table(gm, "discordian", {"Eris": {"hero_dice": ["d6"]}})
+    assert code(lambda: send(ana, "bonus.award", character=eris.pk, dice=["d8"])) == "forbidden"
+    award = send(gm_at, "bonus.award", character=eris.pk, dice=["d8", "d12", "d8"])
+    assert award.data["count"] == 3 and award.visibility == "public"
+    stacks = Pool.objects.filter(character=eris, kind=PoolKind.BONUS_DICE)
+    assert {(s.sides, s.remaining, s.seat_id) for s in stacks} == {(8, 2, ana.pk), (12, 1, ana.pk)}
+    first = make_roll(seat_id=ana.pk, request={"pool": ["d6"]}, character=eris.pk)
+    assert sorted(first.data["request"]["pool"]) == ["d12", "d6", "d8", "d8"]
+    assert sum(s.remaining for s in stacks.all()) == 0
+    nxt = make_roll(seat_id=ana.pk, request={"pool": ["d6"]}, character=eris.pk)
+    assert nxt.data["request"]["pool"] == ["d6"]
+    send(gm_at, "bonus.award", character=eris.pk, dice=["d4"])
+    send(gm_at, "bonus.take-back", character=eris.pk)
+    assert make_roll(seat_id=ana.pk, request={"pool": ["d6"]}, character=eris.pk).data["request"][
+        "pool"
+    ] == ["d6"]
+    assert code(lambda: send(gm_at, "bonus.take-back", character=eris.pk)) == "conflict"
+
+
 # --- d6-chance ------------------------------------------------------------------------------
 
 
@@ -222,7 +347,7 @@ AFTER_THE_END = [
     ("zoria", "pool.spend", {"effect": "insight", "note": "x"}),
     ("zoria", "pool.award", {"seat": 0}),
     ("zoria", "pool.undo-award", {}),
-    ("zoria", "pool.refund", {"seat": 0}),
+    ("zoria", "pool.refund", {"roll": 1}),
     ("zoria", "pool.lucky-break", {}),
     ("zoria", "roll.close", {"roll": 1}),
     ("discordian", "discord.roll", {}),
@@ -230,6 +355,8 @@ AFTER_THE_END = [
     ("discordian", "scene.new", {}),
     ("discordian", "resource.spend", {"character": 0, "use": "extra-success", "roll": 1}),
     ("discordian", "resource.award", {"character": 0, "name": "luck"}),
+    ("discordian", "bonus.award", {"character": 0, "dice": ["d8"]}),
+    ("discordian", "bonus.take-back", {"character": 0}),
     ("d6-chance", "round.new", {}),
     ("d6-chance", "resource.spend", {"character": 0, "use": "survive"}),
     ("d6-chance", "resource.award", {"character": 0, "name": "character_points"}),

@@ -106,6 +106,10 @@ def _spend_line(data: Mapping[str, Any], actor: str) -> str:
     words = USE_WORDS.get(str(data.get("use")), "")
     if data.get("use") == "extra-success" and amount != 1:
         words = f"for {amount} extra successes"
+    if data.get("use") == "add-luck-die" and amount != 1:
+        words = f"for {amount} luck dice"
+    if data.get("use") == "protect" and not amount:
+        return f"{who}'s protection shielded no die from the Discord Die: nothing to pay"
     line = f"{who} spends {amount} {_resource_words(name, amount)}"
     return f"{line} {words}".strip() if words else line
 

@@ -440,3 +440,18 @@ def test_every_action_dice_roll_is_some_characters_and_pays_from_its_round_dice(
     assert make_roll(seat_id=bo.pk, request=group, character=kit.pk).data["character"]["id"] == (
         kit.pk
     )
+
+
+def test_after_the_end_no_roll_option_spends_anything(gm):
+    sheets = {"Eris": {"hero_dice": ["d6"], "instant_karma": 3}, "Bob": {"instant_karma": 3}}
+    session, (eris, bob), (ana, _), gm_at = setup_table(gm, "discordian", sheets)
+    send(gm_at, "bonus.award", character=eris.pk, dice=["d8"])
+    end_session(session_id=session.pk)
+    before = GameSession.objects.get(pk=session.pk).last_seq
+    pvp = {"pool": ["d6"], "protect": 1, "opponent": {"pool": ["d6"], "protect": 1}}
+    for seat, options in ((ana, {"luck_dice": 2}), (gm_at, {"opponent_character": bob.pk})):
+        with pytest.raises(ServiceError) as ended:
+            make_roll(seat_id=seat.pk, request=pvp, character=eris.pk, options=options)
+        assert ended.value.code == "conflict"
+    assert GameSession.objects.get(pk=session.pk).last_seq == before
+    assert (amount(eris, "instant_karma"), amount(bob, "instant_karma")) == (3, 3)

@@ -289,6 +289,7 @@ CATALOGUE: tuple[EventType, ...] = (
             _int("successes", help="the roll's new successes (an extra success)"),
             _int("net", help="the roll's new net result (an extra success)"),
             Field("costly_avoided", "bool", help="the roll's costly success is avoided"),
+            _int("lasts_round", min=1, help="the round a character point doubles (d6-chance)"),
             TEXT,
         ),
         ANY,

@@ -97,8 +97,11 @@ def hidden_as_roll(ctx: RollContext) -> dict[str, Any]:
     return {"visibility": ctx.visibility, "owner": ctx.seat}
 
 
-def spend_for_roll(ctx: RollContext, *, name: str, amount: int, use: str, text: str) -> Event:
-    """A character's resource spent on the roll being made (an event before the roll)."""
+def spend_for_roll(
+    ctx: RollContext, *, name: str, amount: int, use: str, text: str, **more: Any
+) -> Event:
+    """A character's resource spent on the roll being made (an event before the roll, as
+    hidden as the roll; ``more``: what else the event records)."""
     character = need_character(ctx, f"spends {name.replace('_', ' ')}")
     row = spend_resource(character=character, name=name, amount=amount)
     return roll_change(
@@ -109,6 +112,7 @@ def spend_for_roll(ctx: RollContext, *, name: str, amount: int, use: str, text: 
             "character": {"id": character.pk, "name": character.name},
             "amount": amount,
             "resources": [resource_snapshot(row)],
+            **more,
             "text": text,
         },
     )

@@ -8,16 +8,14 @@ from typing import Any
 
 from rules.engines.schema import Field
 
-from ..models import GameSession
+from ..models import Event
 from ..services.pools import resource_names
 from .base import (
-    Begun,
     ResourceUse,
     begin_command,
     need_character,
     resource_award_command,
     resource_spend_command,
-    save_table_state,
     spend_for_roll,
 )
 from .registry import RollContext, TableSystem
@@ -56,12 +54,10 @@ class D6ChanceTable(TableSystem):
         """A character point lasts the round: the first roll that asks for one pays it, and
         every roll of that character until the GM starts the next round has its base dice
         doubled. For a long action, or outside rounds (the GM has started none), it lasts that
-        one roll."""
-        state = dict(ctx.session.table_state or {})
-        round_ = int(state.get("round") or 0)
-        active = dict(state.get("character_points") or {})
-        who = str(ctx.character.pk) if ctx.character else None
-        if who is not None and round_ and active.get(who) == round_:
+        one roll. Which round a point lasts is kept on its spend, as hidden as the roll that
+        paid it (never in the table's public state)."""
+        round_ = int((ctx.session.table_state or {}).get("round") or 0)
+        if ctx.character is not None and round_ and _point_lasts(ctx, round_):
             return {**request, "character_point": True}
         if not request.get("character_point"):
             return request
@@ -78,18 +74,20 @@ class D6ChanceTable(TableSystem):
             amount=1,
             use="double-base",
             text=f"{character.name} spends a character point: base dice doubled {lasts}",
+            **({} if one_roll else {"lasts_round": round_}),
         )
-        if one_roll:
-            return request
-        active[who] = round_
-        save_table_state(ctx.session, {**state, "character_points": active})
         return request
 
 
-def _new_round(session: GameSession, state: dict[str, Any], *, seq: int) -> Begun:
-    """Character points spent last round are used up."""
-    had = bool(state.pop("character_points", None))
-    return Begun(words="character points from the last round are used up" if had else "")
+def _point_lasts(ctx: RollContext, round_: int) -> bool:
+    """Whether the character spent a point for this round (the spend says which round)."""
+    return Event.objects.filter(
+        session_id=ctx.session.pk,
+        kind="pool",
+        data__use="double-base",
+        data__character__id=ctx.character.pk,
+        data__lasts_round=round_,
+    ).exists()
 
 
 table = D6ChanceTable()
@@ -97,7 +95,7 @@ table = D6ChanceTable()
 USES = {"survive": ResourceUse("character_points")}
 
 commands = (
-    begin_command("round", _new_round, "a new round: last round's character points are used up"),
+    begin_command("round", None, "a new round: last round's character points are used up"),
     resource_spend_command(USES),
     resource_award_command(tuple(resource_names(table.id))),
 )

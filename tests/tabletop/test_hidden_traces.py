@@ -106,3 +106,25 @@ def test_others_see_the_same_of_a_hidden_protected_roll_whether_or_not_a_die_mat
         assert met[who] == missed[who], who
     kinds = [(m["kind"], m["visibility"], m["data"].get("action")) for m in met["bo"]]
     assert kinds[:3] == [("roll", "gm", None), ("pool", "gm", None), ("pool", "gm", None)]
+
+
+def test_a_character_point_spent_on_a_hidden_roll_stays_out_of_the_tables_public_state(gm):
+    session, (sera,), (ana,), gm_at = setup_table(
+        gm, "d6-chance", {"Sera": {"character_points": 2}}
+    )
+    send(gm_at, "round.new")
+    before = GameSession.objects.get(pk=session.pk).table_state
+    hidden = make_roll(
+        seat_id=ana.pk,
+        request={"dice": 3, "character_point": True},
+        character=sera.pk,
+        visibility="gm",
+    )
+    assert hidden.data["request"]["character_point"]
+    assert GameSession.objects.get(pk=session.pk).table_state == before  # everyone's hello
+    # The point still lasts the round for Sera's later rolls, paid once.
+    later = make_roll(seat_id=ana.pk, request={"dice": 3}, character=sera.pk, visibility="gm")
+    assert later.data["request"]["character_point"] and amount(sera, "character_points") == 1
+    send(gm_at, "round.new")
+    after = make_roll(seat_id=ana.pk, request={"dice": 3}, character=sera.pk)
+    assert not after.data["request"]["character_point"]

@@ -10,6 +10,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from django.db.models import F
+
 from rules.engines import FairStream
 from rules.engines import discordian as rules
 from rules.engines.schema import Field
@@ -454,7 +456,9 @@ def award_bonus_dice(*, seat_id: int, character: int, dice: list[str]) -> Event:
                 sides=int(die[1:]),
                 label="",
             )
-            Pool.objects.filter(pk=stack.pk).update(initial=stack.remaining + count)
+            # (``initial`` counts every die awarded: read off ``remaining`` it would tell
+            # whether a hidden roll had used the last ones.)
+            Pool.objects.filter(pk=stack.pk).update(initial=F("initial") + count)
             give_dice(pool_id=stack.pk, count=count)
             changed.append(stack.pk)
         return seat_change(

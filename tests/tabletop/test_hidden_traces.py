@@ -128,3 +128,16 @@ def test_a_character_point_spent_on_a_hidden_roll_stays_out_of_the_tables_public
     send(gm_at, "round.new")
     after = make_roll(seat_id=ana.pk, request={"dice": 3}, character=sera.pk)
     assert not after.data["request"]["character_point"]
+
+
+def test_bonus_dice_a_hidden_roll_used_are_not_told_by_the_next_award(gm):
+    seen = []
+    for rolled in (True, False):
+        _, (eris,), (ana,), gm_at = setup_table(gm, "discordian", {"Eris": {}})
+        send(gm_at, "bonus.award", character=eris.pk, dice=["d8"])
+        if rolled:
+            make_roll(seat_id=ana.pk, request={"pool": ["d6"]}, character=eris.pk, visibility="gm")
+        award = send(gm_at, "bonus.award", character=eris.pk, dice=["d8"])
+        public = for_viewer(event_message(award), SPECTATOR)["data"]["pools"]
+        seen.append([(p["remaining"], p["initial"]) for p in public])
+    assert seen[0] == seen[1] == [(2, 2)]

@@ -392,3 +392,20 @@ async def test_a_hidden_protected_roll_looks_the_same_to_others_over_the_socket(
     met, missed = seen
     assert met == missed
     assert [e[1:3] for e in met][:3] == [("roll", "gm"), ("pool", "gm"), ("pool", "gm")]
+
+
+async def test_roll_and_keep_a_round_of_rolling_short_of_its_minimum_adds_nothing_over_the_socket():
+    t = await table("roll-and-keep", {"Mirela": {}})
+    gm, [(ana, _)] = await seats(t)
+    opened = await ask(gm, {"type": "extended.open", "ref": "o", "label": "Climb", "target": 9,
+                            "each": 9})  # fmt: skip
+    assert opened["data"]["extended"]["each"] == 9
+    roll = await ask(ana, {"type": "roll", "ref": "r", "character": t["chars"][0].pk,
+                           "request": {"roll": 2, "keep": 2, "difficulty": 6},
+                           "extended": opened["data"]["extended"]["id"]})  # fmt: skip
+    progress = await ana.receive_json_from(timeout=5)
+    while progress.get("seq") != roll["seq"] + 1:
+        progress = await ana.receive_json_from(timeout=5)
+    assert progress["data"]["gained"] == 0 and progress["data"]["extended"]["progress"] == 0
+    for comm in (gm, ana):
+        await comm.disconnect()

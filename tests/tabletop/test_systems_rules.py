@@ -8,7 +8,7 @@ import pytest
 
 from rules.engines import FairStream
 from tabletop.models import Character, Event, GameSession
-from tabletop.models.pools import Pool, PoolKind
+from tabletop.models.pools import ExtendedAction, Pool, PoolKind
 from tabletop.services.errors import ServiceError
 from tabletop.services.rolls import make_roll
 from tabletop.services.seats import join_session
@@ -206,6 +206,37 @@ def test_the_gms_bonus_dice_join_the_characters_next_roll(gm):
         "pool"
     ] == ["d6"]
     assert code(lambda: send(gm_at, "bonus.take-back", character=eris.pk)) == "conflict"
+
+
+# --- roll-and-keep -----------------------------------------------------------------------
+
+
+def test_an_extended_action_may_ask_successes_of_each_round_of_rolling(gm):
+    session, (mirela,), (ana,), gm_at = setup_table(gm, "roll-and-keep", {"Mirela": {}})
+    with pytest.raises(ServiceError) as err:
+        send(gm_at, "extended.open", label="Research", target=3, each=4)
+    assert err.value.field == "each"
+    send(gm_at, "extended.open", label="Research", target=6, each=2)
+    action = ExtendedAction.objects.get(session=session)
+    counted = 0
+    for i in range(60):
+        roll = make_roll(
+            seat_id=ana.pk,
+            request={"roll": 4, "keep": 2, "difficulty": 7},
+            character=mirela.pk,
+            client_seed=f"e{i}",
+            options={"extended": action.pk},
+        )
+        progress = Event.objects.get(session=session, kind="pool", seq=roll.seq + 1)
+        rolled = roll.data["successes"]
+        assert progress.data["gained"] == (rolled if rolled >= 2 else 0)
+        counted += progress.data["gained"]
+        if rolled < 2:
+            assert "short of the 2 needed this round" in progress.data["text"]
+        action.refresh_from_db()
+        if not action.is_open:
+            break
+    assert action.progress == counted >= 6 and not action.is_open
 
 
 # --- d6-chance ------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
-"""What others see of a hidden roll never depends on its dice (RULES.md section 6): the events
+"""What others see of a hidden roll never depends on its dice (docs/fairness.md): the events
 that follow it, in number and kind, and the counts the room is told then and later, are the
-same whether or not a die met the Discord Die."""
+same whether or not a die met the Discord Die; nor do its spends show in the table's state."""
 
 from __future__ import annotations
 

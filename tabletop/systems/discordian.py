@@ -461,17 +461,8 @@ def award_bonus_dice(*, seat_id: int, character: int, dice: list[str]) -> Event:
             Pool.objects.filter(pk=stack.pk).update(initial=F("initial") + count)
             give_dice(pool_id=stack.pk, count=count)
             changed.append(stack.pk)
-        return seat_change(
-            seat,
-            seq,
-            data={
-                "action": "bonus",
-                "character": {"id": who.pk, "name": who.name},
-                "count": len(dice),
-                "pools": pools_changed(changed),
-                "text": f"GM awards {who.name} bonus dice for the next roll: {', '.join(dice)}",
-            },
-        )
+        words = f"GM awards {who.name} bonus dice for the next roll: {', '.join(dice)}"
+        return _bonus_event(seat, seq, who, len(dice), changed, words)
 
 
 def take_back_bonus_dice(*, seat_id: int, character: int) -> Event:
@@ -487,17 +478,21 @@ def take_back_bonus_dice(*, seat_id: int, character: int) -> Event:
         for stack in stacks:
             if take_dice(pool_id=stack.pk, count=stack.remaining):
                 count += stack.remaining
-        return seat_change(
-            seat,
-            seq,
-            data={
-                "action": "bonus",
-                "character": {"id": who.pk, "name": who.name},
-                "count": -count,
-                "pools": pools_changed([stack.pk for stack in stacks]),
-                "text": f"GM takes back {who.name}'s bonus dice",
-            },
-        )
+        words = f"GM takes back {who.name}'s bonus dice"
+        return _bonus_event(seat, seq, who, -count, [stack.pk for stack in stacks], words)
+
+
+def _bonus_event(
+    seat: Seat, seq: int, who: Character, count: int, stacks: list[int], text: str
+) -> Event:
+    data = {
+        "action": "bonus",
+        "character": {"id": who.pk, "name": who.name},
+        "count": count,
+        "pools": pools_changed(stacks),
+        "text": text,
+    }
+    return seat_change(seat, seq, data=data)
 
 
 # --- Luck and Instant Karma -----------------------------------------------------------------

@@ -245,7 +245,7 @@ class DashboardTests(BrowserTestCase):
         open_roll = gm.locator(f".open-roll[data-seq='{roll['seq']}']")
         open_roll.wait_for()
         refund = open_roll.get_by_role(
-            "button", name=f"Refund dice spent on roll #{roll['seq']}'s critical"
+            "button", name=f"Refund critical dice spent on roll #{roll['seq']}"
         )
         open_roll.locator("input.count").fill("2")
         refund.click()

@@ -62,12 +62,12 @@ class DashboardGmTests(BrowserTestCase):
         gm.wait_for_selector("#conn[data-state=live]")
         tools = gm.get_by_role("group", name="Bonus dice for Eris")
         tools.get_by_label("Eris: bonus die").select_option("d10")
-        tools.get_by_role("button", name="Give Eris a bonus die for the next roll").click()
+        tools.get_by_role("button", name="Give bonus die to Eris for the next roll").click()
         gm.wait_for_selector(".bonus:has-text('next roll: +d10')")
         ana.wait_for_selector("#table-card .badge:has-text('bonus dice for the next roll: d10')")
         # The Vizier (no player) has his on the GM's own card.
         npc = gm.locator(".seat-card.gm").get_by_role("group", name="Bonus dice for Vizier")
-        npc.get_by_role("button", name="Give Vizier a bonus die for the next roll").click()
+        npc.get_by_role("button", name="Give bonus die to Vizier for the next roll").click()
         gm.wait_for_selector(".seat-card.gm .bonus:has-text('next roll: +d6')")
         npc.get_by_role("button", name="Take back Vizier's bonus dice").click()
         gm.wait_for_function(

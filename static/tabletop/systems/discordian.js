@@ -163,7 +163,7 @@ function bonusTools(ctx, character) {
     update() {
       const dice = bonusDice(ctx.state.pools, character.id);
       waiting.textContent = dice.length ? `next roll: +${dice.join(", ")}` : "";
-      give.setAttribute("aria-label", `Give ${character.name} a bonus die for the next roll`);
+      give.setAttribute("aria-label", `Give bonus die to ${character.name} for the next roll`);
       back.setAttribute("aria-label", `Take back ${character.name}'s bonus dice`);
       back.dataset.blocked = dice.length ? "" : "1";
     },

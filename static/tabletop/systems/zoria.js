@@ -230,7 +230,7 @@ function openRollView(ctx, roll, put) {
       const choice = to.value;
       put(to, h("option", {value: ""}, "whoever spent them"), seats.map((s) => h("option", {value: s.id}, s.name)));
       to.value = seats.some((s) => String(s.id) === choice) ? choice : "";
-      refund.setAttribute("aria-label", `Refund dice spent on roll #${r.seq}'s critical`);
+      refund.setAttribute("aria-label", `Refund critical dice spent on roll #${r.seq}`);
       gmTools.hidden = botch.hidden && crit.hidden && refundTools.hidden;
       use.hidden = r.seat !== ctx.gmSeatId;
       use.setAttribute("aria-label", `Use a GM die on roll #${r.seq}`);

@@ -84,7 +84,7 @@ def whose_roll(ctx: RollContext) -> Character:
             "every roll at this table is a character's: sit down with one", field="character"
         )
     raise invalid(
-        "name the character who rolls: every roll at this table is one's", field="character"
+        "name the character who rolls: every roll at this table is a character's", field="character"
     )
 
 

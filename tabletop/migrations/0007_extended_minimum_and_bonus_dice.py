@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('tabletop', '0005_seat_presence'),
+        ('tabletop', '0006_webhook_cursors_and_leases'),
     ]
 
     operations = [

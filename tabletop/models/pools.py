@@ -10,7 +10,7 @@ from .sessions import GameSession, Seat
 
 class PoolKind(models.TextChoices):
     SESSION_DICE = "session-dice", "Dice for the session (a seat's pool)"
-    BONUS_DICE = "bonus-dice", "Class bonus dice (one character)"
+    BONUS_DICE = "bonus-dice", "Bonus dice (one character's: a class's, or the GM's award)"
     ROUND_DICE = "round-dice", "Dice for this round (one character)"
 
 
@@ -103,13 +103,16 @@ class OpenRoll(models.Model):
 
 
 class ExtendedAction(models.Model):
-    """Roll-and-keep: a GM-set number of successes that rolls accumulate toward."""
+    """Roll-and-keep: a GM-set number of successes that rolls accumulate toward (a roll that
+    falls short of ``each``, when the GM sets it, adds nothing)."""
 
     session = models.ForeignKey(
         GameSession, on_delete=models.CASCADE, related_name="extended_actions"
     )
     label = models.CharField(max_length=120)
     target = models.PositiveIntegerField()
+    # The successes each round of rolling must reach to count at all (none: every roll counts).
+    each = models.PositiveIntegerField(null=True, blank=True)
     progress = models.IntegerField(default=0)
     is_open = models.BooleanField(default=True)
     opened_seq = models.BigIntegerField()

@@ -106,6 +106,10 @@ def _spend_line(data: Mapping[str, Any], actor: str) -> str:
     words = USE_WORDS.get(str(data.get("use")), "")
     if data.get("use") == "extra-success" and amount != 1:
         words = f"for {amount} extra successes"
+    if data.get("use") == "add-luck-die" and amount != 1:
+        words = f"for {amount} luck dice"
+    if data.get("use") == "protect" and not amount:
+        return f"{who}'s protection shielded no die from the Discord Die: nothing to pay"
     line = f"{who} spends {amount} {_resource_words(name, amount)}"
     return f"{line} {words}".strip() if words else line
 
@@ -285,6 +289,7 @@ CATALOGUE: tuple[EventType, ...] = (
             _int("successes", help="the roll's new successes (an extra success)"),
             _int("net", help="the roll's new net result (an extra success)"),
             Field("costly_avoided", "bool", help="the roll's costly success is avoided"),
+            _int("lasts_round", min=1, help="the round a character point doubles (d6-chance)"),
             TEXT,
         ),
         ANY,
@@ -346,10 +351,29 @@ CATALOGUE: tuple[EventType, ...] = (
     EventType(
         "pool",
         "refund",
-        (ACTION, SEAT, COUNT, NOTE, POOLS, TEXT),
+        (
+            ACTION,
+            ROLL_SEQ,
+            SEAT,
+            COUNT,
+            _objs("returned", help='{"pool", "count"}: the stacks the dice went back to'),
+            NOTE,
+            OPEN_ROLL,
+            POOLS,
+            TEXT,
+        ),
+        ANY,
+        POOL_RULE,
+        "the GM gave back dice spent on a roll's critical (`seat`: who spent them)",
+    ),
+    EventType(
+        "pool",
+        "bonus",
+        (ACTION, CHARACTER, _int("count"), POOLS, TEXT),
         PUBLIC,
         "everyone",
-        "the GM gave dice back",
+        "the GM awarded a character bonus dice for its next roll (a negative `count` took back "
+        "those not rolled yet)",
     ),
     EventType(
         "pool",
@@ -418,10 +442,19 @@ CATALOGUE: tuple[EventType, ...] = (
     EventType(
         "pool",
         "round",
-        (ACTION, _int("round", min=1), TABLE, POOLS, TEXT),
+        (
+            ACTION,
+            _int("round", min=1),
+            DICE,
+            CLIENT_SEED,
+            _obj("discord", help="the Discord Die rolled as the round began (discordian)"),
+            TABLE,
+            POOLS,
+            TEXT,
+        ),
         PUBLIC,
         "everyone",
-        "a new round: action dice reset, defenses start over",
+        "a new round: action dice reset, defenses start over, the Discord Die rolled",
     ),
     EventType(
         "pool",

@@ -55,6 +55,7 @@ def extended_summary(action: ExtendedAction) -> dict[str, Any]:
         "id": action.pk,
         "label": action.label,
         "target": action.target,
+        "each": action.each,
         "progress": action.progress,
         "open": action.is_open,
     }

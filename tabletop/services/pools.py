@@ -13,7 +13,7 @@ from django.db.models import F
 
 from ..models import Character, CharacterResource, Event, GameSession, Seat, Visibility
 from ..models.pools import Pool
-from ..selectors.events import Viewer
+from ..selectors.events import Viewer, can_see
 from ..selectors.pools import (
     COUNTS,
     count_key,
@@ -54,7 +54,8 @@ def _take_moves(data: dict[str, Any]) -> dict[tuple[Any, ...], int]:
     moves = getattr(_change, "moves", None) or {}
     keys = [count_key("pools", p) for p in data.get("pools") or ()]
     keys += [count_key("resources", r) for r in data.get("resources") or ()]
-    return {k: moves.pop(k) for k in keys if moves.get(k)}
+    # A count noted with no move (``hold_resource``) is told like one that moved.
+    return {k: moves.pop(k) for k in keys if k in moves}
 
 
 def roll_made(seq: int) -> None:
@@ -158,21 +159,27 @@ def _set_anew(*, session_id: int, data: dict[str, Any], moved: set[Any], of: int
 
 
 def record_counts(*, session_id: int, actor: Seat | None, data: dict[str, Any], of: int) -> None:
-    """After a public event carrying counts (``data``: their true values): each seat whose view
-    of them differs from the public one gets its own values, seen by it alone."""
+    """After a public event carrying counts (``data``: their true values): each seat that sees
+    some withheld move of them gets its own values, seen by it alone. Whether a seat is told
+    depends on which hidden changes touched the counts, never on how far they moved them (a
+    hidden roll's dice may decide that: its protection may shield no die)."""
     pending = pending_withheld(session_id=session_id)  # ``of`` is stored: it counts as told
-    if not pending:
+    keys = {count_key(k, item) for k in COUNTS for item in data.get(k) or ()}
+    touching = [w for w in pending if any(key in keys for key, _ in w.moves)]
+    if not touching:
         return
-    public = _as_seen(data, withheld_view(pending, viewer=None))
-    seats = {w.owner for w in pending} | set(
+    seats = {w.owner for w in touching} | set(
         Seat.objects.filter(session_id=session_id, role="gm", removed_at__isnull=True).values_list(
             "pk", flat=True
         )
     )
     for seat_id in sorted(s for s in seats if s is not None):
-        gm = Seat.objects.filter(pk=seat_id, role="gm").exists()
-        theirs = _as_seen(data, withheld_view(pending, viewer=Viewer(seat_id=seat_id, is_gm=gm)))
-        if theirs != public:
+        viewer = Viewer(seat_id=seat_id, is_gm=Seat.objects.filter(pk=seat_id, role="gm").exists())
+        sees = (
+            can_see(visibility=w.visibility, actor_seat_id=w.owner, viewer=viewer) for w in touching
+        )
+        if any(sees):
+            theirs = _as_seen(data, withheld_view(pending, viewer=viewer))
             record_event(
                 session_id=session_id,
                 kind="pool",
@@ -293,6 +300,17 @@ def spend_resource(*, character: Character, name: str, amount: int = 1) -> Chara
         raise conflict(f"{character.name} has only {row.amount} {name.replace('_', ' ')}")
     _moved(("resources", character.pk, name), -amount)
     return row
+
+
+def hold_resource(*, character: Character, name: str) -> CharacterResource:
+    """Note a resource a change may spend or not, as a hidden roll's dice decide, even when it
+    spends none: what others see of the change (its withheld count) is then the same whatever
+    the dice. Returns the row as it is."""
+    if name not in resource_names(character.campaign.system):
+        raise invalid(f"{character.campaign.system} has no resource {name!r}", field="resource")
+    ensure_resources(character=character)
+    _moved(("resources", character.pk, name), 0)
+    return CharacterResource.objects.get(character=character, name=name)
 
 
 def grant_resource(*, character: Character, name: str, amount: int = 1) -> CharacterResource:

@@ -112,6 +112,7 @@ def make_roll(
         except RuleError as exc:
             raise ServiceError.from_rule(exc) from None
         result["client_seed"] = client_seed
+        who = ctx.character  # the table's rules may name the roller's character (its only one)
         result["character"] = {"id": who.pk, "name": who.name} if who else None
         if reroll_of is not None:
             result["reroll_of"] = reroll_of
@@ -126,7 +127,7 @@ def make_roll(
             session_id=session.pk,
             kind="roll",
             actor=seat,
-            visibility=visibility,
+            visibility=ctx.visibility,  # the table's rules may hide it (never show it)
             data=result,
             seq=seq,
         )

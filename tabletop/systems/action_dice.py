@@ -17,7 +17,14 @@ from ..models import Character, Event, GameSession, Seat, SeatRole
 from ..models.pools import Pool, PoolKind
 from ..services.errors import conflict, invalid
 from ..services.pools import pools_changed, take_dice
-from .base import begin_command, need_character, roll_change, save_table_state
+from .base import (
+    Begun,
+    begin_command,
+    need_character,
+    roll_change,
+    save_table_state,
+    whose_roll,
+)
 from .registry import RollContext, TableSystem
 
 MAX_RESTRICTED = 20
@@ -59,7 +66,7 @@ def _deal(seat: Seat, characters: list[Character], *, fresh: bool = True) -> lis
     return changed
 
 
-def _new_round(session: GameSession, state: dict[str, Any]) -> tuple[list[int], str]:
+def _new_round(session: GameSession, state: dict[str, Any], *, seq: int) -> Begun:
     """Every seated character's dice reset, and the NPCs' (every other character of the
     campaign, run by the GM); defenses start over."""
     state["defense"] = {}
@@ -71,7 +78,7 @@ def _new_round(session: GameSession, state: dict[str, Any]) -> tuple[list[int], 
     npcs = list(Character.objects.filter(campaign_id=session.campaign_id).exclude(pk__in=seated))
     if npcs:
         changed += _deal(session.seats.get(role=SeatRole.GM), npcs)
-    return changed, "action dice reset"
+    return Begun(dealt=changed, words="action dice reset")
 
 
 def _text(value: Any, field: str) -> str:
@@ -131,24 +138,26 @@ class ActionDiceTable(TableSystem):
         return []
 
     def prepare(self, ctx: RollContext, request: dict[str, Any]) -> dict[str, Any]:
-        """While a round runs, rolled action dice (and extra dice on a group attack) come out of
-        the character's dice for the round: its restricted dice for the named class or skill
-        first, then its general ones."""
+        """Every roll is some character's (the seat's only one unless it names another). While a
+        round runs, its rolled action dice (and extra dice on a group attack) come out of that
+        character's dice for the round: its restricted dice for the named class or skill first,
+        then its general ones."""
+        character = whose_roll(ctx)
         if ctx.options.get("defense") == "action":
             ctx.options["opponent"] = _text(ctx.options.get("opponent"), "opponent")
-        if not (ctx.session.table_state or {}).get("round") or ctx.character is None:
+        if not (ctx.session.table_state or {}).get("round"):
             return request
         count = request.get("action_dice", 0) + (ctx.options.get("group_extra") or 0)
         if count == 0:
             return request
         stacks = Pool.objects.filter(
-            session=ctx.session, character=ctx.character, kind=PoolKind.ROUND_DICE
+            session=ctx.session, character=character, kind=PoolKind.ROUND_DICE
         )
         named = ctx.options.get("restricted")
         label = _text(named, "restricted") if named is not None else None
         order = [s for s in stacks.filter(Q(label="") | Q(label=label or "")) if s.remaining]
         order.sort(key=lambda s: s.label == "")  # the restricted stack first
-        name = ctx.character.name
+        name = character.name
         if not stacks.exists():
             raise conflict(f"{name} has no action dice this round")
         if sum(s.remaining for s in order) < count:
@@ -166,7 +175,7 @@ class ActionDiceTable(TableSystem):
             ctx,
             data={
                 "action": "commit",
-                "character": {"id": ctx.character.pk, "name": name},
+                "character": {"id": character.pk, "name": name},
                 "count": count,
                 "pools": pools_changed(taken),
                 "text": f"{name} commits {count} action dice",

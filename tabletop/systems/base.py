@@ -5,7 +5,7 @@ table actions that cost Luck, Instant Karma or a character point)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -68,6 +68,26 @@ def need_character(ctx: RollContext, what: str) -> Character:
     return ctx.character
 
 
+def whose_roll(ctx: RollContext) -> Character:
+    """At a table whose every roll is some character's: the character named, else the seat's
+    only one (set on ``ctx``, so the roll records it); refused when there is none to take."""
+    if ctx.character is not None:
+        return ctx.character
+    if not ctx.seat.is_gm:
+        mine = list(ctx.seat.characters.all()[:2])
+        if len(mine) == 1:
+            ctx.character = mine[0]
+            return mine[0]
+        if mine:
+            raise invalid("name the character who rolls: you play more than one", field="character")
+        raise invalid(
+            "every roll at this table is a character's: sit down with one", field="character"
+        )
+    raise invalid(
+        "name the character who rolls: every roll at this table is a character's", field="character"
+    )
+
+
 def hidden_as_roll(ctx: RollContext) -> dict[str, Any]:
     """What a roll spends tells of its request (a luck die, protected dice, action dice): a
     spend for a hidden roll is as hidden as the roll, and so is what it moves of the counts
@@ -77,8 +97,11 @@ def hidden_as_roll(ctx: RollContext) -> dict[str, Any]:
     return {"visibility": ctx.visibility, "owner": ctx.seat}
 
 
-def spend_for_roll(ctx: RollContext, *, name: str, amount: int, use: str, text: str) -> Event:
-    """A character's resource spent on the roll being made (an event before the roll)."""
+def spend_for_roll(
+    ctx: RollContext, *, name: str, amount: int, use: str, text: str, **more: Any
+) -> Event:
+    """A character's resource spent on the roll being made (an event before the roll, as
+    hidden as the roll; ``more``: what else the event records)."""
     character = need_character(ctx, f"spends {name.replace('_', ' ')}")
     row = spend_resource(character=character, name=name, amount=amount)
     return roll_change(
@@ -89,6 +112,7 @@ def spend_for_roll(ctx: RollContext, *, name: str, amount: int, use: str, text: 
             "character": {"id": character.pk, "name": character.name},
             "amount": amount,
             "resources": [resource_snapshot(row)],
+            **more,
             "text": text,
         },
     )
@@ -110,12 +134,24 @@ def roll_change(ctx: RollContext, *, data: dict[str, Any]) -> Event:
 
 # --- rounds and scenes ----------------------------------------------------------------------
 
-# What a system does when a round or scene begins: given the locked session and the new table
-# state (to change in place), the pools it dealt and a few words for the log line.
-Begin = Callable[[GameSession, dict[str, Any]], tuple[list[int], str]]
+
+@dataclass(frozen=True)
+class Begun:
+    """What a system did as a round or scene began: the pools it dealt, a few words for the log
+    line, and what else the event carries (dice drawn as it began, verifiable like a roll's)."""
+
+    dealt: list[int] = field(default_factory=list)
+    words: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
 
 
-def begin(*, seat_id: int, unit: str, then: Begin | None = None) -> Event:
+# What a system does when a round or scene begins: given the locked session, the new table
+# state (to change in place), the event's ``seq`` (dice drawn then come from the fair stream at
+# that seq) and the command's own fields.
+Begin = Callable[..., Begun]
+
+
+def begin(*, seat_id: int, unit: str, then: Begin | None = None, **fields: Any) -> Event:
     """The GM starts a new round (or scene): its number goes up by one, for the whole table."""
     seat = seat_of(seat_id)
     with change():
@@ -124,27 +160,32 @@ def begin(*, seat_id: int, unit: str, then: Begin | None = None) -> Event:
         state[unit] = int(state.get(unit) or 0) + 1
         if unit == "scene":
             state["round"] = 0  # a scene starts outside any round until the GM starts one
-        dealt, words = then(session, state) if then else ([], "")
+        began = then(session, state, seq=seq, **fields) if then else Begun()
         save_table_state(session, state)
-        text = f"{unit.capitalize()} {state[unit]} begins" + (f": {words}" if words else "")
+        text = f"{unit.capitalize()} {state[unit]} begins" + (
+            f": {began.words}" if began.words else ""
+        )
         return seat_change(
             seat,
             seq,
             data={
                 "action": unit,
                 unit: state[unit],
+                **began.data,
                 "table": state,
-                "pools": pools_changed(dealt),
+                "pools": pools_changed(began.dealt),
                 "text": text,
             },
         )
 
 
-def begin_command(unit: str, then: Begin | None, doc: str) -> Command:
+def begin_command(
+    unit: str, then: Begin | None, doc: str, fields: tuple[Field, ...] = ()
+) -> Command:
     """The GM's command that starts a new ``unit`` ("round" or "scene") at the table."""
     return Command(
         type=f"{unit}.new",
-        fields=(),
+        fields=fields,
         handler=partial(begin, unit=unit, then=then),
         doc=doc,
         gm_only=True,

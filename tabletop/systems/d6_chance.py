@@ -1,6 +1,6 @@
-"""Sunrider D6 at the table: rounds the GM starts, a character point that
-doubles the base dice of every roll of its character for the rest of the round (paid once),
-and a character point spent to survive."""
+"""Sunrider D6 at the table: rounds the GM starts, a character point that doubles the base dice
+of every roll of its character for the rest of the round (paid once; one roll for a long action
+or outside rounds), and a character point spent to survive."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 from rules.engines.schema import Field
 
-from ..models import GameSession
+from ..models import Event
 from ..services.pools import resource_names
 from .base import (
     ResourceUse,
@@ -16,7 +16,6 @@ from .base import (
     need_character,
     resource_award_command,
     resource_spend_command,
-    save_table_state,
     spend_for_roll,
 )
 from .registry import RollContext, TableSystem
@@ -54,17 +53,19 @@ class D6ChanceTable(TableSystem):
     def prepare(self, ctx: RollContext, request: dict[str, Any]) -> dict[str, Any]:
         """A character point lasts the round: the first roll that asks for one pays it, and
         every roll of that character until the GM starts the next round has its base dice
-        doubled. For a long action it lasts that one roll."""
-        state = dict(ctx.session.table_state or {})
-        round_ = int(state.get("round") or 0)
-        active = dict(state.get("character_points") or {})
-        who = str(ctx.character.pk) if ctx.character else None
-        if who is not None and active.get(who) == round_:
+        doubled. For a long action, or outside rounds (the GM has started none), it lasts that
+        one roll. Which round a point lasts is kept on its spend, as hidden as the roll that
+        paid it (never in the table's public state)."""
+        round_ = int((ctx.session.table_state or {}).get("round") or 0)
+        if ctx.character is not None and round_ and _point_lasts(ctx, round_):
             return {**request, "character_point": True}
         if not request.get("character_point"):
             return request
         character = need_character(ctx, "spends a character point")
-        lasts = "this round" if round_ else "until the GM starts a round"
+        one_roll = bool(ctx.options.get("long_action")) or not round_
+        lasts = "this round"
+        if not round_:
+            lasts = "for this roll (no round has begun)"
         if ctx.options.get("long_action"):
             lasts = "for this long action"
         spend_for_roll(
@@ -73,18 +74,20 @@ class D6ChanceTable(TableSystem):
             amount=1,
             use="double-base",
             text=f"{character.name} spends a character point: base dice doubled {lasts}",
+            **({} if one_roll else {"lasts_round": round_}),
         )
-        if ctx.options.get("long_action"):
-            return request
-        active[who] = round_
-        save_table_state(ctx.session, {**state, "character_points": active})
         return request
 
 
-def _new_round(session: GameSession, state: dict[str, Any]) -> tuple[list[int], str]:
-    """Character points spent last round are used up."""
-    had = bool(state.pop("character_points", None))
-    return [], "character points from the last round are used up" if had else ""
+def _point_lasts(ctx: RollContext, round_: int) -> bool:
+    """Whether the character spent a point for this round (the spend says which round)."""
+    return Event.objects.filter(
+        session_id=ctx.session.pk,
+        kind="pool",
+        data__use="double-base",
+        data__character__id=ctx.character.pk,
+        data__lasts_round=round_,
+    ).exists()
 
 
 table = D6ChanceTable()
@@ -92,7 +95,7 @@ table = D6ChanceTable()
 USES = {"survive": ResourceUse("character_points")}
 
 commands = (
-    begin_command("round", _new_round, "a new round: last round's character points are used up"),
+    begin_command("round", None, "a new round: last round's character points are used up"),
     resource_spend_command(USES),
     resource_award_command(tuple(resource_names(table.id))),
 )

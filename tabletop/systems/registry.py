@@ -23,7 +23,9 @@ from ..protocol.commands import Command
 @dataclass
 class RollContext:
     """One roll on its way through ``make_roll``: who rolls, at which (locked) session, for
-    which character, with which of the system's roll options."""
+    which character, with which of the system's roll options. ``prepare`` may name the
+    character (a seat's only one) and hide the roll further (``visibility``); what it sets is
+    what the roll records."""
 
     seat: Seat
     session: GameSession  # locked for this transaction

@@ -1,5 +1,6 @@
-"""Mana roll-and-keep at the table: extended actions, a GM-set number of
-successes that rolls add up toward until it is reached or the GM closes it."""
+"""Mana roll-and-keep at the table: extended actions, a GM-set number of successes that rolls
+add up toward until it is reached or the GM closes it (and, when the GM sets it, a number each
+round of rolling must reach to count)."""
 
 from __future__ import annotations
 
@@ -59,14 +60,17 @@ class RollAndKeepTable(TableSystem):
     )
 
     def settle(self, ctx: RollContext, roll: Event) -> None:
-        """A roll toward an extended action adds its successes to the running sum."""
+        """A roll toward an extended action adds its successes to the running sum; one that
+        falls short of the successes the GM asks of each round of rolling adds nothing."""
         action_id = ctx.options.get("extended")
         if action_id is None:
             return
         action = ExtendedAction.objects.filter(pk=action_id, session=ctx.session).first()
         if action is None:
             raise invalid("no such extended action at this table", field="extended")
-        gained = max(0, roll.data.get("successes") or 0)
+        rolled = max(0, roll.data.get("successes") or 0)
+        short = action.each is not None and rolled < action.each
+        gained = 0 if short else rolled
         if not ExtendedAction.objects.filter(pk=action.pk, is_open=True).update(
             progress=F("progress") + gained
         ):
@@ -84,6 +88,7 @@ class RollAndKeepTable(TableSystem):
                 "gained": gained,
                 "extended": extended_summary(action),
                 "text": f"{action.label}: +{gained} → {action.progress}/{action.target}"
+                + (f" (short of the {action.each} needed this round)" if short else "")
                 + (" — complete!" if completed else ""),
             },
         )
@@ -92,22 +97,27 @@ class RollAndKeepTable(TableSystem):
 table = RollAndKeepTable()
 
 
-def open_extended(*, seat_id: int, label: str, target: int) -> Event:
+def open_extended(*, seat_id: int, label: str, target: int, each: int | None = None) -> Event:
+    """The GM opens an extended action: ``target`` successes in all, and, if the GM says so,
+    at least ``each`` in every round of rolling (a roll short of it adds nothing)."""
     if not label.strip():
         raise invalid("a name of 1 to 120 characters", field="label")
+    if each is not None and each > target:
+        raise invalid(f"at most the {target} successes needed in all", field="each")
     seat = seat_of(seat_id)
     with change():
         session, seq = gm_session(seat)
         action = ExtendedAction.objects.create(
-            session=session, label=label.strip(), target=target, opened_seq=seq
+            session=session, label=label.strip(), target=target, each=each, opened_seq=seq
         )
+        per_round = f", at least {each} in each round of rolling" if each else ""
         return seat_change(
             seat,
             seq,
             data={
                 "action": "extended-open",
                 "extended": extended_summary(action),
-                "text": f"Extended action {action.label!r}: {target} successes needed",
+                "text": f"Extended action {action.label!r}: {target} successes needed{per_round}",
             },
         )
 
@@ -139,6 +149,16 @@ commands = (
         (
             Field("label", "text", label="Name", required=True, max_length=120),
             Field("target", "int", label="Successes needed", required=True, min=1, max=1000),
+            Field(
+                "each",
+                "int",
+                label="At least, each round of rolling",
+                help="a roll with fewer successes adds nothing (none: every roll counts)",
+                nullable=True,
+                default=None,
+                min=1,
+                max=1000,
+            ),
         ),
         open_extended,
         "open an extended action: a number of successes rolls add up toward",

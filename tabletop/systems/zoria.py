@@ -5,10 +5,11 @@ refunds and the lucky break; open checks close and pools expire when the session
 
 from __future__ import annotations
 
+import unicodedata
 from collections import Counter
 from typing import Any
 
-from django.db.models import F, Max
+from django.db.models import F, Max, Q
 
 from rules.engines import FairStream
 from rules.engines import zoria as rules
@@ -186,7 +187,8 @@ def _hidden_as(roll: OpenRoll) -> dict[str, Any]:
     return {"visibility": roll.visibility, "owner": roll.seat}
 
 
-def _open_roll(seat: Seat, seq: int) -> OpenRoll:
+def _any_roll(seat: Seat, seq: int) -> OpenRoll:
+    """A check of this session the seat can see, open or declared."""
     roll = (
         OpenRoll.objects.select_related("character")
         .filter(session_id=seat.session_id, seq=seq)
@@ -202,6 +204,12 @@ def _open_roll(seat: Seat, seq: int) -> OpenRoll:
         visibility=roll.visibility, actor_seat_id=roll.seat_id, viewer=viewer
     ):
         raise not_found(f"roll #{seq} is not a Zoria check of this session")
+    return roll
+
+
+def _open_roll(seat: Seat, seq: int) -> OpenRoll:
+    """A check the seat can see that is still open (dice may be used and spent on it)."""
+    roll = _any_roll(seat, seq)
     if not roll.is_open:
         raise conflict(f"roll #{seq} is closed: its result is declared")
     return roll
@@ -231,7 +239,26 @@ def _carried(ctx: RollContext, reroll_of: int | None) -> int:
 
 
 def _subject(text: str) -> str:
-    return " ".join(text.split()).casefold()
+    """An insight subject as compared: case, spacing and punctuation folded ("The Seal." and
+    " the  seal" are one subject)."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    kept = "".join(" " if unicodedata.category(ch)[0] in "PSZC" else ch for ch in text)
+    return " ".join(kept.split())
+
+
+def _dark_agenda(ctx: RollContext) -> bool:
+    """An insight roll the GM makes for a villain: for nobody, or for a character no player at
+    this table plays."""
+    if not ctx.seat.is_gm:
+        return False
+    if ctx.character is None:
+        return True
+    return not Seat.objects.filter(
+        session_id=ctx.session.pk,
+        role=SeatRole.PLAYER,
+        removed_at__isnull=True,
+        characters=ctx.character,
+    ).exists()
 
 
 # --- the table system -----------------------------------------------------------------------
@@ -287,6 +314,10 @@ class ZoriaTable(TableSystem):
                 raise invalid("name what the insight roll is about", field="insight")
             if request.get("dc") is None:
                 raise invalid("an insight roll needs the GM's DC", field="request.dc")
+            if _dark_agenda(ctx) and ctx.visibility == Visibility.PUBLIC:
+                # Dark Agenda: the GM's insight for a villain is noted, not announced (the GM
+                # may reveal it later).
+                ctx.visibility = Visibility.GM
         wanted = Counter(int(die[1:]) for die in request.get("action_dice") or [])
         if not wanted:
             return request
@@ -414,7 +445,7 @@ def use_die(*, seat_id: int, roll: int, pool: int | None = None, client_seed: st
     with change():
         seq = live_seq(session_id=seat.session_id)
         check = _open_roll(seat, roll)
-        if check.seat_id != seat.pk:
+        if not _own(seat, check):
             raise forbidden("action dice are used only on your own character's rolls")
         stack = _pick_stack(seat, pool, character_id=check.character_id)
         _take(stack)
@@ -531,6 +562,9 @@ def _check_effect(seat: Seat, effect: str, check: OpenRoll) -> None:
         )
         if latest.order_by("-seq").values_list("seq", flat=True).first() != check.seq:
             raise conflict("only the last roll of your character can be re-rolled")
+        if check.botch_dice:
+            # A re-roll would throw the activated botch away (and the dice spent on it).
+            raise conflict(f"the botch on roll #{check.seq} is activated: a re-roll cannot undo it")
     elif effect == "reroll-botch":
         if not own:
             raise forbidden("you can re-roll only your own character's botch threat")
@@ -558,17 +592,18 @@ def _check_effect(seat: Seat, effect: str, check: OpenRoll) -> None:
 
 
 def _check_insight(seat: Seat, about: str) -> None:
-    """After a failed insight roll, the same player cannot spend again for the same subject."""
+    """After a failed insight roll, the same player cannot spend again for the same subject:
+    a roll the player made, or one made for any of the player's characters (the GM may roll
+    it for them)."""
     if not about:
         raise invalid("name what you want to learn", field="note")
-    failed = OpenRoll.objects.filter(
-        session_id=seat.session_id,
-        seat=seat,
-        insight_subject=about,
-        is_open=False,
-        total__lt=F("dc"),
-    ).exclude(declared="re-rolled")
-    if failed.exists():
+    failed = (
+        OpenRoll.objects.filter(session_id=seat.session_id, is_open=False, total__lt=F("dc"))
+        .filter(Q(seat=seat) | Q(character__in=seat.characters.all()))
+        .exclude(insight_subject="")
+        .exclude(declared="re-rolled")
+    )
+    if any(_subject(s) == about for s in failed.values_list("insight_subject", flat=True)):
         raise conflict("your insight roll on that subject failed: another player may try")
 
 
@@ -708,30 +743,80 @@ def undo_award(*, seat_id: int) -> Event:
         )
 
 
-def refund(*, seat_id: int, seat: int, count: int = 1, note: str = "") -> Event:
-    """The GM gives dice back (a critical that could have no effect); never after a lucky
-    break."""
+def _critical_dice_left(seat: Seat, check: OpenRoll) -> dict[int, dict[int, int]]:
+    """Dice spent on a check's critical and not refunded yet: seat -> stack -> dice, the
+    latest spend's stack first."""
+    events = Event.objects.filter(session_id=seat.session_id, kind="pool", data__roll=check.seq)
+    left: dict[int, dict[int, int]] = {}
+    for spend in events.filter(data__action="spend", data__effect="activate-critical").order_by(
+        "-seq"
+    ):
+        stacks = left.setdefault(spend.actor_id, {})
+        stack = spend.data["pools"][0]["id"]
+        stacks[stack] = stacks.get(stack, 0) + spend.data["count"]
+    for back in events.filter(data__action="refund"):
+        stacks = left.get(back.data["seat"], {})
+        for returned in back.data.get("returned", []):
+            stacks[returned["pool"]] = stacks.get(returned["pool"], 0) - returned["count"]
+    return {s: {k: n for k, n in stacks.items() if n > 0} for s, stacks in left.items()}
+
+
+def refund(
+    *, seat_id: int, roll: int, seat: int | None = None, count: int = 1, note: str = ""
+) -> Event:
+    """The GM gives back dice spent on a critical that could have no effect ("in effect, it was
+    never spent"): at most the dice spent on that roll's critical, to the seat that spent
+    them, into the stacks they came from."""
     gm = _gm(seat_id, "refunds dice")
     with change():
         seq = live_seq(session_id=gm.session_id)
-        target = Seat.objects.filter(pk=seat, session_id=gm.session_id).first()
-        if target is None:
-            raise invalid("a seat at this table", field="seat")
-        if _lucky(target):
-            raise conflict(f"{target.name} took a lucky break: no dice this session")
-        stack = _session_stack(target)
-        give_dice(pool_id=stack.pk, count=count)
+        check = _any_roll(gm, roll)
+        spenders = _critical_dice_left(gm, check)
+        if seat is None:
+            waiting = [s for s, stacks in spenders.items() if stacks]
+            if not waiting:
+                raise conflict(f"no dice spent on roll #{check.seq}'s critical are left to refund")
+            if len(waiting) > 1:
+                raise invalid(
+                    f"several seats spent dice on roll #{check.seq}'s critical: name one",
+                    field="seat",
+                )
+            seat = waiting[0]
+        if seat not in spenders:
+            raise invalid(f"that seat spent no dice on roll #{check.seq}'s critical", field="seat")
+        # (A seat that spent a die can take no lucky break: a refund never reaches one.)
+        target = Seat.objects.get(pk=seat)
+        stacks = spenders[seat]
+        if count > sum(stacks.values()):
+            raise conflict(
+                f"{target.name} has {sum(stacks.values())} dice on roll #{check.seq}'s critical "
+                f"to refund, not {count}"
+            )
+        returned, need = [], count
+        for stack, spent in stacks.items():
+            n = min(need, spent)
+            if n:
+                give_dice(pool_id=stack, count=n)
+                returned.append({"pool": stack, "count": n})
+                need -= n
+        OpenRoll.objects.filter(pk=check.pk).update(critical_dice=F("critical_dice") - count)
+        check.refresh_from_db()
+        sides = Pool.objects.get(pk=returned[0]["pool"]).sides
         return seat_change(
             gm,
             seq,
+            **_hidden_as(check),
             data={
                 "action": "refund",
+                "roll": check.seq,
                 "seat": target.pk,
                 "count": count,
+                "returned": returned,
                 "note": note,
-                "pools": pools_changed([stack.pk]),
-                "text": f"GM refunds {target.name} {count}d{stack.sides}"
-                + (f": {note}" if note else ""),
+                "open_roll": open_roll_summary(check),
+                "pools": pools_changed([r["pool"] for r in returned]),
+                "text": f"GM refunds {target.name} {count}d{sides} spent on roll #{check.seq}'s "
+                "critical" + (f": {note}" if note else ""),
             },
         )
 
@@ -803,9 +888,15 @@ commands = (
     Command("pool.undo-award", (), undo_award, "take back the last award", gm_only=True),
     Command(
         "pool.refund",
-        (PLAYER, AWARD_COUNT, NOTE),
+        (
+            SEQ,
+            Field("seat", "int", label="Seat that spent them", nullable=True, default=None, **ID),
+            COUNT,
+            NOTE,
+        ),
         refund,
-        "give dice back (a critical that could have no effect)",
+        "give back dice spent on a roll's critical that could have no effect (to the seat "
+        "that spent them, at most what it spent)",
         gm_only=True,
     ),
     Command("pool.lucky-break", (), lucky_break, "give up your whole untouched pool"),

@@ -212,3 +212,49 @@ class DashboardTests(BrowserTestCase):
         self.shot(gm, "dashboard-zoria-ended")
         ana.evaluate("window.scrollTo(0, 0)")
         self.shot(ana, "dashboard-zoria-player-room", full_page=False)
+
+    def test_the_gm_refunds_dice_spent_on_a_critical_to_their_spender(self):
+        from rules.engines import FairStream
+        from tabletop.services.sessions import start_session
+
+        session = self.make_zoria_table()
+        off_thread(lambda: start_session(session_id=session.pk))
+        ana = self.open_page(viewport=PHONE)
+        self.sit_down(ana, session, "Ana", character="Kael")
+        gm = self.open_page()
+        self.log_in_gm(gm, f"/gm/{session.pk}/")
+        self.wait_live(gm)
+
+        def natural_20() -> str:
+            live = GameSession.objects.get(pk=session.pk)
+            seq, seed = live.last_seq + 1, bytes(live.server_seed)
+            return next(
+                f"c{i}" for i in range(3000) if FairStream(seed, f"c{i}", seq).roll(20) == 20
+            )
+
+        kael = off_thread(lambda: Character.objects.get(name="Kael").pk)
+        _, [roll] = self.socket_as(ana, session, [
+            {"type": "roll", "ref": "r", "character": kael, "client_seed": off_thread(natural_20),
+             "request": {"check": "1d20+3"}},
+        ])  # fmt: skip
+        _, [spent] = self.socket_as(ana, session, [
+            {"type": "pool.spend", "ref": "s", "effect": "activate-critical", "roll": roll["seq"],
+             "count": 2},
+        ])  # fmt: skip
+        self.assertEqual(spent["data"]["open_roll"]["critical_dice"], 2)
+        open_roll = gm.locator(f".open-roll[data-seq='{roll['seq']}']")
+        open_roll.wait_for()
+        refund = open_roll.get_by_role(
+            "button", name=f"Refund critical dice spent on roll #{roll['seq']}"
+        )
+        open_roll.locator("input.count").fill("2")
+        refund.click()
+        card = gm.locator(".seat-card", has_text="Ana")
+        gm.wait_for_function(
+            "document.querySelector('.seat-card:not(.gm) .pool-count').getAttribute('aria-label')"
+            " === '4 d6 left (started with 4)'"
+        )
+        self.assertTrue(refund.is_hidden(), "nothing left to refund on it")
+        ana.wait_for_selector('#log li:has-text("spent on roll")')
+        self.assertIn("Kael", card.inner_text())
+        self.shot(gm, "dashboard-zoria-refund")

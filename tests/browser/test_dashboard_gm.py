@@ -49,3 +49,28 @@ class DashboardGmTests(BrowserTestCase):
         self.assertIn("Session two", gm.inner_text("h1"))
         self.assertNotEqual(gm.input_value("#invite"), old_invite)
         self.shot(gm, "dashboard-next-session", full_page=False)
+
+    def test_the_gm_gives_bonus_dice_to_a_player_character_and_an_npc(self):
+        _, _, session = self.make_table(
+            "discordian",
+            characters={"Eris": {"hero_dice": ["d6"]}, "Vizier": {"hero_dice": ["d8"]}},
+        )
+        ana = self.open_page(viewport=PHONE)
+        self.sit_down(ana, session, "Ana", character="Eris")
+        gm = self.open_page(viewport=DESKTOP)
+        self.log_in_gm(gm, f"/gm/{session.pk}/")
+        gm.wait_for_selector("#conn[data-state=live]")
+        tools = gm.get_by_role("group", name="Bonus dice for Eris")
+        tools.get_by_label("Eris: bonus die").select_option("d10")
+        tools.get_by_role("button", name="Give bonus die to Eris for the next roll").click()
+        gm.wait_for_selector(".bonus:has-text('next roll: +d10')")
+        ana.wait_for_selector("#table-card .badge:has-text('bonus dice for the next roll: d10')")
+        # The Vizier (no player) has his on the GM's own card.
+        npc = gm.locator(".seat-card.gm").get_by_role("group", name="Bonus dice for Vizier")
+        npc.get_by_role("button", name="Give bonus die to Vizier for the next roll").click()
+        gm.wait_for_selector(".seat-card.gm .bonus:has-text('next roll: +d6')")
+        npc.get_by_role("button", name="Take back Vizier's bonus dice").click()
+        gm.wait_for_function(
+            "!document.querySelector('.seat-card.gm .bonus').textContent.includes('next roll')"
+        )
+        self.shot(gm, "dashboard-discordian-bonus", full_page=False)

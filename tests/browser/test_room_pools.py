@@ -139,14 +139,18 @@ class RoomPoolsTests(BrowserTestCase):
         points = ana.locator("#table-card .resrows li", has_text="Kira Vess").locator(".amt b")
         note = ana.locator(".field:has(#f-d6-chance-character_point) .cost")
         self.assertEqual(self.number(points), 3)
-        self.assertEqual(note.inner_text(), "Kira Vess has 3 left")
+        self.assertEqual(
+            note.inner_text(), "Kira Vess has 3 left; no round yet: a point lasts this roll"
+        )
 
         ana.fill("#f-d6-chance-dice", "4")
         ana.check("#f-d6-chance-character_point")
         ana.click(".roll-button")
         ana.wait_for_selector("#last-roll .die")
         self.wait_text(ana, "#table-card .amt", "Character points 2")
-        self.assertEqual(note.inner_text(), "Kira Vess has 2 left")
+        self.assertEqual(
+            note.inner_text(), "Kira Vess has 2 left; no round yet: a point lasts this roll"
+        )
         self.assertFalse(
             ana.is_checked("#f-d6-chance-character_point"), "each roll chooses its spends anew"
         )
@@ -184,14 +188,26 @@ class RoomPoolsTests(BrowserTestCase):
             protect, "costs up to 1 Instant Karma (1 a die it shields); Eris has 2 left"
         )
 
-        # The odds follow the luck die the table will add (Eris's d8).
+        # The GM's bonus die waits for Eris's next roll, shown on her row.
+        eris = session.campaign.characters.get(name="Eris").pk
+        self.send_as_gm(session, {"type": "bonus.award", "character": eris, "dice": ["d10"]})
+        self.wait_text(ana, "#table-card .badge", "GM's bonus dice for the next roll: d10")
+        # The luck die field is the sheet's (hidden); luck dice are counted, 1 Instant Karma each.
+        self.assertTrue(ana.locator("#f-discordian-luck_die").is_hidden())
+        self.assertTrue(ana.locator("#roll-opponent_character").is_hidden(), "no opponent yet")
+
+        # The odds follow the dice the table will add: Eris's luck die (d8) and the GM's d10.
         def odds_pool(request) -> list[str] | None:
             if "/odds?" not in request.url:
                 return None
             return json.loads(parse_qs(urlparse(request.url).query)["request"][0])["pool"]
 
-        with ana.expect_request(lambda r: odds_pool(r) == ["d6", "d8", "d8"]):
-            ana.check("#roll-add_luck_die")
+        with ana.expect_request(lambda r: odds_pool(r) == ["d6", "d8", "d8", "d10"]):
+            ana.fill("#roll-luck_dice", "1")
+        self.assertEqual(
+            ana.inner_text(".field:has(#roll-luck_dice) .cost"),
+            "costs 1 Instant Karma; Eris has 2 left",
+        )
         ana.click(".roll-button")
         ana.wait_for_selector("#last-roll .die")
         roll = Event.objects.get(session=session, kind="roll")
@@ -200,7 +216,11 @@ class RoomPoolsTests(BrowserTestCase):
         self.wait_text(ana, "#table-card .amt", f"Instant Karma {left}")
         self.assertEqual(roll.data["request"]["discord"], value)
         self.assertEqual(roll.data["request"]["protect"], 1)
-        self.assertEqual(roll.data["request"]["pool"], ["d6", "d8", "d8"], "the luck die joined")
+        self.assertEqual(
+            roll.data["request"]["pool"], ["d6", "d8", "d8", "d10"], "the luck die and bonus die"
+        )
+        self.assertEqual(ana.locator("#table-card .badge").count(), 0, "the bonus die is used")
+        self.assertEqual(ana.input_value("#roll-luck_dice"), "0", "each roll chooses anew")
 
         # Luck on one's own successful roll: +1 success; a costly one can be avoided.
         entry = ana.locator(f"#ev-{roll.seq}")

@@ -140,7 +140,7 @@ def test_hellos_into_many_rooms_read_them_together_with_the_same_answers(gm):
             arrivals.append(Arrival(session.invite_code, joined.token, None, None))
         if table.system == "discordian":  # Bo's hidden roll with his luck die: counts withheld
             send(joined.seat, "roll", request={"pool": ["d6"], "tn": 5}, visibility="self",
-                 character=character.pk, add_luck_die=True)  # fmt: skip
+                 character=character.pk, luck_dice=1)  # fmt: skip
             discordian = arrivals[-2:]
     assert len(tables) >= 6 and discordian
 
@@ -183,7 +183,7 @@ def test_a_room_every_seat_sees_alike_is_encoded_once_and_reads_the_same(gm):
         ]
         if system == "discordian":  # Bo's hidden roll with his luck die: a count withheld
             send(joined[1].seat, "roll", request={"pool": ["d6"], "tn": 5}, visibility="self",
-                 character=free[1].pk, add_luck_die=True)  # fmt: skip
+                 character=free[1].pk, luck_dice=1)  # fmt: skip
         room._shared.clear()
         answers = hellos(
             [

@@ -93,10 +93,9 @@ async def test_zoria_messages_from_roll_to_declare():
     ] == "forbidden"
     undo = await ask(gm, {"type": "pool.undo-award", "ref": "ua"})
     assert undo["data"]["action"] == "undo-award"
-    refund = await ask(
-        gm, {"type": "pool.refund", "ref": "rf", "seat": hello_a["seat"]["id"], "count": 1}
-    )
-    assert refund["data"]["action"] == "refund"
+    # Nothing was spent on a critical of this roll: nothing to refund.
+    refund = await ask(gm, {"type": "pool.refund", "ref": "rf", "roll": roll["seq"], "count": 1})
+    assert refund["code"] == "conflict"
     lucky = await ask(bo, {"type": "pool.lucky-break", "ref": "lb"})
     assert lucky["data"]["given_up"] == 5
     close = await ask(gm, {"type": "roll.close", "ref": "c", "roll": roll["seq"], "result": "hit"})
@@ -152,7 +151,7 @@ async def test_resources_discord_die_and_luck():
             "ref": "r",
             "character": eris,
             "request": {"pool": ["d6"], "tn": 5},
-            "add_luck_die": True,
+            "luck_dice": 1,
         },
     )
     assert roll["data"]["request"]["discord"] == discord["data"]["discord"]["value"]

@@ -10,7 +10,7 @@ from channels.db import database_sync_to_async
 from rules.engines import FairStream
 from tabletop.models import GameSession
 
-from .test_consumer_pools import ask, seats, table
+from .test_consumer_pools import ask, drain, seats, table
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
@@ -63,7 +63,7 @@ async def test_zoria_refusals_over_the_socket():
     # The GM's tools refuse players.
     seat = hello["seat"]["id"]
     for message in (
-        {"type": "pool.refund", "seat": seat},
+        {"type": "pool.refund", "roll": natural["seq"]},
         {"type": "pool.undo-award"},
         {"type": "pool.award", "seat": seat},
     ):
@@ -117,15 +117,15 @@ async def test_round_and_resource_refusals_over_the_socket():
 
 
 async def test_more_refusals_over_the_socket():
-    # Zoria: no refund after a lucky break; no second insight spend after a failed insight roll;
+    # Zoria: no award after a lucky break; no second insight spend after a failed insight roll;
     # the GM's insight spend reaches the players only as a hidden event.
     t = await table("zoria", {"Kael": {"level": 7}, "Ysolde": {"level": 12}})
     gm, [(ana, _), (bo, _)] = await seats(t)
     kael = t["chars"][0].pk
-    assert (await ask(bo, {"type": "pool.lucky-break", "ref": "lb"}))["kind"] == "pool"
     bo_seat = await database_sync_to_async(lambda: t["session"].seats.get(name="P1").pk)()
-    refund = {"type": "pool.refund", "ref": "rf", "seat": bo_seat}
-    assert (await ask(gm, refund))["code"] == "conflict"
+    assert (await ask(bo, {"type": "pool.lucky-break", "ref": "lb"}))["kind"] == "pool"
+    award = {"type": "pool.award", "ref": "aw", "seat": bo_seat}
+    assert (await ask(gm, award))["code"] == "conflict"
     insight = {"type": "roll", "ref": "i", "character": kael, "insight": "the seal"}
     failed = await ask(ana, {**insight, "request": {"check": "1d20", "dc": 99}})
     await ask(gm, {"type": "roll.close", "ref": "c", "roll": failed["seq"]})
@@ -164,5 +164,248 @@ async def test_more_refusals_over_the_socket():
         "kind"
     ] == "roll"
     assert (await ask(ana, {**roll, "ref": "b"}))["code"] == "conflict"
+    for comm in (gm, ana):
+        await comm.disconnect()
+
+
+async def zoria_table():
+    """Kael (Ana) and Ysolde (Bo) at a live Zoria table, the GM's socket, and ``check``: a
+    roll whose natural d20 is chosen."""
+    t = await table("zoria", {"Kael": {"level": 7}, "Ysolde": {"level": 12}})
+    gm, [(ana, _), (bo, hello_b)] = await seats(t)
+
+    async def check(who, ref, natural, character, **fields):
+        seed = await seed_for_natural(t["code"], natural)
+        message = {"type": "roll", "ref": ref, "character": character, "client_seed": seed}
+        return await ask(who, {"request": {"check": "1d20"}, **message, **fields})
+
+    kael, ysolde = (c.pk for c in t["chars"])
+    return gm, ana, bo, hello_b["seat"]["id"], kael, ysolde, check
+
+
+async def test_zoria_an_activated_botch_survives_every_reroll_over_the_socket():
+    gm, ana, bo, _, _, ysolde, check = await zoria_table()
+    botch = await check(bo, "b", 1, ysolde)
+    spend = {"type": "pool.spend", "roll": botch["seq"]}
+    await ask(gm, {**spend, "ref": "ab", "effect": "activate-botch"})
+    for effect in ("reroll", "reroll-botch"):
+        assert (await ask(bo, {**spend, "ref": effect, "effect": effect}))["code"] == "conflict"
+    for comm in (gm, ana, bo):
+        await comm.disconnect()
+
+
+async def test_zoria_dice_on_a_check_the_gm_rolled_for_ones_character_over_the_socket():
+    gm, ana, bo, _, kael, _, check = await zoria_table()
+    for_kael = await check(gm, "gk", 10, kael)
+    used = await ask(ana, {"type": "pool.use", "ref": "u", "roll": for_kael["seq"]})
+    assert used["data"]["action"] == "use"
+    assert (await ask(bo, {"type": "pool.use", "ref": "x", "roll": for_kael["seq"]}))[
+        "code"
+    ] == "forbidden"
+    for comm in (gm, ana, bo):
+        await comm.disconnect()
+
+
+async def test_zoria_a_failed_insight_roll_for_ones_character_blocks_over_the_socket():
+    gm, ana, bo, _, kael, _, check = await zoria_table()
+    insight = await check(gm, "i", 2, kael, request={"check": "1d20", "dc": 30}, insight="The Seal")
+    await ask(gm, {"type": "roll.close", "ref": "c", "roll": insight["seq"]})
+    again = {"type": "pool.spend", "ref": "s", "effect": "insight", "note": "the seal."}
+    assert (await ask(ana, again))["code"] == "conflict"
+    assert (await ask(bo, {**again, "ref": "s2"}))["kind"] == "pool"
+    for comm in (gm, ana, bo):
+        await comm.disconnect()
+
+
+async def test_zoria_refunds_only_the_critical_dice_to_their_spender_over_the_socket():
+    gm, ana, bo, bo_seat, _, ysolde, check = await zoria_table()
+    critical = await check(bo, "cr", 20, ysolde)
+    refund = {"type": "pool.refund", "roll": critical["seq"]}
+    assert (await ask(gm, {**refund, "ref": "r0"}))["code"] == "conflict"
+    await ask(bo, {"type": "pool.spend", "ref": "ac", "effect": "activate-critical",
+                   "roll": critical["seq"], "count": 2})  # fmt: skip
+    assert (await ask(gm, {**refund, "ref": "r1", "count": 3}))["code"] == "conflict"
+    back = await ask(gm, {**refund, "ref": "r2", "count": 2})
+    assert (back["data"]["seat"], back["data"]["count"]) == (bo_seat, 2)
+    assert (await ask(gm, {**refund, "ref": "r3"}))["code"] == "conflict"
+    await ask(gm, {"type": "session.end", "ref": "end"})
+    assert (await ask(gm, {**refund, "ref": "r4"}))["code"] == "conflict"
+    for comm in (gm, ana, bo):
+        await comm.disconnect()
+
+
+async def test_zoria_the_gms_insight_roll_for_a_villain_is_hidden_over_the_socket():
+    gm, ana, bo, _, _, _, _ = await zoria_table()
+    villain = await ask(gm, {"type": "roll", "ref": "v", "insight": "the heroes",
+                             "request": {"check": "1d20+4", "dc": 15}})  # fmt: skip
+    assert villain["visibility"] == "gm"
+    seen = await ana.receive_json_from(timeout=5)
+    while seen.get("seq") != villain["seq"]:
+        seen = await ana.receive_json_from(timeout=5)
+    assert seen["data"] == {"hidden": True}
+    for comm in (gm, ana, bo):
+        await comm.disconnect()
+
+
+async def test_d6_outside_rounds_a_character_point_lasts_one_roll_over_the_socket():
+    t = await table("d6-chance", {"Sera": {"character_points": 2}})
+    gm, [(ana, _)] = await seats(t)
+    roll = {"type": "roll", "character": t["chars"][0].pk}
+    first = await ask(ana, {**roll, "ref": "a", "request": {"dice": 2, "character_point": True}})
+    assert first["data"]["request"]["character_point"] is True
+    for ref in "bc":
+        later = await ask(ana, {**roll, "ref": ref, "request": {"dice": 2}})
+        assert later["data"]["request"]["character_point"] is False
+    for comm in (gm, ana):
+        await comm.disconnect()
+
+
+async def test_action_dice_a_roll_naming_nobody_pays_from_the_seats_character_over_the_socket():
+    t = await table("action-dice", {"Nadia": {"action_dice": 1}})
+    gm, [(ana, _)] = await seats(t)
+    await ask(gm, {"type": "round.new", "ref": "n"})
+    roll = {"type": "roll", "request": {"action_dice": 1, "skill_dice": 1}}
+    first = await ask(ana, {**roll, "ref": "a"})
+    assert first["data"]["character"]["id"] == t["chars"][0].pk
+    assert (await ask(ana, {**roll, "ref": "b"}))["code"] == "conflict"
+    attack = {**roll, "ref": "c", "request": {"action_dice": 0, "skill_dice": 1}, "group_extra": 3}
+    assert (await ask(ana, attack))["code"] == "conflict"
+    nobody = await ask(gm, {**roll, "ref": "d"})
+    assert (nobody["code"], nobody["field"]) == ("invalid", "character")
+    for comm in (gm, ana):
+        await comm.disconnect()
+
+
+async def test_discordian_the_discord_die_is_rolled_as_the_round_begins_over_the_socket():
+    t = await table("discordian", {"Eris": {"hero_dice": ["d6"]}})
+    gm, [(ana, _)] = await seats(t)
+    began = await ask(gm, {"type": "round.new", "ref": "r", "client_seed": "mine"})
+    assert began["data"]["dice"][0]["die"] == "d20" and began["data"]["client_seed"] == "mine"
+    assert began["data"]["table"]["discord"]["round"] == 1
+    assert (await ask(gm, {"type": "discord.roll", "ref": "d"}))["code"] == "conflict"
+    seen = await ask(ana, {"type": "roll", "ref": "x", "character": t["chars"][0].pk,
+                           "request": {"pool": ["d6"]}})  # fmt: skip
+    assert seen["data"]["request"]["discord"] == began["data"]["discord"]["value"]
+    for comm in (gm, ana):
+        await comm.disconnect()
+
+
+async def test_discordian_a_pvp_opponents_protection_is_charged_over_the_socket():
+    t = await table(
+        "discordian",
+        {"Eris": {"hero_dice": ["d6"]}, "Bob": {"hero_dice": ["d6"], "instant_karma": 1}},
+    )
+    gm, [(ana, _), (bo, _)] = await seats(t)
+    eris, bob = (c.pk for c in t["chars"])
+    roll = {"type": "roll", "character": eris,
+            "request": {"pool": ["d6"], "opponent": {"pool": ["d6"], "protect": 1}}}  # fmt: skip
+    unnamed = await ask(gm, {**roll, "ref": "a"})
+    assert (unnamed["code"], unnamed["field"]) == ("invalid", "opponent_character")
+    named = {**roll, "opponent_character": bob}
+    assert (await ask(ana, {**named, "ref": "b"}))["code"] == "forbidden"  # not Ana's to spend
+    twice = {**named, "request": {"pool": ["d6"], "opponent": {"pool": ["d6"], "protect": 2}}}
+    assert (await ask(gm, {**twice, "ref": "c"}))["code"] == "conflict"  # Bob holds 1
+    assert (await ask(gm, {**named, "ref": "d"}))["kind"] == "roll"
+    for comm in (gm, ana, bo):
+        await comm.disconnect()
+
+
+async def test_discordian_pool_infinite_fives_and_luck_dice_from_the_sheet_over_the_socket():
+    sheet = {"hero_dice": ["d6"], "luck_die": "d8", "instant_karma": 2}
+    t = await table("discordian", {"Eris": sheet})
+    gm, [(ana, _)] = await seats(t)
+    roll = {"type": "roll", "character": t["chars"][0].pk}
+    cheat = {"pool": ["d6", "d8", "d8", "d12", "d12"], "infinite_fives": True}
+    refused = await ask(ana, {**roll, "ref": "a", "request": cheat})
+    assert (refused["code"], refused["field"]) == ("invalid", "request.pool")
+    fives = await ask(
+        ana, {**roll, "ref": "b", "request": {"pool": ["d6"], "infinite_fives": True}}
+    )
+    assert (fives["code"], fives["field"]) == ("invalid", "request.infinite_fives")
+    too_many = await ask(ana, {**roll, "ref": "c", "request": {"pool": ["d6"]}, "luck_dice": 3})
+    assert too_many["code"] == "conflict"
+    lucky = await ask(ana, {**roll, "ref": "d", "request": {"pool": ["d6"]}, "luck_dice": 2})
+    assert lucky["data"]["request"]["pool"] == ["d6", "d8", "d8"]
+    for comm in (gm, ana):
+        await comm.disconnect()
+
+
+@database_sync_to_async
+def seed_for_d6(code: str, value: int) -> str:
+    """A client seed whose next roll's first d6 shows ``value``."""
+    session = GameSession.objects.get(invite_code=code)
+    seq, server_seed = session.last_seq + 1, bytes(session.server_seed)
+    return next(
+        f"d{i}" for i in range(3000) if FairStream(server_seed, f"d{i}", seq).roll(6) == value
+    )
+
+
+async def test_a_hidden_protected_roll_looks_the_same_to_others_over_the_socket():
+    """Bo (no part in Ana's hidden roll) receives the same events, in number and kind, whether
+    or not a die of it met the Discord Die; and the same after the GM's next award."""
+    seen = []
+    for shows in (3, 4):  # the Discord Die is 3: the d6 meets it, or not
+        t = await table(
+            "discordian",
+            {"Eris": {"hero_dice": ["d6"], "instant_karma": 2}, "Bob": {"hero_dice": ["d6"]}},
+        )
+        await database_sync_to_async(
+            lambda t=t: GameSession.objects.filter(pk=t["session"].pk).update(
+                table_state={"discord": {"value": 3}}
+            )
+        )()
+        gm, [(ana, _), (bo, _)] = await seats(t)
+        eris = t["chars"][0].pk
+        seed = await seed_for_d6(t["code"], shows)
+        roll = await ask(ana, {"type": "roll", "ref": "r", "character": eris, "visibility": "gm",
+                               "client_seed": seed,
+                               "request": {"pool": ["d6"], "protect": 1}})  # fmt: skip
+        award = await ask(gm, {"type": "resource.award", "ref": "a", "character": eris,
+                               "name": "instant_karma"})  # fmt: skip
+        events = []
+        while not events or events[-1]["seq"] < award["seq"]:
+            message = await bo.receive_json_from(timeout=5)
+            if message["type"] == "event" and message["seq"] >= roll["seq"]:
+                events.append(message)
+        await drain(bo)
+        seen.append(  # the two tables' ids differ: what they show, amounts included
+            [
+                (
+                    e["seq"] - roll["seq"],
+                    e["kind"],
+                    e["visibility"],
+                    e["data"].get("hidden"),
+                    e["data"].get("text"),
+                    [r["amount"] for r in e["data"].get("resources") or ()],
+                )
+                for e in events
+            ]
+        )
+        for comm in (gm, ana, bo):
+            await comm.disconnect()
+        rename = t["gm"].username + f"-{shows}"  # the next table's GM takes the name
+        await database_sync_to_async(
+            lambda t=t, name=rename: (
+                type(t["gm"]).objects.filter(pk=t["gm"].pk).update(username=name)
+            )
+        )()
+    met, missed = seen
+    assert met == missed
+    assert [e[1:3] for e in met][:3] == [("roll", "gm"), ("pool", "gm"), ("pool", "gm")]
+
+
+async def test_roll_and_keep_a_round_of_rolling_short_of_its_minimum_adds_nothing_over_the_socket():
+    t = await table("roll-and-keep", {"Mirela": {}})
+    gm, [(ana, _)] = await seats(t)
+    opened = await ask(gm, {"type": "extended.open", "ref": "o", "label": "Climb", "target": 9,
+                            "each": 9})  # fmt: skip
+    assert opened["data"]["extended"]["each"] == 9
+    roll = await ask(ana, {"type": "roll", "ref": "r", "character": t["chars"][0].pk,
+                           "request": {"roll": 2, "keep": 2, "difficulty": 6},
+                           "extended": opened["data"]["extended"]["id"]})  # fmt: skip
+    progress = await ana.receive_json_from(timeout=5)
+    while progress.get("seq") != roll["seq"] + 1:
+        progress = await ana.receive_json_from(timeout=5)
+    assert progress["data"]["gained"] == 0 and progress["data"]["extended"]["progress"] == 0
     for comm in (gm, ana):
         await comm.disconnect()

@@ -119,7 +119,7 @@ def disco(gm):
         gm,
         "discordian",
         {
-            "Eris": {"hero_dice": ["d6", "d8"], "luck": 2, "instant_karma": 2, "luck_die": "d8"},
+            "Eris": {"hero_dice": ["d6"], "luck": 2, "instant_karma": 2, "luck_die": "d8"},
         },
     )
 
@@ -132,7 +132,7 @@ def test_the_gm_rolls_the_discord_die_from_the_stream_and_it_applies_to_every_ro
     assert event.data["dice"][0]["value"] == stream.roll(20)
     value = event.data["discord"]["value"]
     roll = make_roll(
-        seat_id=ana.pk, request={"pool": ["d6", "d8"], "tn": 5, "discord": None}, character=eris.pk
+        seat_id=ana.pk, request={"pool": ["d6"], "tn": 5, "discord": None}, character=eris.pk
     )
     assert roll.data["request"]["discord"] == value
     assert GameSession.objects.get(pk=session.pk).table_state["discord"]["value"] == value
@@ -153,7 +153,7 @@ def discord_is(session, value):
 def test_protection_costs_instant_karma_only_for_the_dice_it_shields(disco):
     session, (eris,), (ana,), _ = disco  # 2 Instant Karma
     roll = make_roll(
-        seat_id=ana.pk, request={"pool": ["d6", "d8"], "tn": 5, "protect": 2}, character=eris.pk
+        seat_id=ana.pk, request={"pool": ["d6"], "tn": 5, "protect": 2}, character=eris.pk
     )
     assert roll.data["protected"] == 0  # no Discord Die: nothing to shield, nothing paid
     assert amount(eris, "instant_karma") == 2
@@ -161,7 +161,7 @@ def test_protection_costs_instant_karma_only_for_the_dice_it_shields(disco):
     seq = GameSession.objects.get(pk=session.pk).last_seq + 1
     roll = make_roll(
         seat_id=ana.pk,
-        request={"pool": ["d6", "d8"], "tn": 5, "protect": 2},
+        request={"pool": ["d6"], "tn": 5, "protect": 2},
         character=eris.pk,
         client_seed=seed_showing(session, seq, 6, 3),
     )
@@ -186,7 +186,7 @@ def test_adding_the_luck_die_costs_one_instant_karma(disco):
         seat_id=ana.pk,
         request={"pool": ["d6"], "tn": 5},
         character=eris.pk,
-        options={"add_luck_die": True},
+        options={"luck_dice": 1},
     )
     assert roll.data["request"]["pool"] == ["d6", "d8"]
     assert amount(eris, "instant_karma") == 1
@@ -405,7 +405,7 @@ def test_what_a_hidden_roll_spends_is_as_hidden_as_the_roll_and_its_counts_wait_
         seat_id=ana.pk,
         request={"pool": ["d6"], "tn": 5, "protect": 1},
         character=eris.pk,
-        options={"add_luck_die": True},
+        options={"luck_dice": 1},
         visibility=visibility,
         client_seed=seed_showing(session, seq, 6, 3),
     )

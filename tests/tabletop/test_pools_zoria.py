@@ -252,7 +252,9 @@ def test_activate_critical_own_character_or_gm_and_refund(table):
     gm = gm_stack(table)[1]
     zoria.spend_dice(seat_id=gm.pk, effect="activate-critical", roll=roll.seq)
     assert OpenRoll.objects.get(seq=roll.seq).critical_dice == 3
-    zoria.refund(seat_id=gm.pk, seat=bo.pk, count=2, note="the critical could have no effect")
+    zoria.refund(
+        seat_id=gm.pk, roll=roll.seq, seat=bo.pk, count=2, note="the critical could have no effect"
+    )
     assert stacks(bo) == [(5, 8)]
 
 

@@ -233,7 +233,7 @@ def _act_discordian(session: GameSession, seats: dict[str, Seat], action: tuple[
     try:
         if kind == "roll":
             who, visibility, luck = args
-            extra = {"add_luck_die": True} if luck else {}
+            extra = {"luck_dice": 1} if luck else {}
             request = {"pool": ["d6", "d8"], "tn": 5}
             send(
                 seats[who],

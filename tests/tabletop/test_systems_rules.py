@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from rules.engines import FairStream
 from tabletop.models import Character, Event, GameSession
-from tabletop.models.pools import Pool, PoolKind
+from tabletop.models.pools import ExtendedAction, Pool, PoolKind
 from tabletop.services.errors import ServiceError
 from tabletop.services.rolls import make_roll
 from tabletop.services.seats import join_session
@@ -36,9 +37,8 @@ def test_the_discord_die_is_rolled_once_a_round_or_scene_not_at_will(gm, mode):
     send(gm_at, "discord.roll", client_seed="a")
     assert code(lambda: send(gm_at, "discord.roll", client_seed="b")) == "conflict"
     send(gm_at, "round.new")
-    if mode == "round":
-        assert table_state(session)["discord"]["value"] is None  # last round's no longer applies
-        send(gm_at, "discord.roll", client_seed="c")
+    if mode == "round":  # rolled as the round began: not again this round
+        assert code(lambda: send(gm_at, "discord.roll", client_seed="c")) == "conflict"
     else:
         assert code(lambda: send(gm_at, "discord.roll", client_seed="c")) == "conflict"
         send(gm_at, "scene.new")
@@ -54,11 +54,189 @@ def test_a_wandered_discord_die_stays_away_until_the_next_scene(gm, mode):
     GameSession.objects.filter(pk=session.pk).update(table_state={"discord": gone})
     send(gm_at, "round.new")
     assert code(lambda: send(gm_at, "discord.roll")) == "conflict"
+    assert table_state(session)["discord"]["value"] is None
     send(gm_at, "scene.new")
     if mode == "round":
         send(gm_at, "discord.roll")
     else:  # in scene mode it is gone for the adventure
         assert code(lambda: send(gm_at, "discord.roll")) == "conflict"
+
+
+def test_in_round_mode_the_discord_die_is_rolled_as_the_round_begins(gm):
+    session, (eris,), (ana,), gm_at = setup_table(gm, "discordian", {"Eris": {"hero_dice": ["d6"]}})
+    send(gm_at, "discord.roll", client_seed="a")  # before any round: once
+    for number in (1, 2):
+        began = send(gm_at, "round.new", client_seed=f"r{number}")
+        stream = FairStream(bytes(session.server_seed), f"r{number}", began.seq)
+        assert began.data["dice"][0]["value"] == stream.roll(20)
+        discord = table_state(session)["discord"]
+        assert (discord["seq"], discord["round"]) == (began.seq, number)
+        assert began.data["discord"] == discord
+        if discord["value"] is not None:
+            roll = make_roll(seat_id=ana.pk, request={"pool": ["d6"]}, character=eris.pk)
+            assert roll.data["request"]["discord"] == discord["value"]
+    # In scene mode the round leaves the scene's die as it is.
+    session.campaign.settings = {"discord_mode": "scene"}
+    session.campaign.save()
+    before = table_state(session)["discord"]
+    assert "dice" not in send(gm_at, "round.new").data
+    assert table_state(session)["discord"] == before
+
+
+def test_a_pvp_opponents_protection_costs_the_opponents_instant_karma(gm):
+    sheets = {
+        "Eris": {"hero_dice": ["d6"], "instant_karma": 1},
+        "Bob": {"hero_dice": ["d6"], "instant_karma": 1},
+    }
+    session, (eris, bob), (ana, _), gm_at = setup_table(gm, "discordian", sheets)
+    GameSession.objects.filter(pk=session.pk).update(table_state={"discord": {"value": 3}})
+    guarded = {"pool": ["d6"], "opponent": {"pool": ["d6"], "protect": 2}}
+    # Whose Instant Karma would it be? The roll must name the opponent's character.
+    with pytest.raises(ServiceError) as unnamed:
+        make_roll(seat_id=gm_at.pk, request=guarded, character=eris.pk)
+    assert unnamed.value.field == "opponent_character"
+    versus = {"opponent_character": bob.pk}
+    # Bob holds 1 Instant Karma: protecting 2 dice is refused before any die is drawn.
+    assert (
+        code(
+            lambda: make_roll(seat_id=gm_at.pk, request=guarded, character=eris.pk, options=versus)
+        )
+        == "conflict"
+    )
+    # Ana cannot spend Bob's Instant Karma; Bob's player (or the GM) can.
+    once = {"pool": ["d6"], "opponent": {"pool": ["d6"], "protect": 1}}
+    assert (
+        code(lambda: make_roll(seat_id=ana.pk, request=once, character=eris.pk, options=versus))
+        == "forbidden"
+    )
+    seq = GameSession.objects.get(pk=session.pk).last_seq + 1
+    server_seed = bytes(session.server_seed)
+    seed = next(  # Eris's d6 shows 4, Bob's shows 3: the Discord Die meets Bob's
+        f"p{i}"
+        for i in range(20000)
+        if (lambda d: d.roll(6) == 4 and d.roll(6) == 3)(FairStream(server_seed, f"p{i}", seq))
+    )
+    roll = make_roll(
+        seat_id=gm_at.pk, request=once, character=eris.pk, options=versus, client_seed=seed
+    )
+    assert roll.data["opponent"]["protected"] == 1
+    assert (amount(bob, "instant_karma"), amount(eris, "instant_karma")) == (0, 1)
+    spend = Event.objects.get(session=session, kind="pool", data__use="protect")
+    assert spend.data["character"]["id"] == bob.pk and spend.data["amount"] == 1
+
+
+def test_a_characters_roll_is_checked_against_its_sheet(gm):
+    sheets = {
+        "Eris": {
+            "hero_dice": ["d6", "d8"],
+            "tropes": {"Trickster": 8},
+            "trademarks": {"Lockpicks": 6},
+            "luck_die": "d10",
+            "instant_karma": 0,
+        },
+        "Bob": {"hero_dice": ["d6"], "infinite_fives": True},
+    }
+    session, (eris, bob), (ana, bo), gm_at = setup_table(gm, "discordian", sheets)
+    before = GameSession.objects.get(pk=session.pk).last_seq
+
+    def roll(request, seat=ana, who=eris, **options):
+        return make_roll(seat_id=seat.pk, request=request, character=who.pk, options=options)
+
+    def refused(request, seat=ana, who=eris, **options):
+        with pytest.raises(ServiceError) as err:
+            roll(request, seat, who, **options)
+        return err.value.code, err.value.field
+
+    # The reproduced cheat: one character's pool and Infinite Fives taken as given.
+    cheat = {"pool": ["d6", "d8", "d8", "d12", "d12"], "infinite_fives": True}
+    assert refused(cheat) == ("invalid", "request.pool")
+    assert refused({"pool": ["d6"]}) == ("invalid", "request.pool")  # every Hero Die
+    assert refused({"pool": ["d6", "d8", "d8", "d8"]}) == ("invalid", "request.pool")
+    assert refused({"pool": ["d6", "d8"], "infinite_fives": True}) == (
+        "invalid",
+        "request.infinite_fives",
+    )
+    # Luck dice cost 1 Instant Karma each: Eris has none.
+    assert refused({"pool": ["d6", "d8"]}, luck_dice=1) == ("conflict", None)
+    # The GM's roll for Eris is checked the same way.
+    assert refused(cheat, seat=gm_at) == ("invalid", "request.pool")
+    assert GameSession.objects.get(pk=session.pk).last_seq == before  # nothing stored
+    # What the sheet allows: Hero Dice, a trope die, a trademark die; its own luck die.
+    full = roll({"pool": ["d8", "d6", "d8", "d6"], "luck_die": "d12"})
+    assert full.data["request"]["luck_die"] == "d10"
+    assert roll({"pool": ["d6"], "infinite_fives": True}, seat=bo, who=bob).data["infinite_fives"]
+    # The GM's roll for nobody (an NPC's pool as the GM makes it) is the GM's.
+    free = make_roll(seat_id=gm_at.pk, request=cheat)
+    assert free.data["request"]["pool"] == cheat["pool"]
+
+
+def test_several_luck_dice_at_one_instant_karma_each(gm):
+    session, (eris,), (ana,), _ = setup_table(
+        gm, "discordian", {"Eris": {"hero_dice": ["d6"], "luck_die": "d8", "instant_karma": 3}}
+    )
+    roll = make_roll(
+        seat_id=ana.pk, request={"pool": ["d6"]}, character=eris.pk, options={"luck_dice": 3}
+    )
+    assert roll.data["request"]["pool"] == ["d6", "d8", "d8", "d8"]
+    assert amount(eris, "instant_karma") == 0
+    spend = Event.objects.get(session=session, seq=roll.seq - 1)
+    assert (spend.data["use"], spend.data["amount"]) == ("add-luck-die", 3)
+    with pytest.raises(ServiceError) as err:
+        make_roll(
+            seat_id=ana.pk, request={"pool": ["d6"]}, character=eris.pk, options={"luck_dice": 1}
+        )
+    assert err.value.code == "conflict"
+
+
+def test_the_gms_bonus_dice_join_the_characters_next_roll(gm):
+    _, (eris,), (ana,), gm_at = setup_table(gm, "discordian", {"Eris": {"hero_dice": ["d6"]}})
+    assert code(lambda: send(ana, "bonus.award", character=eris.pk, dice=["d8"])) == "forbidden"
+    award = send(gm_at, "bonus.award", character=eris.pk, dice=["d8", "d12", "d8"])
+    assert award.data["count"] == 3 and award.visibility == "public"
+    stacks = Pool.objects.filter(character=eris, kind=PoolKind.BONUS_DICE)
+    assert {(s.sides, s.remaining, s.seat_id) for s in stacks} == {(8, 2, ana.pk), (12, 1, ana.pk)}
+    first = make_roll(seat_id=ana.pk, request={"pool": ["d6"]}, character=eris.pk)
+    assert sorted(first.data["request"]["pool"]) == ["d12", "d6", "d8", "d8"]
+    assert sum(s.remaining for s in stacks.all()) == 0
+    nxt = make_roll(seat_id=ana.pk, request={"pool": ["d6"]}, character=eris.pk)
+    assert nxt.data["request"]["pool"] == ["d6"]
+    send(gm_at, "bonus.award", character=eris.pk, dice=["d4"])
+    send(gm_at, "bonus.take-back", character=eris.pk)
+    assert make_roll(seat_id=ana.pk, request={"pool": ["d6"]}, character=eris.pk).data["request"][
+        "pool"
+    ] == ["d6"]
+    assert code(lambda: send(gm_at, "bonus.take-back", character=eris.pk)) == "conflict"
+
+
+# --- roll-and-keep -----------------------------------------------------------------------
+
+
+def test_an_extended_action_may_ask_successes_of_each_round_of_rolling(gm):
+    session, (mirela,), (ana,), gm_at = setup_table(gm, "roll-and-keep", {"Mirela": {}})
+    with pytest.raises(ServiceError) as err:
+        send(gm_at, "extended.open", label="Research", target=3, each=4)
+    assert err.value.field == "each"
+    send(gm_at, "extended.open", label="Research", target=6, each=2)
+    action = ExtendedAction.objects.get(session=session)
+    counted = 0
+    for i in range(60):
+        roll = make_roll(
+            seat_id=ana.pk,
+            request={"roll": 4, "keep": 2, "difficulty": 7},
+            character=mirela.pk,
+            client_seed=f"e{i}",
+            options={"extended": action.pk},
+        )
+        progress = Event.objects.get(session=session, kind="pool", seq=roll.seq + 1)
+        rolled = roll.data["successes"]
+        assert progress.data["gained"] == (rolled if rolled >= 2 else 0)
+        counted += progress.data["gained"]
+        if rolled < 2:
+            assert "short of the 2 needed this round" in progress.data["text"]
+        action.refresh_from_db()
+        if not action.is_open:
+            break
+    assert action.progress == counted >= 6 and not action.is_open
 
 
 # --- d6-chance ------------------------------------------------------------------------------
@@ -200,7 +378,7 @@ AFTER_THE_END = [
     ("zoria", "pool.spend", {"effect": "insight", "note": "x"}),
     ("zoria", "pool.award", {"seat": 0}),
     ("zoria", "pool.undo-award", {}),
-    ("zoria", "pool.refund", {"seat": 0}),
+    ("zoria", "pool.refund", {"roll": 1}),
     ("zoria", "pool.lucky-break", {}),
     ("zoria", "roll.close", {"roll": 1}),
     ("discordian", "discord.roll", {}),
@@ -208,6 +386,8 @@ AFTER_THE_END = [
     ("discordian", "scene.new", {}),
     ("discordian", "resource.spend", {"character": 0, "use": "extra-success", "roll": 1}),
     ("discordian", "resource.award", {"character": 0, "name": "luck"}),
+    ("discordian", "bonus.award", {"character": 0, "dice": ["d8"]}),
+    ("discordian", "bonus.take-back", {"character": 0}),
     ("d6-chance", "round.new", {}),
     ("d6-chance", "resource.spend", {"character": 0, "use": "survive"}),
     ("d6-chance", "resource.award", {"character": 0, "name": "character_points"}),
@@ -244,3 +424,65 @@ REQUESTS = {
     "action-dice": {"action_dice": 1, "skill_dice": 1},
     "roll-and-keep": {"roll": 3, "keep": 2, "difficulty": 6},
 }
+
+
+def test_outside_rounds_a_character_point_lasts_one_roll(gm):
+    _, (sera,), (ana,), gm_at = setup_table(gm, "d6-chance", {"Sera": {"character_points": 3}})
+    first = make_roll(
+        seat_id=ana.pk, request={"dice": 3, "character_point": True}, character=sera.pk
+    )
+    later = [make_roll(seat_id=ana.pk, request={"dice": 3}, character=sera.pk) for _ in "ab"]
+    assert first.data["request"]["character_point"]
+    assert not any(r.data["request"]["character_point"] for r in later)
+    assert amount(sera, "character_points") == 2
+    # Once the GM runs rounds, a point lasts the round.
+    send(gm_at, "round.new")
+    make_roll(seat_id=ana.pk, request={"dice": 3, "character_point": True}, character=sera.pk)
+    again = make_roll(seat_id=ana.pk, request={"dice": 3}, character=sera.pk)
+    assert again.data["request"]["character_point"] and amount(sera, "character_points") == 1
+
+
+def test_every_action_dice_roll_is_some_characters_and_pays_from_its_round_dice(gm):
+    session, (nadia, kit), (ana, bo), gm_at = setup_table(
+        gm, "action-dice", {"Nadia": {"action_dice": 2}, "Kit": {"action_dice": 2}}
+    )
+    request = {"action_dice": 2, "skill_dice": 1}
+    # Outside rounds too the roll is the character's (no round dice to pay from then).
+    assert make_roll(seat_id=ana.pk, request=request).data["character"]["id"] == nadia.pk
+    send(gm_at, "round.new")
+    # Naming nobody, the seat's only character rolls and pays.
+    roll = make_roll(seat_id=ana.pk, request=request)
+    assert roll.data["character"] == {"id": nadia.pk, "name": "Nadia"}
+    assert Pool.objects.get(character=nadia, kind=PoolKind.ROUND_DICE).remaining == 0
+    before = GameSession.objects.get(pk=session.pk).last_seq
+    group = {"action_dice": 1, "skill_dice": 1}
+    assert code(lambda: make_roll(seat_id=ana.pk, request=request)) == "conflict"
+    attack = dict(request=group, options={"group_extra": 3})
+    assert code(lambda: make_roll(seat_id=ana.pk, **attack)) == "conflict"
+    assert GameSession.objects.get(pk=session.pk).last_seq == before  # nothing stored
+    # A seat with several characters names one; the GM always names one.
+    bo.characters.add(nadia)
+    with pytest.raises(ServiceError) as several:
+        make_roll(seat_id=bo.pk, request=group)
+    assert several.value.field == "character"
+    with pytest.raises(ServiceError) as nobody:
+        make_roll(seat_id=gm_at.pk, request=group)
+    assert nobody.value.field == "character"
+    assert make_roll(seat_id=bo.pk, request=group, character=kit.pk).data["character"]["id"] == (
+        kit.pk
+    )
+
+
+def test_after_the_end_no_roll_option_spends_anything(gm):
+    sheets = {"Eris": {"hero_dice": ["d6"], "instant_karma": 3}, "Bob": {"instant_karma": 3}}
+    session, (eris, bob), (ana, _), gm_at = setup_table(gm, "discordian", sheets)
+    send(gm_at, "bonus.award", character=eris.pk, dice=["d8"])
+    end_session(session_id=session.pk)
+    before = GameSession.objects.get(pk=session.pk).last_seq
+    pvp = {"pool": ["d6"], "protect": 1, "opponent": {"pool": ["d6"], "protect": 1}}
+    for seat, options in ((ana, {"luck_dice": 2}), (gm_at, {"opponent_character": bob.pk})):
+        with pytest.raises(ServiceError) as ended:
+            make_roll(seat_id=seat.pk, request=pvp, character=eris.pk, options=options)
+        assert ended.value.code == "conflict"
+    assert GameSession.objects.get(pk=session.pk).last_seq == before
+    assert (amount(eris, "instant_karma"), amount(bob, "instant_karma")) == (3, 3)

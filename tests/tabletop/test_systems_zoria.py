@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from rules.engines import FairStream
-from tabletop.models import Event, GameSession, Seat
+from tabletop.models import Character, Event, GameSession, Seat
 from tabletop.models.pools import OpenRoll, Pool, PoolKind
 from tabletop.selectors.events import Viewer, can_see
 from tabletop.services.rolls import make_roll
@@ -20,7 +20,7 @@ from .test_pools_zoria import code, gm_stack, sit, stacks, table  # noqa: F401
 pytestmark = pytest.mark.django_db
 
 
-def forced(seat: Seat, character, natural: int, **request):
+def forced(seat: Seat, character, natural: int, visibility: str = "public", **request):
     """A check whose natural d20 shows ``natural``."""
     session = GameSession.objects.get(pk=seat.session_id)
     seq = session.last_seq + 1
@@ -31,6 +31,7 @@ def forced(seat: Seat, character, natural: int, **request):
                 request={"check": "1d20", **request},
                 character=character.pk,
                 client_seed=f"f{i}",
+                visibility=visibility,
             )
     raise AssertionError("no seed")
 
@@ -158,8 +159,10 @@ def test_an_activated_botch_can_no_longer_be_rerolled(table):
 def test_no_refunds_after_a_lucky_break(table):
     ana = sit(table, "Ana", "Kael")
     gm = gm_stack(table)[1]
+    critical = forced(ana, table["c"]["Kael"], 20)
     zoria.lucky_break(seat_id=ana.pk)
-    assert code(lambda: zoria.refund(seat_id=gm.pk, seat=ana.pk)) == "conflict"
+    # A lucky break needs a pool never spent from: nothing of it was spent on a critical.
+    assert code(lambda: zoria.refund(seat_id=gm.pk, roll=critical.seq)) == "conflict"
     assert code(lambda: zoria.award(seat_id=gm.pk, seat=ana.pk)) == "conflict"
     assert stacks(ana) == [(0, 6)]
 
@@ -223,3 +226,117 @@ def test_a_self_check_is_closed_by_its_roller_and_every_open_check_at_the_end(ta
     assert close.data["rolls"] == [shown.seq, *left]
     last = Event.objects.filter(session=table["session"]).order_by("-seq").first()
     assert last.kind == "session.end"
+
+
+# --- the seed to the last rule ----------------------------------------------------------------
+
+
+def test_a_plain_reroll_cannot_undo_an_activated_botch(table):
+    ana, bo = sit(table, "Ana", "Kael"), sit(table, "Bo", "Ysolde")
+    gm = gm_stack(table)[1]
+    roll = forced(bo, table["c"]["Ysolde"], 1)
+    zoria.spend_dice(seat_id=gm.pk, effect="activate-botch", roll=roll.seq, count=2)
+    for effect in ("reroll", "reroll-botch"):
+        assert code(lambda e=effect: zoria.spend_dice(seat_id=bo.pk, effect=e, roll=roll.seq)) == (
+            "conflict"
+        )
+    assert stacks(bo) == [(5, 8)]
+    check = OpenRoll.objects.get(seq=roll.seq)
+    assert (check.is_open, check.botch_dice) == (True, 2)
+    # Before the GM activates it, the plain re-roll is still the player's.
+    fresh = forced(ana, table["c"]["Kael"], 1)
+    zoria.spend_dice(seat_id=ana.pk, effect="reroll", roll=fresh.seq)
+
+
+def test_a_player_uses_dice_on_a_check_the_gm_rolled_for_their_character(table):
+    ana, bo = sit(table, "Ana", "Kael"), sit(table, "Bo", "Ysolde")
+    gm = gm_stack(table)[1]
+    for_kael = make_roll(seat_id=gm.pk, request={"check": "1d20"}, character=table["c"]["Kael"].pk)
+    used = zoria.use_die(seat_id=ana.pk, roll=for_kael.seq)
+    assert (
+        OpenRoll.objects.get(seq=for_kael.seq).total == for_kael.data["total"] + used.data["added"]
+    )
+    assert stacks(ana) == [(3, 6)]
+    # Not another player's: Kael is not Bo's.
+    assert code(lambda: zoria.use_die(seat_id=bo.pk, roll=for_kael.seq)) == "forbidden"
+
+
+def test_a_failed_insight_roll_made_for_a_character_blocks_its_player_whatever_the_spelling(
+    table,
+):
+    ana, bo = sit(table, "Ana", "Kael"), sit(table, "Bo", "Ysolde")
+    gm = gm_stack(table)[1]
+    roll = make_roll(
+        seat_id=gm.pk,
+        request={"check": "1d20", "dc": 99},
+        character=table["c"]["Kael"].pk,
+        options={"insight": "The Seal"},
+    )
+    zoria.declare(seat_id=gm.pk, roll=roll.seq, result="nothing learned")
+    for spelling in ("The Seal.", "the  SEAL!", "«the seal»", "The-Seal"):
+        assert (
+            code(lambda s=spelling: zoria.spend_dice(seat_id=ana.pk, effect="insight", note=s))
+            == "conflict"
+        ), spelling
+    assert stacks(ana) == [(4, 6)]
+    zoria.spend_dice(seat_id=bo.pk, effect="insight", note="The Seal.")  # another player may
+
+
+def test_a_refund_returns_at_most_the_critical_dice_to_the_seat_that_spent_them(table):
+    ana, bo = sit(table, "Ana", "Kael"), sit(table, "Bo", "Ysolde")
+    (gm_dice, gm) = gm_stack(table)
+    plain = forced(bo, table["c"]["Ysolde"], 10)
+    # Nothing spent on a critical: nothing to refund, to anyone, the GM's own pool included.
+    for target, refused in ((bo.pk, "invalid"), (gm.pk, "invalid"), (None, "conflict")):
+        assert code(lambda t=target: zoria.refund(seat_id=gm.pk, roll=plain.seq, seat=t)) == (
+            refused
+        )
+    assert stacks(bo) == [(5, 8)]
+    critical = forced(bo, table["c"]["Ysolde"], 20)
+    zoria.spend_dice(seat_id=bo.pk, effect="activate-critical", roll=critical.seq, count=2)
+    zoria.spend_dice(seat_id=gm.pk, effect="activate-critical", roll=critical.seq, count=1)
+    assert stacks(bo) == [(3, 8)]
+    # Two seats spent on it: the refund names one; never more than that seat spent.
+    assert code(lambda: zoria.refund(seat_id=gm.pk, roll=critical.seq)) == "invalid"
+    assert code(lambda: zoria.refund(seat_id=gm.pk, roll=critical.seq, seat=ana.pk)) == "invalid"
+    too_many = dict(roll=critical.seq, seat=bo.pk, count=3)
+    assert code(lambda: zoria.refund(seat_id=gm.pk, **too_many)) == "conflict"
+    event = zoria.refund(seat_id=gm.pk, roll=critical.seq, seat=bo.pk, count=2, note="no effect")
+    assert stacks(bo) == [(5, 8)] and event.data["returned"][0]["count"] == 2
+    assert OpenRoll.objects.get(seq=critical.seq).critical_dice == 1
+    assert code(lambda: zoria.refund(seat_id=gm.pk, roll=critical.seq, seat=bo.pk)) == "conflict"
+    zoria.refund(seat_id=gm.pk, roll=critical.seq)  # the GM's own die, the only one left
+    assert gm_stack(table)[0] == gm_dice
+    assert code(lambda: zoria.refund(seat_id=gm.pk, roll=critical.seq)) == "conflict"
+
+
+def test_a_refund_on_a_hidden_check_is_as_hidden_as_the_check(table):
+    bo = sit(table, "Bo", "Ysolde")
+    gm = gm_stack(table)[1]
+    critical = forced(bo, table["c"]["Ysolde"], 20, visibility="gm")
+    zoria.spend_dice(seat_id=bo.pk, effect="activate-critical", roll=critical.seq)
+    event = zoria.refund(seat_id=gm.pk, roll=critical.seq)
+    assert (event.visibility, event.owner_id) == ("gm", bo.pk)
+
+
+def test_the_gms_insight_roll_for_a_villain_is_the_gms_alone(table):
+    ana = sit(table, "Ana", "Kael")
+    gm = gm_stack(table)[1]
+    vizier = Character.objects.create(campaign=table["campaign"], name="Vizier", sheet={})
+    insight = dict(request={"check": "1d20+5", "dc": 15}, options={"insight": "the heroes"})
+    for villain in (vizier.pk, None):
+        roll = make_roll(seat_id=gm.pk, character=villain, **insight)
+        assert roll.visibility == "gm"
+        player = Viewer(seat_id=ana.pk, is_gm=False)
+        assert not can_see(visibility=roll.visibility, actor_seat_id=gm.pk, viewer=player)
+    # For a player's character the GM's insight roll is as the GM chose; a player's stays theirs.
+    assert make_roll(seat_id=gm.pk, character=table["c"]["Kael"].pk, **insight).visibility == (
+        "public"
+    )
+    assert make_roll(seat_id=ana.pk, character=table["c"]["Kael"].pk, **insight).visibility == (
+        "public"
+    )
+    # A plain check of the GM's is not an insight roll: as chosen.
+    assert make_roll(seat_id=gm.pk, request={"check": "1d20"}, character=vizier.pk).visibility == (
+        "public"
+    )

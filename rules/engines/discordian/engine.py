@@ -59,6 +59,13 @@ class Discordian(system.GameSystem):
         Field("hooks", "text", label="Hooks", help="They set the TN of each roll.", default=""),
         Field("tn", "int", label="Usual TN", default=5, choices=TNS),
         Field("luck_die", "die", label="Luck die", default="d6", choices=PC_DICE),
+        Field(
+            "infinite_fives",
+            "bool",
+            label="Law of Infinite Fives",
+            help="An ability lets this character apply the Law of Infinite Fives to its rolls.",
+            default=False,
+        ),
         Field("luck", "int", label="Luck", default=0, min=0, max=1000),
         Field("instant_karma", "int", label="Instant Karma", default=0, min=0, max=1000),
     )

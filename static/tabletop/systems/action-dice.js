@@ -23,7 +23,17 @@ export function room(t) {
   defense.addEventListener("change", showOpponent);
   showOpponent();
   t.resets.push(() => { defense.value = ""; extra.value = 0; opponent.value = ""; restricted.value = ""; showOpponent(); });
+  // Every roll here is some character's: its action dice come out of that character's round.
+  const who = h("small", {class: "help", id: "roll-character-help"});
+  t.ctx.panel.character?.closest(".field")?.append(who);
+  t.ctx.panel.character?.setAttribute("aria-describedby", who.id);
   return {
+    panel(c) {
+      const left = [...t.pools.values()].filter((p) => p.kind === "round-dice" && p.character === c)
+        .reduce((n, p) => n + p.remaining, 0);
+      who.textContent = c == null ? "Every roll here is a character's: choose who rolls."
+        : t.table.round ? `${t.name(c)} has ${left} action dice left this round.` : "";
+    },
     draw() {
       const round = t.table.round || 0;
       const mine = [...t.pools.values()].filter((p) => p.kind === "round-dice" && t.mine.includes(p.character));

@@ -14,8 +14,15 @@ export function room(t) {
   t.resets.push(() => { if (cp) cp.checked = false; });
   t.check("long_action", "A long action (a character point lasts this roll only)");
   // A point spent this round: the character's rolls are doubled until the GM's next round.
-  const active = (c) => c != null && (t.table.character_points || {})[c] === (t.table.round || 0);
+  // The round each of your characters' points lasts, read off its spend (as hidden as the roll
+  // that paid it). Outside rounds, or for a long action, a point lasts the one roll it is spent on.
+  const lasts = new Map();
+  const active = (c) => c != null && !!t.table.round && lasts.get(c) === t.table.round;
   return {
+    event(ev) {
+      const d = ev.data || {};
+      if (ev.kind === "pool" && d.use === "double-base" && d.lasts_round && d.character) lasts.set(d.character.id, d.lasts_round);
+    },
     draw() {
       drawResources(t, list, {character_points: "Character points"}, (c, [points]) => {
         const who = t.name(c);
@@ -33,7 +40,8 @@ export function room(t) {
         cp.disabled = true;
         return;
       }
-      note.textContent = c == null ? "choose who rolls" : `${t.name(c)} has ${t.amount(c, "character_points")} left`;
+      const once = t.table.round ? "" : "; no round yet: a point lasts this roll";
+      note.textContent = c == null ? "choose who rolls" : `${t.name(c)} has ${t.amount(c, "character_points")} left${once}`;
       cp.disabled = !(c && t.amount(c, "character_points"));
       if (cp.disabled && cp.checked) {
         cp.checked = false;

@@ -11,7 +11,8 @@ export function room(t) {
     draw() {
       const open = [...t.ext.values()];
       fill(list, JSON.stringify(open), open.length ? open.map((x) => h("li", {class: "xact"},
-        h("span", null, h("strong", null, x.label), ` ${x.progress} / ${x.target} successes`),
+        h("span", null, h("strong", null, x.label), ` ${x.progress} / ${x.target} successes`,
+          x.each ? h("span", {class: "muted small"}, ` (at least ${x.each} a roll to count)`) : null),
         h("progress", {max: x.target, value: Math.min(x.progress, x.target), "aria-label": x.label})))
         : none("No extended action under way."));
       const keep = sel.value;
@@ -30,6 +31,8 @@ export async function dashboard(ctx) {
     e.preventDefault();
     const label = $("ext-label").value.trim();
     const target = Number($("ext-target").value);
+    const eachText = $("ext-each").value.trim();
+    const each = eachText === "" ? null : Number(eachText);
     const error = $("extended-error");
     if (!label) {
       ctx.showError(error, "Give the extended action a label.");
@@ -41,8 +44,14 @@ export async function dashboard(ctx) {
       $("ext-target").focus();
       return;
     }
-    if (ctx.act({type: "extended.open", label, target}, {button: form.querySelector("button"), error})) {
+    if (each !== null && (!Number.isInteger(each) || each < 1 || each > target)) {
+      ctx.showError(error, "Each round's minimum is a number of successes from 1 to the target, or empty.");
+      $("ext-each").focus();
+      return;
+    }
+    if (ctx.act({type: "extended.open", label, target, each}, {button: form.querySelector("button"), error})) {
       $("ext-label").value = "";
+      $("ext-each").value = "";
     }
   });
   const view = (x) => {
@@ -60,7 +69,7 @@ export async function dashboard(ctx) {
         bar.max = item.target;
         bar.value = Math.min(item.progress, item.target);
         bar.setAttribute("aria-label", `${item.label}: ${item.progress} of ${item.target} successes`);
-        count.textContent = `${item.progress} / ${item.target}`;
+        count.textContent = `${item.progress} / ${item.target}${item.each ? ` (≥ ${item.each} a roll)` : ""}`;
       },
     };
   };

@@ -1,6 +1,7 @@
 // Zoria at the table (docs/rules/zoria.md): on the room page, your pool, everyone's dice, your
 // open checks with the dice you use and spend on them, insight and the lucky break; on the GM
-// dashboard, awards and refunds on each seat, and the open checks the GM declares.
+// dashboard, awards on each seat, and the open checks the GM declares (and refunds dice spent on
+// a critical that could have no effect).
 import {h, words} from "../dom.js";
 import {badge} from "../dice.js";
 import {err, fill, li, none} from "../pools.js";
@@ -41,6 +42,11 @@ export function room(t) {
   const insight = t.field("insight", "Insight roll about (the GM asked for one)",
     h("input", {maxlength: 200, autocomplete: "off"}), (v) => v.trim() || undefined);
   t.resets.push(() => { insight.value = ""; });
+  if (t.gm) {
+    // Dark Agenda: the GM's insight roll for a villain is noted, not announced.
+    insight.closest(".field").append(h("small", {class: "help"},
+      "Dark Agenda: for a villain (nobody, or a character no player plays) the roll is hidden from the players; reveal it when you like."));
+  }
   const dice = document.getElementById("f-zoria-action_dice");
   dice?.closest(".field")?.append(h("span", {class: "cost"}, "paid from your pool, die for die"));
 
@@ -188,8 +194,14 @@ function openRollView(ctx, roll, put) {
     onclick: () => spend("activate-critical", crit)}, "Activate critical");
   const use = h("button", {type: "button", class: "small", "data-needs": "live",
     onclick: () => ctx.act({type: "pool.use", roll: roll.seq}, {button: use, error})}, "Use a GM die");
+  // Dice spent on a critical that could have no effect go back to the seat that spent them.
+  const to = h("select", {id: `${id}-refund-to`, class: "refund-to"});
+  const refund = h("button", {type: "button", class: "secondary small refund", "data-needs": "live",
+    onclick: () => ctx.act({type: "pool.refund", roll: roll.seq, count: n(), seat: +to.value || undefined},
+      {button: refund, error})}, "Refund critical dice");
+  const refundTools = h("span", {class: "refund-tools"}, h("label", {for: to.id}, "to"), to, refund);
   const gmTools = h("div", {class: "gm-spend", role: "group", "aria-label": `GM dice on roll #${roll.seq}`},
-    h("label", {for: dice.id}, "GM dice"), dice, botch, crit);
+    h("label", {for: dice.id}, "GM dice"), dice, botch, crit, refundTools);
   const node = h("article", {class: "open-roll", "aria-labelledby": `${id}-h`, "data-seq": roll.seq},
     h("header", {class: "open-top"}, title, flags), tally, committed, h("div", {class: "open-tools"}, use, gmTools), form, error);
   return {
@@ -213,7 +225,13 @@ function openRollView(ctx, roll, put) {
       committed.hidden = !parts.length;
       botch.hidden = !list.some((f) => THREATS.has(f));
       crit.hidden = !list.includes("critical-threat");
-      gmTools.hidden = botch.hidden && crit.hidden;
+      refundTools.hidden = !r.critical_dice;
+      const seats = [...ctx.state.seats.values()];
+      const choice = to.value;
+      put(to, h("option", {value: ""}, "whoever spent them"), seats.map((s) => h("option", {value: s.id}, s.name)));
+      to.value = seats.some((s) => String(s.id) === choice) ? choice : "";
+      refund.setAttribute("aria-label", `Refund critical dice spent on roll #${r.seq}`);
+      gmTools.hidden = botch.hidden && crit.hidden && refundTools.hidden;
       use.hidden = r.seat !== ctx.gmSeatId;
       use.setAttribute("aria-label", `Use a GM die on roll #${r.seq}`);
       botch.setAttribute("aria-label", `Activate botch of roll #${r.seq} with GM dice`);
@@ -258,7 +276,7 @@ export async function dashboard(ctx) {
     characterInfo: (sheet) => (sheet.level != null ? `level ${sheet.level}` : ""),
     noPool: (seat, hasChars) => (seat.role === "gm" ? "The GM's pool comes with the first player's pool."
       : hasChars ? "The pool is dealt when the session starts." : "No character, so no pool."),
-    /** Award and refund dice on a player's card. */
+    /** Award dice on a player's card (refunds are on the check whose critical they were spent on). */
     seatTools(seat) {
       if (seat.role === "gm") return null;
       const id = `seat-${seat.id}`;
@@ -267,19 +285,14 @@ export async function dashboard(ctx) {
       const n = () => Math.max(1, Math.min(20, Math.trunc(Number(count.value)) || 1));
       const award = h("button", {type: "button", class: "small award", "data-needs": "live",
         onclick: () => ctx.act({type: "pool.award", seat: seat.id, count: n()}, {button: award, error})}, "Award die");
-      const refund = h("button", {type: "button", class: "secondary small refund", "data-needs": "live",
-        onclick: () => ctx.act({type: "pool.refund", seat: seat.id, count: n()}, {button: refund, error})}, "Refund");
       const node = h("div", null, h("div", {class: "seat-tools", role: "group", "aria-label": `Dice for ${seat.name}`},
-        h("label", {for: count.id}, "Dice"), count, award, refund), error);
+        h("label", {for: count.id}, "Dice"), count, award), error);
       return {
         node,
         update(s, pools) {
-          const lucky = ctx.lucky.has(s.id);
           award.setAttribute("aria-label", `Award die to ${s.name}`);
-          refund.setAttribute("aria-label", `Refund ${s.name} dice`);
-          // After a lucky break the player receives no dice this session: no awards, no refunds.
-          award.dataset.blocked = lucky || !pools.length ? "1" : "";
-          refund.dataset.blocked = lucky || !pools.length ? "1" : "";
+          // After a lucky break the player receives no dice this session: no awards.
+          award.dataset.blocked = ctx.lucky.has(s.id) || !pools.length ? "1" : "";
         },
       };
     },

@@ -26,7 +26,7 @@ from fractions import Fraction
 from typing import Any
 
 from . import system
-from .dice import DieRecord, draw
+from .dice import DieMarks, DieRecord, Side, draw
 from .dist import Budget, Dist
 from .errors import RuleError
 from .fair import DiceSource
@@ -324,9 +324,9 @@ class RollAndKeep(system.GameSystem):
     # -- roll ------------------------------------------------------------------------------
 
     def _side(
-        self, source: DiceSource, roll: int, keep: int, difficulty: int, side: str | None
+        self, source: DiceSource, roll: int, keep: int, difficulty: int, side: Side | None
     ) -> tuple[list[DieRecord], int, bool]:
-        extra = {} if side is None else {"side": side}
+        extra: DieMarks = {} if side is None else {"side": side}
         dice = [draw(source, SIDES, "kept", **extra) for _ in range(roll)]
         values = [d["value"] for d in dice]
         kept = _select(values, keep)
@@ -335,7 +335,7 @@ class RollAndKeep(system.GameSystem):
             if i not in kept:
                 record["role"] = "dropped"
             elif record["value"] >= difficulty:
-                record["success"] = True  # type: ignore[typeddict-unknown-key]
+                record["success"] = True
                 successes += 1
         botch = successes == 0 and 1 in values
         return dice, successes, botch

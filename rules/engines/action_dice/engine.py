@@ -146,8 +146,8 @@ class ActionDice(system.GameSystem):
             order = sorted(range(len(values)), key=lambda g: (-values[g], g))
             dropped = set(order[plan["counted"] :])
             for record in dice:
-                if record["group"] in dropped:  # type: ignore[typeddict-item]
-                    record["dropped"] = True  # type: ignore[typeddict-unknown-key]
+                if record["group"] in dropped:
+                    record["dropped"] = True
             counted_total = sum(v for g, v in enumerate(values) if g not in dropped)
         total = counted_total + plan["flat"] + req["modifier"]
         difficulty = req["difficulty"]

@@ -145,9 +145,10 @@ def _plan(req: Mapping[str, Any]) -> dict[str, int]:
 
 
 def _target(req: Mapping[str, Any]) -> int | None:
-    if req["difficulty"] is None:
+    difficulty: int | None = req["difficulty"]
+    if difficulty is None:
         return None
-    return req["difficulty"] + RUSH[req["rush"]]
+    return difficulty + RUSH[req["rush"]]
 
 
 # -- sheets ----------------------------------------------------------------------------------

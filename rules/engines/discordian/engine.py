@@ -244,7 +244,9 @@ class Discordian(system.GameSystem):
         self, sheet: Mapping[str, Any], settings: Mapping[str, Any]
     ) -> list[dict[str, Any]]:
         sheet = self.validate_sheet(sheet)
-        choices = [("Hero Dice", {})] if sheet["hero_dice"] else []
+        choices: list[tuple[str, dict[str, str]]] = []
+        if sheet["hero_dice"]:
+            choices.append(("Hero Dice", {}))
         choices += [(name, {"trope": name}) for name in sheet["tropes"]]
         return [
             self._quick_roll(f"{name} (TN {sheet['tn']})", sheet, settings, options)

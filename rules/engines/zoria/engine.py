@@ -167,9 +167,9 @@ class Zoria(system.GameSystem):
         check: dict[int, Fraction] = {}
         events: dict[str, Fraction | float] = dict.fromkeys(FLAGS, Fraction(0))
         for natural, law in joint.items():
-            mass = sum(law.values(), Fraction(0))
+            natural_mass = sum(law.values(), Fraction(0))
             for flag in threat_flags(natural, req):
-                events[flag] += mass
+                events[flag] += natural_mass
             for t, p in law.items():
                 check[t] = check.get(t, Fraction(0)) + p
         total_law: Mapping[int, Fraction | float] = check
@@ -177,7 +177,7 @@ class Zoria(system.GameSystem):
             floats = {t: float(p) for t, p in check.items()}
             action = action_law(req["action_dice"], budget)
             total_law = Dist(floats, 1).convolve(action, budget, "this check").w
-        mass = sum(total_law.values())
+        mass = sum(total_law.values(), 0)
         dc = req["dc"]
         p_success = None
         if dc is not None:
@@ -227,10 +227,9 @@ class Zoria(system.GameSystem):
         self, sheet: Mapping[str, Any], settings: Mapping[str, Any]
     ) -> list[dict[str, Any]]:
         sheet = self.validate_sheet(sheet)
-        best = max(
-            INSIGHT_ABILITIES, key=lambda a: _lookup(sheet["abilities"], a) or 0, default=None
-        )
-        choices = [("d20", {})] + [(name, {"skill": name}) for name in sheet["skills"]]
+        best = max(INSIGHT_ABILITIES, key=lambda a: _lookup(sheet["abilities"], a) or 0)
+        choices: list[tuple[str, dict[str, str]]] = [("d20", {})]
+        choices += [(name, {"skill": name}) for name in sheet["skills"]]
         choices.append((f"Insight ({best.capitalize()})", {"insight": best}))
         return [self._quick_roll(label, sheet, settings, options) for label, options in choices]
 

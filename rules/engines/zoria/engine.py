@@ -13,9 +13,10 @@ from ..errors import OddsTooLarge, RuleError
 from ..fair import DiceSource
 from ..limits import MAX_DICE, MAX_MODIFIER
 from ..notation import Expression, evaluate, joint_with_first_die, parse
+from ..odds import OddsAnswer
 from ..results import meet_or_beat
 from ..schema import Field, whole_number
-from ..system import passed_on
+from ..system import QuickRoll, passed_on
 from .fields import (
     ACTION_DICE,
     BALANCED_CHOICES,
@@ -155,7 +156,7 @@ class Zoria(system.GameSystem):
 
     # -- odds ------------------------------------------------------------------------------
 
-    def _odds(self, request: Any, budget: Budget) -> dict[str, Any]:
+    def _odds(self, request: Any, budget: Budget) -> OddsAnswer:
         req = self.normalise(request)
         if len(req["action_dice"]) > ODDS_MAX_ACTION_DICE:
             raise OddsTooLarge(
@@ -225,7 +226,7 @@ class Zoria(system.GameSystem):
 
     def quick_rolls(
         self, sheet: Mapping[str, Any], settings: Mapping[str, Any]
-    ) -> list[dict[str, Any]]:
+    ) -> list[QuickRoll]:
         sheet = self.validate_sheet(sheet)
         best = max(INSIGHT_ABILITIES, key=lambda a: _lookup(sheet["abilities"], a) or 0)
         choices: list[tuple[str, dict[str, str]]] = [("d20", {})]

@@ -126,7 +126,7 @@ else:
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": DATA_DIR / "db.sqlite3",
+            "NAME": str(DATA_DIR / "db.sqlite3"),
             # Keep the ORM thread's connection: opening SQLite (and setting WAL) per call costs
             # more than the roll itself.
             "CONN_MAX_AGE": 600,

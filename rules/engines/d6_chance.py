@@ -27,11 +27,11 @@ from .dist import Budget
 from .errors import OddsTooLarge, RuleError
 from .fair import DiceSource
 from .limits import MAX_CHAIN, MAX_DICE, MAX_MODIFIER
-from .odds import from_weights
+from .odds import OddsAnswer, from_weights
 from .open_ended import open_ended_law, roll_open_ended
 from .results import meet_or_beat, with_notes
 from .schema import Field, whole_number
-from .system import passed_on
+from .system import QuickRoll, passed_on
 
 # Rushing a task: percent less time -> difficulty added. 25% is the least time a task can take.
 RUSH = {0: 0, 25: 5, 50: 10, 75: 20}
@@ -145,9 +145,10 @@ def _plan(req: Mapping[str, Any]) -> dict[str, int]:
 
 
 def _target(req: Mapping[str, Any]) -> int | None:
-    if req["difficulty"] is None:
+    difficulty: int | None = req["difficulty"]
+    if difficulty is None:
         return None
-    return req["difficulty"] + RUSH[req["rush"]]
+    return difficulty + RUSH[req["rush"]]
 
 
 # -- sheets ----------------------------------------------------------------------------------
@@ -317,7 +318,7 @@ class D6Chance(system.GameSystem):
 
     # -- odds ------------------------------------------------------------------------------
 
-    def _odds(self, request: Any, budget: Budget) -> dict[str, Any]:
+    def _odds(self, request: Any, budget: Budget) -> OddsAnswer:
         req = self.normalise(request)
         rolled = _plan(req)["rolled"]
         if rolled > ODDS_MAX_DICE:
@@ -381,7 +382,7 @@ class D6Chance(system.GameSystem):
 
     def quick_rolls(
         self, sheet: Mapping[str, Any], settings: Mapping[str, Any]
-    ) -> list[dict[str, Any]]:
+    ) -> list[QuickRoll]:
         sheet = self.validate_sheet(sheet)
         return [
             self._quick_roll(f"{name} {code}", sheet, settings, {key: name})

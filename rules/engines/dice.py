@@ -6,7 +6,7 @@ Every result's ``dice`` is a list of these, in draw order, one per draw from the
 
 ``die`` is the die's name as players say it (``d6``, ``d%`` is ``d100``, ``dF``), ``sides``
 the number of sides drawn from the stream (``dF`` is drawn as a d3), ``value`` the face shown
-(``dF`` shows -1, 0, +1). ``role`` is what the die did in the roll:
+(``dF`` shows -1, 0, +1). ``role`` is what the die did in the roll (``Role``):
 
 - ``base``: an ordinary die that counts; ``kept``/``dropped``: kept or dropped by a keep rule;
   ``rerolled``: replaced by a reroll, it does not count;
@@ -17,24 +17,58 @@ the number of sides drawn from the stream (``dF`` is drawn as a d3), ``value`` t
   ``luck``: the Discordian luck die; ``discord``: the Discord Die itself;
 - ``opponent``: a die of the opposing side in an opposed roll.
 
-Engines may add keys of their own (``"exploded": true`` on a die drawn because the one before it
-exploded, ``"protected": true``, ``"success": true``, ...), never remove these four.
+Engines may add the keys of ``DieMarks`` (``"exploded": true`` on a die drawn because the one
+before it exploded, ``"protected": true``, ``"success": true``, ...), never remove these four.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, TypedDict
+from typing import Literal, TypedDict, Unpack
 
 from .fair import DiceSource
 
+Role = Literal[
+    "base", "kept", "dropped", "rerolled", "chance", "action", "skill", "bonus", "challenge",
+    "eliminated", "luck", "discord", "opponent",
+]
 
-class DieRecord(TypedDict, total=False):
+Side = Literal["self", "opponent"]  # whose die, in an opposed roll
+
+# The keys engines add to a die's record, each only where it says something. ("from" is a
+# Python keyword, hence the functional form.)
+DieMarks = TypedDict(
+    "DieMarks",
+    {
+        "exploded": bool,  # drawn because the die before it exploded (or cascaded)
+        "capped": bool,  # the last of a chain that stopped at MAX_CHAIN
+        "penetrated": bool,  # added by a penetrating explosion: counts one less
+        "counts_as": int,  # what the die counts as, where that is not its face
+        "critical": Literal["success", "failure"],  # a critical mark (cs/cf)
+        "success": bool,  # counted as a success
+        "failure": bool,  # counted as a failure
+        "matched": bool,  # in a matching set (m/mt)
+        "successes": int,  # the successes the die scores (Discordian)
+        "hit": bool,  # a challenge die that hit (Discordian)
+        "protected": bool,  # spared by the Discord Die (Discordian)
+        "from": int,  # a Law of Fives bonus die: the index of the die that brought it
+        "second_roll": bool,  # the Discord Die rolled again after a 20
+        "side": Side,
+        "group": int,  # the die (of an Action Dice roll) this record belongs to
+        "dropped": bool,  # an Action Dice die that does not count
+    },
+    total=False,
+)
+
+
+class DieRecord(DieMarks):
+    """One die a result lists: the four keys every record has, and any of ``DieMarks``."""
+
     die: str
     sides: int
     value: int
-    role: str
+    role: Role
 
 
 @lru_cache(maxsize=512)
@@ -43,22 +77,24 @@ def die_name(sides: int) -> str:
 
 
 def draw(
-    source: DiceSource, sides: int, role: str, *, name: str | None = None, **extra: Any
+    source: DiceSource,
+    sides: int,
+    role: Role,
+    *,
+    name: str | None = None,
+    **extra: Unpack[DieMarks],
 ) -> DieRecord:
     """Draw one die from ``source`` and return its record."""
-    value = source.roll(sides)
-    record: DieRecord = {
+    return {
         "die": name or die_name(sides),
         "sides": sides,
-        "value": value,
+        "value": source.roll(sides),
         "role": role,
+        **extra,
     }
-    if extra:
-        record.update(extra)  # type: ignore[typeddict-item]
-    return record
 
 
-def draw_fudge(source: DiceSource, role: str, **extra: Any) -> DieRecord:
+def draw_fudge(source: DiceSource, role: Role, **extra: Unpack[DieMarks]) -> DieRecord:
     """A dF: drawn as a d3, showing -1, 0, +1 for 1, 2, 3."""
     record = draw(source, 3, role, name="dF", **extra)
     record["value"] -= 2

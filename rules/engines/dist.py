@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
 from itertools import accumulate, repeat
 from operator import add, mul, sub
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import OddsTooLarge
 
@@ -35,6 +35,14 @@ BUDGET_MICROSECONDS = 120_000
 # In float convolutions, a product below this is left out (and its mass counted): far below
 # ODDS_TAIL, and below what a float probability near 1 can even show.
 PRUNE = 1e-19
+
+# A weight: a whole number of ways in an exact law, a probability in a float law. Which one a
+# law holds is decided as it is built (``Dist.floats`` tells them apart), and the algebra's steps
+# serve both, so the type cannot say which: int-only steps (``reduced``, ``fractions``, Miller's
+# recurrence) are only ever given exact laws. (The values a law is over are whole numbers but
+# inside the notation's floor, ceil, round and abs, where they are exact fractions until the
+# function makes them whole again: see notation/exact.py.)
+Weight = Any
 
 
 class Budget:
@@ -89,26 +97,32 @@ class Dist:
 
     __slots__ = ("den", "pruned_law", "run", "w")
 
+    w: dict[int, Weight]
+    pruned_law: PrunedLaw
+
     def __init__(
-        self, w: dict[int, Any] | None, den: Any, run: tuple[int, list[Any]] | None = None
+        self, w: dict[int, Weight] | None, den: int, run: tuple[int, list[Weight]] | None = None
     ) -> None:
         if w is not None:
             self.w = w
+        # A float law's weights are probabilities already: its denominator is 1.
         self.den = den
         self.run = run
 
-    def __getattr__(self, name: str) -> Any:
-        # Only a law built from a run lacks ``w``; most are only ever summed slice-wise, so
-        # the dict is made on first use.
-        if name == "pruned_law":
-            # A float law summed with many others is sorted for pruning once, on first use.
-            self.pruned_law = PrunedLaw(self.w)
-            return self.pruned_law
-        if name != "w" or self.run is None:
-            raise AttributeError(name)
-        lowest, weights = self.run
-        self.w = {lowest + i: x for i, x in enumerate(weights) if x}
-        return self.w
+    if not TYPE_CHECKING:  # to the type checker, ``w`` and ``pruned_law`` are plain attributes
+
+        def __getattr__(self, name: str) -> Any:
+            # Only a law built from a run lacks ``w``; most are only ever summed slice-wise,
+            # so the dict is made on first use.
+            if name == "pruned_law":
+                # A float law summed with many others is sorted for pruning once, on first use.
+                self.pruned_law = PrunedLaw(self.w)
+                return self.pruned_law
+            if name != "w" or self.run is None:
+                raise AttributeError(name)
+            lowest, weights = self.run
+            self.w = {lowest + i: x for i, x in enumerate(weights) if x}
+            return self.w
 
     # -- building ------------------------------------------------------------------------
     @staticmethod
@@ -121,7 +135,7 @@ class Dist:
         return Dist(w, den if den is not None else len(w))
 
     @staticmethod
-    def from_run(lowest: int, weights: list[Any], den: Any = 1) -> Dist:
+    def from_run(lowest: int, weights: list[Weight], den: int = 1) -> Dist:
         """The law with weight ``weights[i]`` at ``lowest + i`` (ints or floats), over ``den``."""
         return Dist(None, den, (lowest, weights))
 
@@ -144,7 +158,7 @@ class Dist:
     @staticmethod
     def floats_over_one(w: dict[int, float] | None = None) -> Dist:
         """A float law (weights are probabilities), empty unless ``w`` is given."""
-        return Dist({} if w is None else w, 1.0)
+        return Dist({} if w is None else w, 1)
 
     def add(self, other: Dist, divisor: float = 1) -> None:
         """Add ``other``'s weights (each divided by ``divisor``) into this law, in place."""
@@ -174,11 +188,11 @@ class Dist:
         big terms first."""
         return Dist(self.pruned_law.law(), self.den)
 
-    def total(self) -> Any:
+    def total(self) -> Weight:
         """Sum of the weights (the mass, times ``den``)."""
         return sum(self.w.values())
 
-    def dense(self) -> tuple[int, list[Any]]:
+    def dense(self) -> tuple[int, list[Weight]]:
         """Lowest total and the weights of every total from it up (zeros where none)."""
         if self.run is not None:
             return self.run
@@ -194,7 +208,7 @@ class Dist:
             return Dist(None, self.den, (self.run[0] + by, self.run[1]))
         return Dist({v + by: x for v, x in self.w.items()}, self.den)
 
-    def at_least(self, target: int) -> Any:
+    def at_least(self, target: int) -> Weight:
         """Weight of the totals ``target`` and up (over ``den``)."""
         return sum(x for v, x in self.w.items() if v >= target)
 
@@ -235,8 +249,9 @@ class Dist:
     @staticmethod
     def mixture(parts: list[Dist], budget: Budget, what: str) -> Dist:
         """The sub-distributions of disjoint cases added into one."""
-        if all(part.run is not None for part in parts):
-            return Dist._run_mixture(parts, budget, what)
+        runs = [part.run for part in parts if part.run is not None]
+        if len(runs) == len(parts):
+            return Dist._run_mixture(parts, runs, budget, what)
         out = parts[0]
         for part in parts[1:]:
             bits = out.den.bit_length() + part.den.bit_length()
@@ -245,15 +260,17 @@ class Dist:
         return out.reduced()
 
     @staticmethod
-    def _run_mixture(parts: list[Dist], budget: Budget, what: str) -> Dist:
-        """Runs of totals added into one list, each brought to the common denominator."""
+    def _run_mixture(
+        parts: list[Dist], runs: list[tuple[int, list[Weight]]], budget: Budget, what: str
+    ) -> Dist:
+        """Runs of totals (``runs``, the parts' own) added into one list, each brought to the
+        common denominator."""
         den = math.lcm(*(part.den for part in parts))
-        lowest = min(part.run[0] for part in parts)  # type: ignore[index]
-        top = max(part.run[0] + len(part.run[1]) for part in parts)  # type: ignore[index]
+        lowest = min(lo for lo, _ in runs)
+        top = max(lo + len(weights) for lo, weights in runs)
         budget.spend(len(parts) * (top - lowest) * 0.05, what)
         out = [0] * (top - lowest)
-        for part in parts:
-            lo, weights = part.run  # type: ignore[misc]
+        for part, (lo, weights) in zip(parts, runs, strict=True):
             at = lo - lowest
             end = at + len(weights)
             scale = den // part.den
@@ -293,7 +310,7 @@ class Dist:
         if self.run is not None or other.run is not None:
             return self._slice_convolve(other, budget, what)
         if self.floats or other.floats:
-            out: dict[Any, float] = {}
+            out: dict[int, float] = {}
             budget.spend(10 + len(self.w) * len(other.w) * 0.15, what)
             conv_floats_into(out, self.w, PrunedLaw(other.w))
             return Dist({v: p for v, p in out.items() if p >= PRUNE}, self.den * other.den)
@@ -302,10 +319,13 @@ class Dist:
     def _slice_convolve(self, other: Dist, budget: Budget, what: str) -> Dist:
         """Sum with a run of totals: one C-level slice pass per weight of the other law (the
         fewer), exact for ints, nothing left out for floats."""
-        a, b = (other, self) if other.run is None else (self, other)
-        if a.run is not None and len(a.run[1]) > len(b.run[1]):
-            a, b = b, a
-        b_lo, run = b.run
+        # The law with a run (the longer one when both have one) slides over the other's
+        # weights.
+        if other.run is not None and (self.run is None or len(self.run[1]) <= len(other.run[1])):
+            a, (b_lo, run) = self, other.run
+        else:
+            assert self.run is not None  # convolve only comes here when a law has a run
+            a, (b_lo, run) = other, self.run
         budget.spend((len(a.w) if a.run is None else len(a.run[1])) * len(run) * 0.05, what)
         if a.run is not None:
             a_lo, a_run = a.run
@@ -383,7 +403,8 @@ class Dist:
 
 def product_cost(bits: int) -> float:
     """Microseconds for one multiply-and-add of weights whose product has ``bits`` bits."""
-    return 0.3 + 0.12 * (bits / 1000) ** 1.585
+    growth: float = (bits / 1000) ** 1.585
+    return 0.3 + 0.12 * growth
 
 
 def fraction_cost(d: Dist) -> float:
@@ -402,7 +423,8 @@ def _squaring_cost(d: Dist, n: int) -> float:
 
 def _kronecker_cost(span: int, bits: int) -> float:
     total_bits = span * (bits + 16)
-    return span * 0.5 + 0.9 * (total_bits / 1000) ** 1.585
+    growth: float = (total_bits / 1000) ** 1.585
+    return span * 0.5 + 0.9 * growth
 
 
 def _miller_power(w: Mapping[int, int], lo: int, span: int, n: int) -> dict[int, int]:
@@ -443,11 +465,11 @@ def conv_weights(a: dict[int, int], b: dict[int, int], budget: Budget, what: str
     if not _whole(a) or not _whole(b):
         # Exact fractions (inside floor, ceil, round, abs) cannot be packed: plain loops.
         budget.spend(10 + len(a) * len(b) * 3.0, what)
-        out: dict[Any, int] = {}
+        sums: dict[int, int] = {}
         for x, wx in a.items():
             for y, wy in b.items():
-                out[x + y] = out.get(x + y, 0) + wx * wy
-        return out
+                sums[x + y] = sums.get(x + y, 0) + wx * wy
+        return sums
     bits = max(a.values()).bit_length() + max(b.values()).bit_length()
     loops = 10 + len(a) * len(b) * (0.3 + product_cost(bits))
     a_lo, a_hi, b_lo, b_hi = min(a), max(a), min(b), max(b)
@@ -467,7 +489,8 @@ def conv_weights(a: dict[int, int], b: dict[int, int], budget: Budget, what: str
     return _kronecker(a, a_lo, a_hi, b, b_lo, b_hi, a is b)
 
 
-def _whole(d: dict[Any, int]) -> bool:
+def _whole(d: dict[int, int]) -> bool:
+    """Whether every value is a whole number (no exact fraction: see ``Weight``)."""
     return all(type(v) is int for v in d)
 
 
@@ -513,7 +536,7 @@ class PrunedLaw:
 
     __slots__ = ("items", "neg", "tails")
 
-    def __init__(self, law: Mapping[Any, float]) -> None:
+    def __init__(self, law: Mapping[int, float]) -> None:
         self.items = sorted(((k, p) for k, p in law.items() if p > 0), key=lambda kp: -kp[1])
         self.neg = [-p for _, p in self.items]  # ascending, for bisect
         self.tails = [0.0] * (len(self.items) + 1)
@@ -523,11 +546,11 @@ class PrunedLaw:
     def __bool__(self) -> bool:
         return bool(self.items)
 
-    def law(self) -> dict[Any, float]:
+    def law(self) -> dict[int, float]:
         return dict(self.items)
 
 
-def conv_floats_into(out: dict[Any, float], a: Mapping[Any, float], b: PrunedLaw) -> float:
+def conv_floats_into(out: dict[int, float], a: Mapping[int, float], b: PrunedLaw) -> float:
     """Add the law of (a + b) into ``out``, leaving out products below PRUNE; return the mass
     left out."""
     get = out.get
@@ -552,7 +575,7 @@ def conv_floats_into(out: dict[Any, float], a: Mapping[Any, float], b: PrunedLaw
     return dropped
 
 
-def convolve_weights(a: Sequence[Any], b: Sequence[Any]) -> list[Any]:
+def convolve_weights(a: Sequence[Weight], b: Sequence[Weight]) -> list[Weight]:
     """Convolution of two dense weight lists (ints or floats alike): index i of the answer is
     the weight of a sum i above the sum of the two lists' lowest values."""
     if len(a) > len(b):

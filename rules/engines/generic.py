@@ -10,6 +10,7 @@ from .dist import Budget
 from .fair import DiceSource
 from .limits import MAX_CHAIN, MAX_MODIFIER, MAX_NOTATION_LENGTH
 from .notation import evaluate, odds_table, parse
+from .odds import OddsAnswer
 from .results import meet_or_beat
 from .schema import Field
 
@@ -71,7 +72,7 @@ class Generic(system.GameSystem):
             breakdown=ev.text,
         )
 
-    def _odds(self, request: Any, budget: Budget) -> dict[str, Any]:
+    def _odds(self, request: Any, budget: Budget) -> OddsAnswer:
         req = self.normalise(request)
         expr = parse(req["notation"])
         dist, p_success = odds_table(expr, req["difficulty"], budget)

@@ -4,7 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, Literal, TypedDict
+
+# What a system's headline number counts: a total, successes, or successes net of the other side.
+Outcome = Literal["total", "successes", "net_successes"]
+
+
+class OddsAnswer(TypedDict):
+    """The odds of one request, as every system answers them."""
+
+    system: str
+    request: dict[str, Any]
+    outcome: Outcome
+    distribution: dict[str, float]  # headline -> chance, ascending
+    p_success: float | None  # None when the request sets no target
+    events: dict[str, float]  # flag -> chance of it
 
 
 def from_weights(
@@ -23,11 +37,11 @@ def odds_answer(
     *,
     system: str,
     request: Mapping[str, Any],
-    outcome: str,
+    outcome: Outcome,
     distribution: Mapping[int, Fraction | float],
     p_success: Fraction | float | None,
     events: Mapping[str, Fraction | float],
-) -> dict[str, Any]:
+) -> OddsAnswer:
     """Turn exact (or tail-truncated) probabilities into the contract's JSON shape.
 
     The distribution is renormalised so it sums to 1 even where an infinite tail was cut

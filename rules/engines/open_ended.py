@@ -5,9 +5,9 @@ System's action dice."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Unpack
 
-from .dice import DieRecord, draw
+from .dice import DieMarks, DieRecord, Role, draw
 from .dist import Budget, Dist
 from .fair import DiceSource
 from .limits import MAX_CHAIN, ODDS_TAIL
@@ -60,7 +60,7 @@ def open_ended_law(open_ended: int, plain: int, budget: Budget | None = None) ->
 
 
 def roll_open_ended(
-    source: DiceSource, role: str, **extra: Any
+    source: DiceSource, role: Role, **extra: Unpack[DieMarks]
 ) -> tuple[list[DieRecord], int, bool]:
     """One open-ended d6: its records (re-rolls marked ``exploded``), its value, and whether the
     chain stopped at MAX_CHAIN extra rolls rather than on a non-6."""
@@ -68,11 +68,12 @@ def roll_open_ended(
     records = [first]
     value = first["value"]
     last = first["value"]
+    again: DieMarks = {"exploded": True, **extra}
     while last == 6:
         if len(records) > MAX_CHAIN:
-            records[-1]["capped"] = True  # type: ignore[typeddict-unknown-key]
+            records[-1]["capped"] = True
             return records, value, True
-        record = draw(source, 6, role, exploded=True, **extra)
+        record = draw(source, 6, role, **again)
         records.append(record)
         last = record["value"]
         value += last

@@ -4,9 +4,12 @@ in brackets that close a result's line of text."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Literal
+
+Verdict = Literal["success", "failure"]  # a roll's ``outcome`` against its target
 
 
-def meet_or_beat(total: int, target: int | None) -> str | None:
+def meet_or_beat(total: int, target: int | None) -> Verdict | None:
     """``"success"`` when ``total`` is at least ``target``, else ``"failure"``; None when there
     is no target."""
     if target is None:

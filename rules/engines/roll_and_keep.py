@@ -26,15 +26,15 @@ from fractions import Fraction
 from typing import Any
 
 from . import system
-from .dice import DieRecord, draw
+from .dice import DieMarks, DieRecord, Side, draw
 from .dist import Budget, Dist
 from .errors import RuleError
 from .fair import DiceSource
 from .limits import MAX_DICE, MAX_MODIFIER
-from .odds import from_weights
+from .odds import OddsAnswer, Outcome, from_weights
 from .results import meet_or_beat, with_notes
 from .schema import Field
-from .system import passed_on
+from .system import QuickRoll, passed_on
 
 SIDES = 10
 COLOURS = ("white", "blue", "black", "red", "green")
@@ -324,9 +324,9 @@ class RollAndKeep(system.GameSystem):
     # -- roll ------------------------------------------------------------------------------
 
     def _side(
-        self, source: DiceSource, roll: int, keep: int, difficulty: int, side: str | None
+        self, source: DiceSource, roll: int, keep: int, difficulty: int, side: Side | None
     ) -> tuple[list[DieRecord], int, bool]:
-        extra = {} if side is None else {"side": side}
+        extra: DieMarks = {} if side is None else {"side": side}
         dice = [draw(source, SIDES, "kept", **extra) for _ in range(roll)]
         values = [d["value"] for d in dice]
         kept = _select(values, keep)
@@ -335,7 +335,7 @@ class RollAndKeep(system.GameSystem):
             if i not in kept:
                 record["role"] = "dropped"
             elif record["value"] >= difficulty:
-                record["success"] = True  # type: ignore[typeddict-unknown-key]
+                record["success"] = True
                 successes += 1
         botch = successes == 0 and 1 in values
         return dice, successes, botch
@@ -405,7 +405,7 @@ class RollAndKeep(system.GameSystem):
 
     # -- odds ------------------------------------------------------------------------------
 
-    def _odds(self, request: Any, budget: Budget) -> dict[str, Any]:
+    def _odds(self, request: Any, budget: Budget) -> OddsAnswer:
         req = self.normalise(request)
         difficulty = req["difficulty"]
         # A closed form per side (see success_weights); the budget adds the caller's deadline.
@@ -426,7 +426,7 @@ class RollAndKeep(system.GameSystem):
             start = max(0, req["required"] - lowest)
             distribution = {lowest + i: p for i, p in enumerate(probs) if p}
             p_success: Fraction | float | None = math.fsum(probs[start:]) / math.fsum(probs)
-            outcome = "net_successes"
+            outcome: Outcome = "net_successes"
         else:
             distribution, p_success = from_weights(0, own, req["required"])
             outcome = self.outcome
@@ -470,9 +470,9 @@ class RollAndKeep(system.GameSystem):
 
     def quick_rolls(
         self, sheet: Mapping[str, Any], settings: Mapping[str, Any]
-    ) -> list[dict[str, Any]]:
+    ) -> list[QuickRoll]:
         sheet = self.validate_sheet(sheet)
-        rolls = []
+        rolls: list[QuickRoll] = []
         for name, dice in sheet["attributes"].items():
             if dice < 1:
                 continue

@@ -84,7 +84,7 @@ def _path(prefix: str, name: str) -> str:
 
 
 def whole_number(
-    value: Any, where: str, *, minimum: int | None = None, maximum: int | None = None
+    value: object, where: str, *, minimum: int | None = None, maximum: int | None = None
 ) -> int:
     """``value`` if it is a whole number (not a bool) within ``minimum``..``maximum``, else a
     RuleError naming ``where``."""
@@ -125,10 +125,10 @@ def _value(spec: Field, value: Any, where: str) -> Any:
 
 
 def _check_int(spec: Field, value: Any, where: str) -> int:
-    value = _int(value, where, spec)
-    if spec.choices is not None and value not in spec.choices:
-        raise RuleError(where, f"must be one of {list(spec.choices)}, got {value}")
-    return value
+    number = _int(value, where, spec)
+    if spec.choices is not None and number not in spec.choices:
+        raise RuleError(where, f"must be one of {list(spec.choices)}, got {number}")
+    return number
 
 
 def _check_bool(spec: Field, value: Any, where: str) -> bool:

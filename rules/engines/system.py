@@ -4,14 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 from .dist import BUDGET_MICROSECONDS, Budget
 from .errors import TOO_LARGE, RuleError
 from .fair import DiceSource
 from .limits import MAX_LISTED_DICE
-from .odds import odds_answer
+from .odds import OddsAnswer, Outcome, odds_answer
 from .schema import Field, as_json, validate
+
+
+class QuickRoll(TypedDict):
+    """A ready-made request from a character sheet, and what it is called."""
+
+    label: str
+    request: dict[str, Any]
 
 
 class GameSystem:
@@ -31,7 +38,7 @@ class GameSystem:
     id: ClassVar[str]
     title: ClassVar[str]
     summary: ClassVar[str]
-    outcome: ClassVar[str]  # "total" | "net_successes" | "successes"
+    outcome: ClassVar[Outcome]
     flags: ClassVar[tuple[str, ...]] = ()
     request_fields: ClassVar[Sequence[Field]] = ()
     sheet_fields: ClassVar[Sequence[Field]] = ()
@@ -48,7 +55,7 @@ class GameSystem:
         dice stops at the first die past it with a RuleError coded ``too-large``."""
         return self._roll(request, ListedDice(source))
 
-    def odds(self, request: Any, *, deadline: float | None = None) -> dict[str, Any]:
+    def odds(self, request: Any, *, deadline: float | None = None) -> OddsAnswer:
         """The exact odds answer. Past the size cap, or past ``deadline`` (a
         ``time.monotonic()`` instant), OddsTooLarge (coded ``too-large``)."""
         return self._odds(request, Budget(limit=self.odds_budget, deadline=deadline))
@@ -56,7 +63,7 @@ class GameSystem:
     def _roll(self, request: Any, source: DiceSource) -> dict[str, Any]:
         raise NotImplementedError
 
-    def _odds(self, request: Any, budget: Budget) -> dict[str, Any]:
+    def _odds(self, request: Any, budget: Budget) -> OddsAnswer:
         raise NotImplementedError
 
     def describe(self, result: Mapping[str, Any]) -> str:
@@ -78,7 +85,7 @@ class GameSystem:
 
     def quick_rolls(
         self, sheet: Mapping[str, Any], settings: Mapping[str, Any]
-    ) -> list[dict[str, Any]]:
+    ) -> list[QuickRoll]:
         """Ready-made requests from a sheet, each ``{"label": str, "request": {...}}``."""
         return []
 
@@ -112,8 +119,8 @@ class GameSystem:
         p_success: Fraction | float | None,
         events: Mapping[str, Fraction | float],
         *,
-        outcome: str | None = None,
-    ) -> dict[str, Any]:
+        outcome: Outcome | None = None,
+    ) -> OddsAnswer:
         """This system's odds answer (``odds.odds_answer``); ``outcome`` defaults to the
         system's."""
         return odds_answer(
@@ -141,7 +148,7 @@ class GameSystem:
         sheet: Mapping[str, Any],
         settings: Mapping[str, Any],
         options: Mapping[str, Any],
-    ) -> dict[str, Any]:
+    ) -> QuickRoll:
         """One of ``quick_rolls``: ``{"label": label, "request": ...}`` from the sheet."""
         return {"label": label, "request": self.request_from_sheet(sheet, settings, options)}
 

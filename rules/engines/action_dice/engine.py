@@ -11,11 +11,11 @@ from ..dist import Budget, Dist
 from ..errors import OddsTooLarge, RuleError
 from ..fair import DiceSource
 from ..limits import MAX_DICE
-from ..odds import from_weights
+from ..odds import OddsAnswer, from_weights
 from ..open_ended import roll_open_ended
 from ..results import meet_or_beat
 from ..schema import Field
-from ..system import passed_on
+from ..system import QuickRoll, passed_on
 from .fields import (
     ODDS_MAX_ACTION,
     ODDS_MAX_DICE,
@@ -146,8 +146,8 @@ class ActionDice(system.GameSystem):
             order = sorted(range(len(values)), key=lambda g: (-values[g], g))
             dropped = set(order[plan["counted"] :])
             for record in dice:
-                if record["group"] in dropped:  # type: ignore[typeddict-item]
-                    record["dropped"] = True  # type: ignore[typeddict-unknown-key]
+                if record["group"] in dropped:
+                    record["dropped"] = True
             counted_total = sum(v for g, v in enumerate(values) if g not in dropped)
         total = counted_total + plan["flat"] + req["modifier"]
         difficulty = req["difficulty"]
@@ -169,7 +169,7 @@ class ActionDice(system.GameSystem):
 
     # -- odds ------------------------------------------------------------------------------
 
-    def _odds(self, request: Any, budget: Budget) -> dict[str, Any]:
+    def _odds(self, request: Any, budget: Budget) -> OddsAnswer:
         req = self.normalise(request)
         plan = dice_plan(req)
         shift = plan["flat"] + req["modifier"]
@@ -247,7 +247,7 @@ class ActionDice(system.GameSystem):
 
     def quick_rolls(
         self, sheet: Mapping[str, Any], settings: Mapping[str, Any]
-    ) -> list[dict[str, Any]]:
+    ) -> list[QuickRoll]:
         sheet = self.validate_sheet(sheet)
         return [
             self._quick_roll(f"{name} {text}", sheet, settings, {"trait": name})

@@ -10,8 +10,9 @@ from ..dist import Budget
 from ..errors import RuleError
 from ..fair import DiceSource
 from ..limits import MAX_DICE
+from ..odds import OddsAnswer
 from ..schema import Field
-from ..system import passed_on
+from ..system import QuickRoll, passed_on
 from .fields import FLAGS, PC_DICE, PC_SIDES, REQUEST_FIELDS, TNS, count_dice, tidy_side
 from .odds import SideOdds, check_odds_size, costly_chance, side_remaining
 from .roll import roll_side
@@ -179,7 +180,7 @@ class Discordian(system.GameSystem):
 
     # -- odds ------------------------------------------------------------------------------
 
-    def _odds(self, request: Any, budget: Budget) -> dict[str, Any]:
+    def _odds(self, request: Any, budget: Budget) -> OddsAnswer:
         req = self.normalise(request)
         check_odds_size(req)
         opp_req = req.get("opponent")
@@ -249,9 +250,11 @@ class Discordian(system.GameSystem):
 
     def quick_rolls(
         self, sheet: Mapping[str, Any], settings: Mapping[str, Any]
-    ) -> list[dict[str, Any]]:
+    ) -> list[QuickRoll]:
         sheet = self.validate_sheet(sheet)
-        choices = [("Hero Dice", {})] if sheet["hero_dice"] else []
+        choices: list[tuple[str, dict[str, str]]] = []
+        if sheet["hero_dice"]:
+            choices.append(("Hero Dice", {}))
         choices += [(name, {"trope": name}) for name in sheet["tropes"]]
         return [
             self._quick_roll(f"{name} (TN {sheet['tn']})", sheet, settings, options)

@@ -104,7 +104,8 @@ def sides_of(die: str) -> int:
 
 
 def count_dice(side: Mapping[str, Any]) -> int:
-    return len(side["pool"]) + side["challenge"]
+    challenge: int = side["challenge"]
+    return len(side["pool"]) + challenge
 
 
 def tidy_side(side: dict[str, Any]) -> dict[str, Any]:

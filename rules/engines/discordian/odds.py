@@ -42,7 +42,7 @@ class SideOdds:
         }
         self.dropped = 0.0
         self.joint = self._pc_joint(tn)
-        self.mass = self.joint.total()
+        self.mass: float = self.joint.total()
         self.events = self._break_events()
 
     def _chain(self, sides: int) -> dict[int, float]:
@@ -107,7 +107,9 @@ class SideOdds:
             # A protected die shows the Discord value; when that is a 5 it owes a fives chain,
             # added once per group (chain ** number owed) rather than die by die.
             matchable = d is not None and d <= k
-            matched = Dist.floats_over_one({_face_key(d, tn): 1 / k} if matchable else {})
+            matched = Dist.floats_over_one(
+                {_face_key(d, tn): 1 / k} if d is not None and matchable else {}
+            )
             matched_owes = int(d == 5)
 
             # Inside a group the state also carries the chains owed by protected 5s.
@@ -132,8 +134,8 @@ class SideOdds:
                     if not matchable:
                         continue
                     if left > 0:
-                        key = (left - 1, up if d_high else 3, owed + matched_owes)
-                        self.dropped += into(key).add_sum(dist, matched)
+                        spent = (left - 1, up if d_high else 3, owed + matched_owes)
+                        self.dropped += into(spent).add_sum(dist, matched)
                     else:
                         into((left, tag, owed)).add(dist, k)
                 group = {key: self._prune(dist) for key, dist in out.items()}
@@ -158,7 +160,7 @@ class SideOdds:
         lucky = Dist.floats_over_one()
         for (_, tag), dist in states.items():
             (lucky if tag == 2 else joint).add(dist)
-        self.p_lucky = lucky.total()
+        self.p_lucky: float = lucky.total()
         luck = Dist.floats_over_one(
             {face * _STRIDE: 1 / self.luck_sides for face in range(1, self.luck_sides + 1)}
         )

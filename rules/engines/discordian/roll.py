@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..dice import DieRecord, draw
+from ..dice import DieMarks, DieRecord, draw
 from ..fair import DiceSource
 from ..limits import MAX_CHAIN
 from .fields import CHALLENGE_HIT, CHALLENGE_SIDES, DISCORD_SIDES, DISCORD_WANDER, sides_of
@@ -41,7 +41,7 @@ def roll_side(
     discord: int | None,
     source: DiceSource,
     offset: int,
-    extra: Mapping[str, Any],
+    extra: DieMarks,
 ) -> dict[str, Any]:
     """One side's dice and tallies; ``offset`` is where its first die sits in the result's list."""
     tn = side["tn"]
@@ -51,7 +51,7 @@ def roll_side(
         draw(source, CHALLENGE_SIDES, "challenge", **extra) for _ in range(side["challenge"])
     ]
     for rec in challenge:
-        rec["hit"] = rec["value"] >= CHALLENGE_HIT  # type: ignore[typeddict-unknown-key]
+        rec["hit"] = rec["value"] >= CHALLENGE_HIT
 
     # Discord Die: matching dice go, except the protected ones (most sides first, then draw order).
     matching = [i for i, rec in enumerate(pool) if discord is not None and rec["value"] == discord]
@@ -59,7 +59,7 @@ def roll_side(
     protected = set(matching[: side["protect"]])
     for i in matching:
         if i in protected:
-            pool[i]["protected"] = True  # type: ignore[typeddict-unknown-key]
+            pool[i]["protected"] = True
         else:
             pool[i]["role"] = "eliminated"
     survivors = [rec for rec in pool if rec["role"] == "base"]
@@ -75,7 +75,7 @@ def roll_side(
         parent = offset + i
         for extra_rolls in range(1, MAX_CHAIN + 1):
             die = draw(source, rec["sides"], "bonus", **extra)
-            die["from"] = parent  # type: ignore[typeddict-unknown-key]
+            die["from"] = parent
             bonus.append(die)
             if not (infinite and die["value"] == 5):
                 break
@@ -84,7 +84,7 @@ def roll_side(
             parent = base_at + len(bonus) - 1
 
     for rec in survivors + bonus:
-        rec["successes"] = rec["value"] // tn  # type: ignore[typeddict-unknown-key]
+        rec["successes"] = rec["value"] // tn
     successes = sum(rec["value"] // tn for rec in survivors + bonus)
 
     flags: list[str] = []

@@ -14,14 +14,14 @@ within ``min``/``max``, or one less after a penetrating explosion) says so in ``
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar, Unpack, cast
 
-from ..dice import DieRecord, draw, draw_fudge
+from ..dice import DieMarks, DieRecord, Role, draw, draw_fudge
 from ..errors import RuleError
 from ..fair import DiceSource
 from ..limits import MAX_CHAIN
-from .arithmetic import FUNCTION_OF, exact_quotient, remainder, toward_zero
+from .arithmetic import ROUNDING_OF, Number, exact_quotient, power, remainder, toward_zero
 from .expression import Expression
 from .nodes import (
     Call,
@@ -29,6 +29,7 @@ from .nodes import (
     Const,
     Dice,
     Group,
+    Keep,
     Labelled,
     Neg,
     Node,
@@ -38,12 +39,15 @@ from .nodes import (
     Sum,
 )
 from .parser import check_term
-from .printer import render
+from .printer import Mark, Member, render
 
-Roller = Callable[[DiceSource, "Evaluation"], Any]
-# A unit is what keep/drop and counting see: [value it counts as, its records].
+Roller = Callable[[DiceSource, "Evaluation"], Number]
+N = TypeVar("N", bound=Number)
+# A unit is what keep/drop and counting see: [value it counts as, its records, the face that
+# rerolls test]. A list rather than a class: one is made per die in the rolling loop, and
+# updated in place as its chain grows.
 Unit = list[Any]
-UnitRoller = Callable[[DiceSource, "Evaluation", str], list[Unit]]
+UnitRoller = Callable[[DiceSource, "Evaluation", Role], list[Unit]]
 
 
 class Evaluation:
@@ -70,13 +74,13 @@ class Evaluation:
         "value",
     )
 
-    def __init__(self, expr: Expression, role: str) -> None:
+    def __init__(self, expr: Expression, role: Role) -> None:
         self.expr = expr
         self.field = expr.field
         self.role = role
         self.dice: list[DieRecord] = []
         self.spans: list[tuple[int, int]] = []  # per dice term, its slice of ``dice``
-        self.groups: list[list[tuple[Any, str]]] = []  # per group, (value, mark) per member
+        self.groups: list[list[Member]] = []  # per group, (value, mark) per member
         self.capped = False
         self.value = self.total = 0
         self.successes: int | None = None
@@ -94,13 +98,14 @@ class Evaluation:
         return f"Evaluation({self.text!r})"
 
 
-def evaluate(expr: Expression, source: DiceSource, *, role: str = "base") -> Evaluation:
+def evaluate(expr: Expression, source: DiceSource, *, role: Role = "base") -> Evaluation:
     """Roll ``expr`` with dice from ``source``; ``role`` is given to dice no keep/drop sorts."""
     roller = expr._cache.get("roller")
     if roller is None:
         roller = expr._cache["roller"] = _compile(expr.root)
     ev = Evaluation(expr, role)
-    ev.value = ev.total = value = roller(source, ev)
+    # Fractions live only inside floor, ceil, round and abs, which make them whole again.
+    ev.value = ev.total = value = cast(int, roller(source, ev))
     if expr.counts:
         ev.successes = value
     return ev
@@ -122,7 +127,7 @@ def _compile(node: Node) -> Roller:
         return _compile_product(node)
     if isinstance(node, Power):
         base, exponent = _compile(node.base), _compile(node.exponent)
-        return lambda src, ctx: base(src, ctx) ** exponent(src, ctx)
+        return lambda src, ctx: power(base(src, ctx), exponent(src, ctx))
     if isinstance(node, Call):
         return _compile_call(node)
     if isinstance(node, RollGroup):
@@ -145,7 +150,7 @@ def _compile_sum(node: Sum) -> Roller:
             return lambda src, ctx: first(src, ctx) + second(src, ctx)
         return lambda src, ctx: first(src, ctx) - second(src, ctx)
 
-    def roll_sum(src: DiceSource, ctx: Evaluation) -> int:
+    def roll_sum(src: DiceSource, ctx: Evaluation) -> Number:
         total = first(src, ctx)
         for sign, fn in rest:
             total += fn(src, ctx) if sign > 0 else -fn(src, ctx)
@@ -154,7 +159,7 @@ def _compile_sum(node: Sum) -> Roller:
     return roll_sum
 
 
-def _nonzero(b: Any, field: str, col: int) -> Any:
+def _nonzero(b: N, field: str, col: int) -> N:
     if b == 0:
         raise RuleError(field, f"division by zero: the divisor at column {col} came to 0")
     return b
@@ -162,10 +167,12 @@ def _nonzero(b: Any, field: str, col: int) -> Any:
 
 def _compile_product(node: Product) -> Roller:
     first = _compile(node.first)
-    ops = {"/": exact_quotient if node.exact else toward_zero, "%": remainder}
+    # Outside floor, ceil, round and abs (``exact``) a product's numbers are whole.
+    quotient = exact_quotient if node.exact else cast(Callable[[Number, Number], int], toward_zero)
+    ops: dict[str, Callable[[Number, Number], Number]] = {"/": quotient, "%": remainder}
     rest = tuple((ops.get(op), _compile(child), child.col) for op, child in node.rest)
 
-    def roll_product(src: DiceSource, ctx: Evaluation) -> Any:
+    def roll_product(src: DiceSource, ctx: Evaluation) -> Number:
         value = first(src, ctx)
         for fn, arg, col in rest:
             if fn is None:
@@ -178,17 +185,18 @@ def _compile_product(node: Product) -> Roller:
 
 
 def _compile_call(node: Call) -> Roller:
-    fn = FUNCTION_OF[node.name]
     args = tuple(_compile(a) for a in node.args)
-    if len(args) == 1:
+    if node.name in ROUNDING_OF:
+        fn = ROUNDING_OF[node.name]
         (arg,) = args
-        if node.name in ("min", "max"):
-            return arg
         return lambda src, ctx: fn(arg(src, ctx))
-    return lambda src, ctx: fn(a(src, ctx) for a in args)
+    if len(args) == 1:
+        return args[0]
+    pick = min if node.name == "min" else max
+    return lambda src, ctx: pick(a(src, ctx) for a in args)
 
 
-def _keep_order(values: list[Any], keep: str, n: int) -> list[int]:
+def _keep_order(values: Sequence[Number], keep: Keep, n: int) -> list[int]:
     """Indices of the dropped units. Among equal values the earlier die is kept."""
     m = len(values)
     if keep == "kh":
@@ -218,14 +226,14 @@ def _compile_group(node: RollGroup) -> Roller:
     members = tuple(_compile(m) for m in node.members)
     keep, keep_n, counting = node.keep, node.keep_n, node.counts
 
-    def roll_group(src: DiceSource, ctx: Evaluation) -> Any:
+    def roll_group(src: DiceSource, ctx: Evaluation) -> Number:
         values: list[Any] = []
         spans: list[tuple[int, int]] = []
         for member in members:
             start = len(ctx.dice)
             values.append(member(src, ctx))
             spans.append((start, len(ctx.dice)))
-        marks = [""] * len(values)
+        marks: list[Mark] = [""] * len(values)
         kept: list[Any] = list(values)
         if keep:
             for i in _keep_order(values, keep, keep_n):
@@ -257,8 +265,8 @@ def _compile_pooled(node: RollGroup) -> Roller:
     success = _Matching(node.success)
     failure = _Matching(node.failure)
 
-    def roll_pooled(src: DiceSource, ctx: Evaluation) -> Any:
-        role = "kept" if keep else ctx.role
+    def roll_pooled(src: DiceSource, ctx: Evaluation) -> Number:
+        role: Role = "kept" if keep else ctx.role
         units: list[Unit] = []
         for term in terms:
             units += term(src, ctx, role)
@@ -275,12 +283,12 @@ def _compile_dice(die: Dice) -> Roller:
     if die.plain and not (die.match or die.crit_success or die.crit_failure):
         return _compile_plain(die)
     units_of = _unit_roller(die)
-    role_kept = "kept" if die.keep else None
+    role_kept: Role | None = "kept" if die.keep else None
     keep, keep_n, counting = die.keep, die.keep_n, die.counts
     success_set, failure_set = _count_sets(die)
     match, match_total = _matcher(die), die.match == "mt"
 
-    def roll_term(src: DiceSource, ctx: Evaluation) -> Any:
+    def roll_term(src: DiceSource, ctx: Evaluation) -> Number:
         units = units_of(src, ctx, role_kept or ctx.role)
         return _finish(units, keep, keep_n, counting, success_set, failure_set, match, match_total)
 
@@ -292,9 +300,10 @@ def _compile_computed(die: Dice) -> Roller:
     sides_of = _compile(die.sides_node) if die.sides_node is not None else None
     rollers: dict[tuple[int, int], Roller] = {}
 
-    def roll_computed(src: DiceSource, ctx: Evaluation) -> Any:
-        count = count_of(src, ctx) if count_of is not None else die.count
-        sides = sides_of(src, ctx) if sides_of is not None else die.sides
+    def roll_computed(src: DiceSource, ctx: Evaluation) -> Number:
+        # The parser refuses a count or a size that could come to a fraction.
+        count = cast(int, count_of(src, ctx)) if count_of is not None else die.count
+        sides = cast(int, sides_of(src, ctx)) if sides_of is not None else die.sides
         roller = rollers.get((count, sides))
         if roller is None:
             concrete = die.concrete(count, sides)
@@ -325,7 +334,7 @@ def _compile_plain(die: Dice) -> Roller:
         dice = ctx.dice
         start = len(dice)
         if fudge:
-            role = "kept" if keep else ctx.role
+            role: Role = "kept" if keep else ctx.role
             recs = [draw_fudge(src, role) for _ in slots]
         elif keep:
             recs = [draw(src, sides, "kept") for _ in slots]
@@ -356,7 +365,10 @@ def _compile_plain(die: Dice) -> Roller:
 
 
 def _score(
-    records: list[Any], values: list[Any], success_set: Container[int], failure_set: Container[int]
+    records: list[DieRecord],
+    values: Sequence[int | None],
+    success_set: Values,
+    failure_set: Values,
 ) -> int:
     """Success counting: +1 per counted value in ``success_set``, -1 per one in
     ``failure_set`` (a value left out by keep/drop is None), marking each die's record."""
@@ -385,14 +397,20 @@ class _Matching:
         return any(c.matches(value) for c in self.compares)
 
 
-def _count_sets(die: Dice) -> tuple[Container[int], Container[int]]:
+# What a unit's value is tested against (``value in ...``): the values a term's faces count as,
+# or comparisons (a compounded die's total can go past the faces).
+Values = frozenset[int] | _Matching
+
+
+def _count_sets(die: Dice) -> tuple[Values, Values]:
     if die.explode == "!!":
         # A compounded die can go past the faces: test its total against the comparisons.
         return _Matching(die.success), _Matching(die.failure)
     return die.success_set, die.failure_set
 
 
-Matcher = Callable[[list[Unit], list[Any]], int]
+# The units and the values they count as (None where keep/drop left one out).
+Matcher = Callable[[list[Unit], Sequence[int | None]], int]
 
 
 def _matcher(die: Dice) -> Matcher | None:
@@ -402,8 +420,8 @@ def _matcher(die: Dice) -> Matcher | None:
         return None
     size, on = die.match_size, die.match_on
 
-    def match(units: list[Unit], values: list[Any]) -> int:
-        groups: dict[Any, list[int]] = {}
+    def match(units: list[Unit], values: Sequence[int | None]) -> int:
+        groups: dict[int, list[int]] = {}
         for i, v in enumerate(values):
             if v is not None and (on is None or on.matches(v)):
                 groups.setdefault(v, []).append(i)
@@ -421,14 +439,14 @@ def _matcher(die: Dice) -> Matcher | None:
 
 def _finish(
     units: list[Unit],
-    keep: str | None,
+    keep: Keep | None,
     keep_n: int,
     counting: bool,
-    success_set: Container[int],
-    failure_set: Container[int],
+    success_set: Values,
+    failure_set: Values,
     match: Matcher | None = None,
     match_total: bool = False,
-) -> Any:
+) -> int:
     """A term's (or pooled group's) value from its units: keep/drop, then the number of
     matching sets (``mt``) or successes, else the sum of what is kept."""
     values: list[Any] = [u[0] for u in units]
@@ -462,9 +480,11 @@ def _unit_roller(die: Dice) -> UnitRoller:
     clamped = die.clamped
     show = die.show
     crit_s, crit_f = die.crit_success, die.crit_failure
-    unit_rerolls: Container[Any] = _Matching(*die.reroll_on) if compound else reroll_set
+    unit_rerolls: Values = _Matching(*die.reroll_on) if compound else reroll_set
 
-    def one(src: DiceSource, role: str, added: bool, **extra: Any) -> tuple[DieRecord, int, Any]:
+    def one(
+        src: DiceSource, role: Role, added: bool, **extra: Unpack[DieMarks]
+    ) -> tuple[DieRecord, int, int]:
         rec = draw_fudge(src, role, **extra) if fudge else draw(src, sides, role, **extra)
         face = rec["value"]
         value = show(face) if clamped else face
@@ -479,7 +499,7 @@ def _unit_roller(die: Dice) -> UnitRoller:
             rec["critical"] = "failure"
         return rec, face, value
 
-    def roll_units(src: DiceSource, ctx: Evaluation, role: str) -> list[Unit]:
+    def roll_units(src: DiceSource, ctx: Evaluation, role: Role) -> list[Unit]:
         dice = ctx.dice
         start = len(dice)
         units: list[Unit] = []

@@ -19,11 +19,12 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable
 from fractions import Fraction
+from typing import cast
 
 from ..dist import Budget, Dist, fraction_cost, product_cost
 from ..errors import OddsTooLarge, RuleError
 from ..limits import MAX_CHAIN, ODDS_TAIL
-from .arithmetic import FUNCTION_OF, exact_quotient, remainder, toward_zero
+from .arithmetic import ROUNDING_OF, exact_quotient, remainder, toward_zero
 from .expression import Expression
 from .keep import drop_exploding, keep_exploding, keep_fixed, keep_mixed, match_sets
 from .nodes import (
@@ -41,6 +42,12 @@ from .nodes import (
     children,
 )
 from .parser import check_term
+
+# A law's values are typed as whole numbers (see dist.Weight): inside floor, ceil, round and
+# abs a quotient, or a remainder, is an exact fraction that the law carries like any other value
+# until the function makes it whole.
+_EXACT_QUOTIENT = cast(Callable[[int, int], int], exact_quotient)
+_REMAINDER = cast(Callable[[int, int], int], remainder)
 
 
 def distribution(expr: Expression, budget: Budget | None = None) -> dict[int, Fraction]:
@@ -109,8 +116,8 @@ def joint_with_first_die(
     first = expr.lone_first_die(sides)
     if first is None:
         return {None: distribution(expr, budget)}
-    key = f"joint:{sides}"
-    cached = expr._cache.get(key)
+    joints = expr._cache.setdefault("joint", {})
+    cached = joints.get(sides)
     if cached is None:
         state = _State(expr, (budget or Budget()).naming(expr.field), fixed=first)
         cached = {}
@@ -123,7 +130,7 @@ def joint_with_first_die(
             small = small and _small(given_n)
             cached[n] = Dist(given_n.w, given_n.den * sides).fractions()
         if small:
-            expr._cache[key] = cached
+            joints[sides] = cached
     return {n: dict(d) for n, d in cached.items()}
 
 
@@ -173,15 +180,15 @@ class _State:
             base, exponent = self.dist(node.base), self.dist(node.exponent)
             return base.combine(exponent, pow, budget, "this power")
         if isinstance(node, Call):
-            fn = FUNCTION_OF[node.name]
             args = [self.dist(a) for a in node.args]
-            if node.name in ("min", "max"):
+            if node.name not in ROUNDING_OF:
+                pick = min if node.name == "min" else max
                 out = args[0]
                 for d in args[1:]:
-                    out = out.combine(d, fn, budget, f"this {node.name}")
+                    out = out.combine(d, pick, budget, f"this {node.name}")
                 return out
             budget.spend(len(args[0].w), node.name)
-            return args[0].map(fn)
+            return args[0].map(ROUNDING_OF[node.name])
         if isinstance(node, RollGroup):
             return self._group(node)
         assert isinstance(node, Dice)
@@ -204,9 +211,9 @@ class _State:
                     "so the roll can fail with a division by zero",
                 )
             if op == "%":
-                out = out.combine(d, remainder, self.budget, "this remainder")
+                out = out.combine(d, _REMAINDER, self.budget, "this remainder")
             elif node.exact:
-                out = out.combine(d, exact_quotient, self.budget, "this division")
+                out = out.combine(d, _EXACT_QUOTIENT, self.budget, "this division")
             else:
                 out = out.combine(d, toward_zero, self.budget, "this division")
         return out

@@ -2,9 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from .nodes import Dice, Node, RollGroup, walk, walk_dice
+
+if TYPE_CHECKING:
+    from fractions import Fraction
+
+    from ..dist import Dist
+    from .evaluator import Roller
+    from .printer import Printer
+
+
+class Worked(TypedDict, total=False):
+    """What rolling, printing and the odds work out once per expression and keep on it."""
+
+    roller: Roller
+    printer: Printer
+    weights: Dist  # the headline's exact weights
+    dist: dict[int, Fraction]  # the same, as fractions
+    # Per die size held fixed: the headline's law given each face of the first die.
+    joint: dict[int, dict[int, dict[int, Fraction]]]
 
 
 class Expression:
@@ -42,7 +60,7 @@ class Expression:
         # With any success count in it, the headline number is successes.
         nodes = walk(root)
         self.counts = any(isinstance(n, (Dice, RollGroup)) and n.counts for n in nodes)
-        self._cache: dict[str, Any] = {}
+        self._cache: Worked = {}
 
     def lone_first_die(self, sides: int) -> Dice | None:
         """The first dice term drawn when it is a lone plain ``1dN``/``dN`` with N == ``sides``

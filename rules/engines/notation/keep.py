@@ -18,10 +18,10 @@ import bisect
 from collections.abc import Callable
 from fractions import Fraction
 from math import comb
-from typing import Any
 
 from ..dist import Budget, Dist, product_cost
 from ..errors import OddsTooLarge
+from .nodes import Dice
 
 
 def keep_fixed(
@@ -318,7 +318,7 @@ def keep_mixed(
     units: list[Dist],
     k: int,
     highest: bool,
-    score: Callable[[Any], Any],
+    score: Callable[[int], int],
     budget: Budget,
     what: str,
 ) -> Dist:
@@ -327,13 +327,13 @@ def keep_mixed(
 
     A state is the sorted values kept so far; each unit either joins them, pushing out the
     worst, or is dropped at once."""
-    states: dict[tuple[Any, ...], int] = {(): 1}
+    states: dict[tuple[int, ...], int] = {(): 1}
     den = 1
     for unit in units:
         # Per pair: a sorted insert of k values, a tuple, and a product of big weights.
         per_op = 1.0 + 0.1 * k + product_cost(den.bit_length() + unit.den.bit_length())
         budget.spend(10 + len(states) * len(unit.w) * per_op, what)
-        new: dict[tuple[Any, ...], int] = {}
+        new: dict[tuple[int, ...], int] = {}
         get = new.get
         for kept, x in states.items():
             for v, w in unit.w.items():
@@ -346,14 +346,14 @@ def keep_mixed(
                 new[key] = get(key, 0) + x * w
         states = new
         den *= unit.den
-    out: dict[Any, int] = {}
+    out: dict[int, int] = {}
     for kept, x in states.items():
         s = sum(score(v) for v in kept)
         out[s] = out.get(s, 0) + x
     return Dist(out, den).reduced()
 
 
-def match_sets(unit: Dist, die: Any, budget: Budget, what: str) -> Dist:
+def match_sets(unit: Dist, die: Dice, budget: Budget, what: str) -> Dist:
     """``mt``: how many values are shown by at least ``match_size`` of the kept dice (and pass
     ``match_on``), for ``count`` independent dice of law ``unit``.
 

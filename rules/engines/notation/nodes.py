@@ -13,19 +13,25 @@ What it *counts as* is what it shows, one less for a die added by a penetrating 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+from fractions import Fraction
+from typing import Literal, overload
+
+from .arithmetic import Number
 
 FUDGE_FACES = (-1, 0, 1)
+
+Keep = Literal["kh", "kl", "dh", "dl"]  # keep highest, keep lowest, drop highest, drop lowest
+CompareOp = Literal[">", "<", "="]  # at least, at most, equal to
 
 
 @dataclass(frozen=True, slots=True)
 class Compare:
     """An inclusive comparison as on Roll20: ``>N`` is N or more, ``<N`` N or less."""
 
-    op: str  # ">", "<" or "="
+    op: CompareOp
     number: int
 
-    def matches(self, value: Any) -> bool:
+    def matches(self, value: Number) -> bool:
         if self.op == ">":
             return value >= self.number
         if self.op == "<":
@@ -40,7 +46,10 @@ class Compare:
 
 
 class Node:
+    """A node of the tree; every one knows the column it was written at."""
+
     __slots__ = ()
+    col: int
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -125,7 +134,7 @@ class RollGroup(Node):
 
     members: tuple[Node, ...]
     col: int
-    keep: str | None = None
+    keep: Keep | None = None
     keep_n: int = 0
     success: Compare | None = None
     failure: Compare | None = None
@@ -136,7 +145,12 @@ class RollGroup(Node):
     def counts(self) -> bool:
         return self.success is not None
 
-    def score(self, value: Any) -> int:
+    @overload
+    def score(self, value: int) -> int: ...
+    @overload
+    def score(self, value: Fraction) -> Number: ...
+    def score(self, value: Number) -> Number:
+        """What a member that came to ``value`` adds: its value, or +1 success / -1 failure."""
         if self.success is None:
             return value
         failed = self.failure is not None and self.failure.matches(value)
@@ -171,7 +185,7 @@ class Dice(Node):
     explode_on: tuple[Compare, ...] = ()  # empty: the highest face
     reroll: str | None = None  # None, "r" (until out of range) or "ro" (once)
     reroll_on: tuple[Compare, ...] = ()
-    keep: str | None = None  # None, "kh", "kl", "dh" or "dl"
+    keep: Keep | None = None
     keep_n: int = 0
     success: Compare | None = None
     failure: Compare | None = None
@@ -222,7 +236,7 @@ class Dice(Node):
             face = self.highest
         return face
 
-    def score(self, value: Any) -> Any:
+    def score(self, value: int) -> int:
         """What one kept unit adds to the term: its value, or +1 success / -1 failure.
 
         Works for any value, not just faces: a compounded die (``!!``) can exceed them.
@@ -254,14 +268,13 @@ class Dice(Node):
             out.append(f"max{self.highest}")
         # A comparison right after an explosion belongs to it: a success count on dice that
         # explode on their highest face is written first ("3d10>8!", not "3d10!>8").
+        success = self.success
         success_first = (
-            self.success is not None
-            and self.explode
-            and not self.explode_on
-            and not (self.reroll or self.keep)
-        )
-        if success_first:
-            out.append(self.success.show(bare_equal=False))  # type: ignore[union-attr]
+            success if self.explode and not self.explode_on and not (self.reroll or self.keep)
+            else None
+        )  # fmt: skip
+        if success_first is not None:
+            out.append(success_first.show(bare_equal=False))
         if self.explode:
             out.append(self.explode)
             out.extend(c.show(bare_equal=True) for c in self.explode_on)
@@ -269,8 +282,8 @@ class Dice(Node):
             out.extend(f"{self.reroll}{c.show(bare_equal=True)}" for c in self.reroll_on)
         if self.keep:
             out.append(f"{self.keep}{self.keep_n}")
-        if self.success is not None and not success_first:
-            out.append(self.success.show(bare_equal=False))
+        if success is not None and success_first is None:
+            out.append(success.show(bare_equal=False))
         if self.failure is not None:
             out.append(f"f{self.failure.show(bare_equal=True)}")
         if self.match:
@@ -365,7 +378,8 @@ def walk_dice(node: Node) -> list[Dice]:
     while stack:
         n, done = stack.pop()
         if done:
-            out.append(n)  # type: ignore[arg-type]
+            assert isinstance(n, Dice)  # only a dice term comes back, after its count and sides
+            out.append(n)
             continue
         if isinstance(n, Dice):
             stack.append((n, True))

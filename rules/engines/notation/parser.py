@@ -58,6 +58,7 @@ from .nodes import (
     ROUNDING,
     Call,
     Compare,
+    CompareOp,
     Const,
     Dice,
     Group,
@@ -85,7 +86,7 @@ MAX_EXPECTED_DRAWS = MAX_LISTED_DICE
 MAX_MEMBERS = 100
 
 _KEEP_WORDS = {"kh": "kh", "kl": "kl", "dh": "dh", "dl": "dl", "k": "kh", "d": "dl"}
-_COMPARE_OPS = {">": ">", ">=": ">", "<": "<", "<=": "<", "=": "="}
+_COMPARE_OPS: dict[str, CompareOp] = {">": ">", ">=": ">", "<": "<", "<=": "<", "=": "="}
 # Free text never starts with what could only be notation.
 _NOT_TEXT = frozenset("0123456789+-*/%()[]{},<>=!.")
 # How many places free text may start at that a parse tries, latest first.

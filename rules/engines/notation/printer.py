@@ -18,10 +18,11 @@ leads the line ("Roll for Initiative: 1d20 (12) + 5 = 17").
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Literal
 
 from ..dice import DieRecord
 from ..limits import MAX_CHAIN
+from .arithmetic import Number
 from .nodes import Call, Const, Dice, Group, Labelled, Neg, Node, Power, Product, RollGroup, Sum
 
 if TYPE_CHECKING:
@@ -29,12 +30,16 @@ if TYPE_CHECKING:
 
 _STRUCK = frozenset(("dropped", "rerolled"))
 
+# How a roll marks a group's member: left out, a success, a failure, or not at all.
+Mark = Literal["", "dropped", "success", "failure"]
+Member = tuple[Number, Mark]  # a group member's value and its mark
+
 
 def render(
     expr: Expression,
     dice: Sequence[DieRecord],
     spans: Sequence[tuple[int, int]],
-    groups: Sequence[Sequence[tuple[Any, str]]],
+    groups: Sequence[Sequence[Member]],
     value: int,
     capped: bool,
 ) -> str:
@@ -58,10 +63,10 @@ class _Cursor:
     __slots__ = ("groups", "spans")
 
     def __init__(
-        self, spans: Sequence[tuple[int, int]], groups: Sequence[Sequence[tuple[Any, str]]]
+        self, spans: Sequence[tuple[int, int]], groups: Sequence[Sequence[Member]]
     ) -> None:
-        self.spans: _Cursor = iter(spans)
-        self.groups: Iterator[Sequence[tuple[Any, str]]] = iter(groups)
+        self.spans: Iterator[tuple[int, int]] = iter(spans)
+        self.groups: Iterator[Sequence[Member]] = iter(groups)
 
     def __next__(self) -> tuple[int, int]:
         return next(self.spans)
@@ -183,7 +188,7 @@ def _compile_group(node: RollGroup) -> Printer:
     return show_group
 
 
-def _wrap(mark: str, text: str) -> str:
+def _wrap(mark: Mark, text: str) -> str:
     if mark == "dropped":
         # The member's own dice are dropped with it: one strike-through for the lot.
         return "~~" + text.replace("~~", "") + "~~"
@@ -210,9 +215,9 @@ def _face(rec: DieRecord, fudge: bool) -> str:
 def _show_dice(node: Dice, recs: Sequence[DieRecord]) -> str:
     fudge = node.kind == "fudge"
     compound = node.explode == "!!"
-    items: list[tuple[Any, str]] = []
+    items: list[tuple[int, str]] = []
     unit: list[str] = []
-    total: Any = 0
+    total = 0
     head: DieRecord | None = None
     for i, rec in enumerate(recs):
         text = _face(rec, fudge)

@@ -13,9 +13,10 @@ from ..errors import OddsTooLarge, RuleError
 from ..fair import DiceSource
 from ..limits import MAX_DICE, MAX_MODIFIER
 from ..notation import Expression, evaluate, joint_with_first_die, parse
+from ..odds import OddsAnswer
 from ..results import meet_or_beat
 from ..schema import Field, whole_number
-from ..system import passed_on
+from ..system import QuickRoll, passed_on
 from .fields import (
     ACTION_DICE,
     BALANCED_CHOICES,
@@ -155,7 +156,7 @@ class Zoria(system.GameSystem):
 
     # -- odds ------------------------------------------------------------------------------
 
-    def _odds(self, request: Any, budget: Budget) -> dict[str, Any]:
+    def _odds(self, request: Any, budget: Budget) -> OddsAnswer:
         req = self.normalise(request)
         if len(req["action_dice"]) > ODDS_MAX_ACTION_DICE:
             raise OddsTooLarge(
@@ -167,9 +168,9 @@ class Zoria(system.GameSystem):
         check: dict[int, Fraction] = {}
         events: dict[str, Fraction | float] = dict.fromkeys(FLAGS, Fraction(0))
         for natural, law in joint.items():
-            mass = sum(law.values(), Fraction(0))
+            natural_mass = sum(law.values(), Fraction(0))
             for flag in threat_flags(natural, req):
-                events[flag] += mass
+                events[flag] += natural_mass
             for t, p in law.items():
                 check[t] = check.get(t, Fraction(0)) + p
         total_law: Mapping[int, Fraction | float] = check
@@ -177,7 +178,7 @@ class Zoria(system.GameSystem):
             floats = {t: float(p) for t, p in check.items()}
             action = action_law(req["action_dice"], budget)
             total_law = Dist(floats, 1).convolve(action, budget, "this check").w
-        mass = sum(total_law.values())
+        mass = sum(total_law.values(), 0)
         dc = req["dc"]
         p_success = None
         if dc is not None:
@@ -225,12 +226,11 @@ class Zoria(system.GameSystem):
 
     def quick_rolls(
         self, sheet: Mapping[str, Any], settings: Mapping[str, Any]
-    ) -> list[dict[str, Any]]:
+    ) -> list[QuickRoll]:
         sheet = self.validate_sheet(sheet)
-        best = max(
-            INSIGHT_ABILITIES, key=lambda a: _lookup(sheet["abilities"], a) or 0, default=None
-        )
-        choices = [("d20", {})] + [(name, {"skill": name}) for name in sheet["skills"]]
+        best = max(INSIGHT_ABILITIES, key=lambda a: _lookup(sheet["abilities"], a) or 0)
+        choices: list[tuple[str, dict[str, str]]] = [("d20", {})]
+        choices += [(name, {"skill": name}) for name in sheet["skills"]]
         choices.append((f"Insight ({best.capitalize()})", {"insight": best}))
         return [self._quick_roll(label, sheet, settings, options) for label, options in choices]
 

@@ -23,11 +23,11 @@ _LEVEL_TABLE = (  # (highest level of the band, count, sides)
 _GM_DIE = {3: 6, 4: 8, 6: 10, 8: 12, 10: 14, 12: 16, 14: 20, 16: 24}
 
 
-def checked_level(value: Any, where: str) -> int:
-    value = whole_number(value, where)
-    if not 0 <= value <= MAX_LEVEL:
-        raise RuleError(where, f"levels run from 0 to {MAX_LEVEL}, got {value}")
-    return value
+def checked_level(value: object, where: str) -> int:
+    level = whole_number(value, where)
+    if not 0 <= level <= MAX_LEVEL:
+        raise RuleError(where, f"levels run from 0 to {MAX_LEVEL}, got {level}")
+    return level
 
 
 def pool_for_level(level: int) -> tuple[int, int]:

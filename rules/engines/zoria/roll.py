@@ -40,7 +40,7 @@ def roll_action_die(sides: int, source: DiceSource) -> list[DieRecord]:
     extra = 0
     while records[-1]["value"] == sides:
         if extra == MAX_CHAIN:
-            records[-1]["capped"] = True  # type: ignore[typeddict-unknown-key]
+            records[-1]["capped"] = True
             break
         records.append(draw(source, sides, "action", exploded=True))
         extra += 1

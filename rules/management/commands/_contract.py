@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, NoReturn
+from collections.abc import Mapping
+from typing import NoReturn
+
+from django.core.management.base import CommandParser
 
 from rules.engines import GameSystem, RuleError, get_system
 
@@ -16,7 +19,7 @@ def fail(field: str, reason: str) -> NoReturn:
     raise SystemExit(2)
 
 
-def system_and_request(system_id: str, request_json: str) -> tuple[GameSystem, Any]:
+def system_and_request(system_id: str, request_json: str) -> tuple[GameSystem, object]:
     try:
         system = get_system(system_id)
     except RuleError as exc:
@@ -30,7 +33,7 @@ def system_and_request(system_id: str, request_json: str) -> tuple[GameSystem, A
     return system, request
 
 
-def one_line_errors(parser: Any) -> Any:
+def one_line_errors(parser: CommandParser) -> CommandParser:
     """Argument errors follow the contract too: one ``error:`` line, exit status 2."""
 
     def error(message: str) -> NoReturn:
@@ -41,9 +44,11 @@ def one_line_errors(parser: Any) -> Any:
                 break
         fail(field, message)
 
-    parser.error = error
+    # argparse has no hook for how a bad argument is reported, and Django builds the parser
+    # itself (no subclass can be put in): this one parser's method is replaced.
+    parser.error = error  # type: ignore[method-assign]
     return parser
 
 
-def emit(obj: dict[str, Any]) -> None:
+def emit(obj: Mapping[str, object]) -> None:
     sys.stdout.write(json.dumps(obj, separators=(", ", ": ")) + "\n")

@@ -71,7 +71,7 @@ CLIENT_SEED = Field(
     "client_seed",
     "text",
     label="Client seed",
-    help="your own seed for the fair-dice stream",
+    help="your own seed for the fair-dice stream (none: the server draws a random one)",
     default="",
     max_length=200,
 )

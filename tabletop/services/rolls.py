@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rules.engines import FairStream, GameSystem, RuleError, get_system
+from rules.engines.fair import new_client_seed
 from rules.engines.schema import validate
 
 from ..models import Event, GameSession, Seat, SessionStatus, Visibility
@@ -15,6 +16,16 @@ from .errors import ServiceError, conflict, forbidden, invalid, not_found
 from .events import Locked, change, lock_session, next_seq, record_event, take_seq
 from .names import clean_label
 from .pools import character_for, forget_moves, roll_made, told_on_reveal
+
+
+def fair_stream(*, server_seed: bytes, client_seed: str, seq: int) -> tuple[FairStream, str]:
+    """The dice stream of the event numbered ``seq``, and the client seed it is drawn with:
+    the roller's, or a fresh random one when the roller sent none. Every path that draws dice
+    at the table draws them here and stores the seed with its dice (``data.client_seed``), as
+    hidden as they are: with an empty seed, anyone holding the seed revealed at the end could
+    recompute a hidden roll."""
+    client_seed = client_seed or new_client_seed()
+    return FairStream(server_seed, client_seed, seq), client_seed
 
 
 def _system_for(session: GameSession, system_id: str | None) -> GameSystem:
@@ -106,9 +117,10 @@ def make_roll(
                 seq = next_seq(session_id=session.pk)
             else:  # the roll's seq is the lock
                 seq = _fresh(session, take_seq(session_id=session.pk))
-            result = engine.roll(
-                normalised, FairStream(bytes(session.server_seed), client_seed, seq)
+            stream, client_seed = fair_stream(
+                server_seed=bytes(session.server_seed), client_seed=client_seed, seq=seq
             )
+            result = engine.roll(normalised, stream)
         except RuleError as exc:
             raise ServiceError.from_rule(exc) from None
         result["client_seed"] = client_seed

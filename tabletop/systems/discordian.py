@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from rules.engines import FairStream
 from rules.engines import discordian as rules
 from rules.engines.schema import Field
 
@@ -17,6 +16,7 @@ from ..selectors.pools import resource_snapshot
 from ..services.errors import conflict
 from ..services.events import change
 from ..services.pools import ensure_resources, resource_names, spend_resource
+from ..services.rolls import fair_stream
 from .base import (
     CLIENT_SEED,
     ResourceUse,
@@ -150,7 +150,10 @@ def roll_discord_die(*, seat_id: int, client_seed: str = "") -> Event:
             raise conflict(
                 f"the Discord Die is rolled once a {unit}: start a new {unit} to roll again"
             )
-        rolled = rules.roll_discord_die(FairStream(bytes(session.server_seed), client_seed, seq))
+        stream, client_seed = fair_stream(
+            server_seed=bytes(session.server_seed), client_seed=client_seed, seq=seq
+        )
+        rolled = rules.roll_discord_die(stream)
         state["discord"] = {
             "value": rolled["value"],
             "wandered": rolled["wandered"],

@@ -13,7 +13,16 @@ from ..models.pools import OpenRoll
 from ..selectors.pools import open_roll_summary
 from ..systems.registry import RollContext, TableSystem, table_system
 from .errors import ServiceError, conflict, forbidden, invalid, not_found
-from .events import Locked, change, lock_session, next_seq, record_event, take_seq
+from .events import (
+    MAX_EVENT_BYTES,
+    MAX_ROLL_DICE,
+    Locked,
+    change,
+    lock_session,
+    next_seq,
+    record_event,
+    take_seq,
+)
 from .names import clean_label
 from .pools import character_for, forget_moves, roll_made, told_on_reveal
 
@@ -92,6 +101,9 @@ def make_roll(
     who = None if character is None else character_for(seat=seat, character_id=character)
     try:
         normalised = engine.normalise(request)
+        # Too many dice is decided here, from the request alone: before the session's lock,
+        # before a seq is taken and before a die is drawn.
+        engine.check_size(normalised, max_dice=MAX_ROLL_DICE)
     except RuleError as exc:
         raise ServiceError.from_rule(exc) from None
     _must_be_live(session.status)
@@ -105,6 +117,7 @@ def make_roll(
         options=_options(table, options or {}, visibility),
         visibility=visibility,
     )
+    drawn: list[tuple[int, int]] = []
     with change():
         forget_moves(roll_being_made=True)
         try:
@@ -120,9 +133,13 @@ def make_roll(
             stream, client_seed = fair_stream(
                 server_seed=bytes(session.server_seed), client_seed=client_seed, seq=seq
             )
-            result = engine.roll(normalised, stream)
+            drawn = stream.draws
+            result = engine.roll(normalised, stream, max_dice=MAX_ROLL_DICE)
         except RuleError as exc:
-            raise ServiceError.from_rule(exc) from None
+            error = ServiceError.from_rule(exc)
+            if drawn:  # stopped at the limit on dice: the draws were work done all the same
+                error.cost = min(len(drawn) * 64, MAX_EVENT_BYTES)
+            raise error from None
         result["client_seed"] = client_seed
         result["character"] = {"id": who.pk, "name": who.name} if who else None
         if reroll_of is not None:

@@ -20,7 +20,8 @@ from .test_consumer import connect, make_table, next_event, seat_token
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
-HEAVY = "1000d6!>2"  # ~6,000 dice listed: within every engine limit, ~400 KiB as an event
+# ~3,350 dice listed: within the dice a roll may list, ~300 KB as an event (over its limit).
+HEAVY = "1000d1000!>300kl1"
 
 
 async def test_a_roll_too_large_to_deliver_is_refused_before_storing_and_says_why():
@@ -233,7 +234,7 @@ async def test_rolls_refused_for_size_still_spend_the_work_budget():
     ana, _ = await connect(table["code"], token=await seat_token(table["session"], "Ana"))
     budget = {"SEAT_WORK_PER_SECOND": 1000, "SEAT_WORK_BURST": 500_000}
     with mock.patch.dict(settings.TABLETOP, budget):
-        for ref in ("a", "b"):  # ~400 KB of dice drawn each, nothing stored
+        for ref in ("a", "b"):  # ~300 KB of dice drawn each, nothing stored
             await ana.send_json_to({"type": "roll", "ref": ref, "request": {"notation": HEAVY}})
             assert (await ana.receive_json_from(timeout=5))["code"] == "too-large"
         await ana.send_json_to({"type": "roll", "ref": "c", "request": {"notation": HEAVY}})

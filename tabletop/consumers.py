@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -25,7 +26,7 @@ from .hub import hub
 from .limits import Buckets, TokenBucket
 from .origin import origin_allowed
 from .protocol.commands import Decoded, Refused
-from .protocol.wire import ANSWERED_BY_THE_SOCKET, decode, perform
+from .protocol.wire import ANSWERED_BY_THE_SOCKET, decode, perform, precheck
 from .selectors.events import Viewer, dumps, events_after
 from .services.access import Access, seat_cookie_name
 from .services.errors import ServiceError
@@ -46,6 +47,11 @@ CLOSE_FORBIDDEN = 4403
 _buckets = Buckets(0, 0)
 _seat_work = Buckets(0, 0)
 _room_work = Buckets(0, 0)
+
+
+# Checks of a message that need no database (a roll's size: parsing its notation, up to a few
+# milliseconds for a long one) run here: never on the event loop, never on the ORM thread.
+_prechecks = ThreadPoolExecutor(max_workers=2, thread_name_prefix="precheck")
 
 
 def _configure_buckets() -> None:
@@ -207,6 +213,14 @@ class RoomConsumer(LeanWebsocketConsumer):
                 f"try again in {max(1, round(wait))} s",
             )
             return
+        if decoded.command.precheck is not None:
+            system = self.access.session.campaign.system
+            refused = await asyncio.get_running_loop().run_in_executor(
+                _prechecks, lambda: precheck(decoded, system=system)
+            )
+            if refused is not None:
+                await self._send(refused.as_message())
+                return
         await self._act(decoded)
 
     async def _pong(self, ref: Any) -> None:

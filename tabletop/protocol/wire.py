@@ -9,7 +9,7 @@ edge, then run as one unit of work whose stored events come back to the socket t
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
@@ -36,7 +36,7 @@ def commands(system: str) -> dict[str, Command]:
     options = registry.table_system(system).roll_options
     if options:
         roll = table["roll"]
-        table["roll"] = Command("roll", roll.fields + tuple(options), roll.handler, roll.doc)
+        table["roll"] = replace(roll, fields=roll.fields + tuple(options))
     for command in registry.commands_for(system):
         table[command.type] = command
     return table
@@ -82,6 +82,20 @@ def decode(raw: str | bytes, *, system: str, is_gm: bool) -> Decoded | Refused:
     except ServiceError as exc:  # a field's refusal
         return Refused.because(ref, exc)
     return Decoded(command, ref, values)
+
+
+def precheck(decoded: Decoded, *, system: str) -> Refused | None:
+    """The refusals a command can decide without the database (``Command.precheck``), for a
+    table playing ``system``: run in a thread of its own, off the event loop and before the
+    command waits for the ORM thread, so a refused message costs neither."""
+    check = decoded.command.precheck
+    if check is None:
+        return None
+    try:
+        check(table=system, **decoded.values)
+    except ServiceError as exc:
+        return Refused.because(decoded.ref, exc)
+    return None
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,10 @@ def fair_stream(*, server_seed: bytes, client_seed: str, seq: int) -> tuple[Fair
 
 
 def _system_for(session: GameSession, system_id: str | None) -> GameSystem:
-    campaign_system = session.campaign.system
+    return _engine(session.campaign.system, system_id)
+
+
+def _engine(campaign_system: str, system_id: str | None) -> GameSystem:
     if system_id in (None, campaign_system):
         return get_system(campaign_system)
     if system_id == "generic":
@@ -57,6 +60,25 @@ def _options(table: TableSystem, options: dict[str, Any], visibility: str) -> di
             # Their effect is public table state: it would tell everyone of the hidden roll.
             raise invalid("only a public roll can count for the whole table", field=name)
     return {key: value for key, value in checked.items() if key in options}
+
+
+def _normalised(engine: GameSystem, request: Any) -> dict[str, Any]:
+    """The engine's request, checked; one that would list too many dice is refused from the
+    request alone, before a die is drawn."""
+    try:
+        normalised = engine.normalise(request)
+        engine.check_size(normalised, max_dice=MAX_ROLL_DICE)
+    except RuleError as exc:
+        raise ServiceError.from_rule(exc) from None
+    return normalised
+
+
+def check_roll_size(*, table: str, request: Any, system: str | None = None, **_: Any) -> None:
+    """What of a roll can be refused with no database: its system, its request, and whether
+    it would list too many dice. The room socket runs it before the roll waits for the
+    database thread (a refusal there costs nothing of it); ``make_roll`` checks it all again
+    (the parsed notation is cached by then)."""
+    _normalised(_engine(table, system), request)
 
 
 def _must_be_live(status: str) -> None:
@@ -99,13 +121,9 @@ def make_roll(
     session = seat.session
     engine = _system_for(session, system)
     who = None if character is None else character_for(seat=seat, character_id=character)
-    try:
-        normalised = engine.normalise(request)
-        # Too many dice is decided here, from the request alone: before the session's lock,
-        # before a seq is taken and before a die is drawn.
-        engine.check_size(normalised, max_dice=MAX_ROLL_DICE)
-    except RuleError as exc:
-        raise ServiceError.from_rule(exc) from None
+    # Too many dice is decided here, from the request alone: before the session's lock,
+    # before a seq is taken and before a die is drawn.
+    normalised = _normalised(engine, request)
     _must_be_live(session.status)
     # The table's own rules apply to rolls in its system, not to the notation box.
     table = table_system(engine.id if engine.id == session.campaign.system else "")

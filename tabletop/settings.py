@@ -67,6 +67,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "tabletop.headers.SecurityHeadersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -261,6 +262,10 @@ TABLETOP = {
     "WEBHOOK_PRIVATE_ADDRESSES": not PRODUCTION
     and os.environ.get("TABLETOP_WEBHOOK_PRIVATE_ADDRESSES", "1" if DEBUG else "0")
     not in {"0", "false", "no"},
+    # Which sites may show the stream overlay in a frame (a CSP frame-ancestors value): any,
+    # by default (it is read-only); "'none'" to allow none, or a list of origins.
+    "OVERLAY_FRAME_ANCESTORS": os.environ.get("TABLETOP_OVERLAY_FRAME_ANCESTORS", "*").strip()
+    or "'none'",
 }
 if PRODUCTION and os.environ.get("TABLETOP_WEBHOOK_PRIVATE_ADDRESSES", "0") not in {
     "0",
@@ -278,6 +283,7 @@ CSRF_COOKIE_HTTPONLY = False
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 if PRODUCTION:
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True

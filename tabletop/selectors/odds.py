@@ -14,6 +14,7 @@ import asyncio
 import json
 import logging
 import multiprocessing
+import os
 import threading
 from collections import OrderedDict
 from concurrent.futures import ProcessPoolExecutor
@@ -24,7 +25,7 @@ from django.conf import settings
 
 from rules.engines import OddsTooLarge, RuleError
 
-from ..odds_worker import compute
+from ..odds_worker import compute, watch_server
 
 log = logging.getLogger(__name__)
 
@@ -50,11 +51,17 @@ class _Workers:
             if self._pool is None:
                 # forkserver: the workers do not inherit the server's threads and sockets; the
                 # fork server runs below the server in the CPU's queue with the engines loaded
-                # (tabletop/odds_forkserver.py), and every worker is a fork of it.
+                # (tabletop/odds_forkserver.py), and every worker is a fork of it. On Linux the
+                # fork server ends with the thread that started it: this one runs on the event
+                # loop's thread (odds_for is async), which lives as long as the server.
                 context = multiprocessing.get_context("forkserver")
                 context.set_forkserver_preload(["tabletop.odds_forkserver"])
                 self._pool = ProcessPoolExecutor(
-                    max_workers=settings.TABLETOP["ODDS_WORKERS"], mp_context=context
+                    max_workers=settings.TABLETOP["ODDS_WORKERS"],
+                    mp_context=context,
+                    # A worker ends with this process, even one killed without clean-up.
+                    initializer=watch_server,
+                    initargs=(os.getpid(),),
                 )
             return self._pool
 

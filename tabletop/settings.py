@@ -69,6 +69,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "tabletop.headers.SecurityHeadersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "tabletop.outage.DatabaseOutageMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -118,10 +119,20 @@ if DATABASE_URL:
         DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
             "min_size": int(os.environ.get("TABLETOP_DB_POOL_MIN", "2")),
             "max_size": int(os.environ.get("TABLETOP_DB_POOL_MAX", "8")),
-            # A request waits this long for a free connection (or for the database to come
-            # back) before it fails, well under the room page's 8 s "no answer".
-            "timeout": float(os.environ.get("TABLETOP_DB_POOL_TIMEOUT", "4")),
+            # A request waits this long for a free connection before it is answered 503
+            # (while the database is away, only the first one waits: tabletop/outage.py).
+            "timeout": float(os.environ.get("TABLETOP_DB_POOL_TIMEOUT", "1.5")),
         }
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+        DATABASES["default"].setdefault("OPTIONS", {}).update(
+            {
+                # A database host that does not answer at all is given up on after this long.
+                "connect_timeout": int(os.environ.get("TABLETOP_DB_CONNECT_TIMEOUT", "2")),
+                # No statement holds a connection (and the thread serving the sockets) longer.
+                "options": "-c statement_timeout="
+                + os.environ.get("TABLETOP_DB_STATEMENT_TIMEOUT_MS", "15000"),
+            }
+        )
 else:
     DATA_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {

@@ -17,7 +17,8 @@ from django.conf import settings
 
 from rules.engines import system_ids
 
-from .. import timing
+from .. import outage, timing
+from ..outage import DatabaseAway, run_with_database
 from ..services.errors import ServiceError, busy, forbidden
 from ..services.events import room_payload, unit_of_work
 from ..systems import registry
@@ -117,7 +118,12 @@ def perform(decoded: Decoded, *, seat_id: int, deadline: float) -> Done:
         raise busy()
     handler = decoded.command.handler
     with timing.span("service"):
-        main, events = unit_of_work(lambda: handler(seat_id=seat_id, **decoded.values))
+        try:
+            main, events = run_with_database(
+                lambda: unit_of_work(lambda: handler(seat_id=seat_id, **decoded.values))
+            )
+        except DatabaseAway:
+            raise ServiceError("busy", outage.MESSAGE) from None
     seq = main if isinstance(main, int) else getattr(main, "seq", None)
     with timing.span("serialise"):
         payloads = [room_payload(event) for event in events]

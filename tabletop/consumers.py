@@ -17,14 +17,16 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
+from django.db import DatabaseError
 
-from . import timing
+from . import outage, timing
 from .adapters import LeanWebsocketConsumer
 from .arrivals import arrivals, hello_text
 from .delivery import Delivery, TooFarBehind
 from .hub import hub
 from .limits import Buckets, TokenBucket
 from .origin import origin_allowed
+from .outage import DatabaseAway
 from .protocol.commands import Decoded, Refused
 from .protocol.wire import ANSWERED_BY_THE_SOCKET, decode, perform, precheck
 from .selectors.events import Viewer, dumps, events_after
@@ -39,6 +41,7 @@ log = logging.getLogger(__name__)
 CLOSE_TOO_FAR_BEHIND = 4408
 CLOSE_BAD_REQUEST = 4400
 CLOSE_FORBIDDEN = 4403
+CLOSE_TRY_AGAIN = 4503  # the database is away: try again in a moment
 
 
 # Per process: messages per seat (shared by that seat's sockets), and work per seat and per
@@ -96,12 +99,18 @@ class RoomConsumer(LeanWebsocketConsumer):
             await self.close(code=CLOSE_BAD_REQUEST)
             return
         cookies = self.scope.get("cookies", {})
-        access = await arrivals.access(
-            code=code,
-            token=token,
-            cookie_token=cookies.get(seat_cookie_name(code)),
-            user=self.scope.get("user"),
-        )
+        try:
+            access = await arrivals.access(
+                code=code,
+                token=token,
+                cookie_token=cookies.get(seat_cookie_name(code)),
+                user=self.scope.get("user"),
+            )
+        except (DatabaseAway, DatabaseError):
+            # Told, not dropped: the page tries again (a refused handshake looks like a ban).
+            await self.accept()
+            await close_with_reason(self, code=CLOSE_TRY_AGAIN, reason=outage.MESSAGE[:120])
+            return
         if access is None:
             await self.close(code=CLOSE_FORBIDDEN)
             return

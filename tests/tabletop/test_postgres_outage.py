@@ -211,6 +211,14 @@ def test_while_postgres_is_away_pages_answer_503_in_2s_sockets_refuse_at_once_an
                     assert refused["type"] == "error" and refused["code"] == "busy", refused
                     assert "not answering" in refused["message"], refused
                     assert took < 2.0, took
+                # A new socket is told why it cannot open now, and when to try again.
+                started = time.monotonic()
+                async with websockets.connect(url) as refused_socket:
+                    with pytest.raises(websockets.ConnectionClosed) as closed:
+                        await refused_socket.recv()
+                assert closed.value.rcvd.code == 4503, closed.value
+                assert "not answering" in closed.value.rcvd.reason
+                assert time.monotonic() - started < 2.0
 
                 await asyncio.to_thread(own_postgres.start)
                 # The very next action works, on the same socket: no dead pooled connection,

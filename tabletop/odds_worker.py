@@ -23,10 +23,9 @@ def watch_server(server_pid: int) -> None:
     """Every worker's initializer: end with the server that started the pool, however it
     ends (a SIGKILL runs no clean-up, and a worker waiting for work would wait forever).
 
-    On Linux the kernel kills the worker when its parent, the fork server, ends, and the fork
-    server when the server ends (``tabletop/odds_forkserver.py``; elsewhere the fork server
-    ends when its pipe from the server closes). Everywhere, a thread checks twice a second
-    that the server and the worker's parent are still there."""
+    On Linux the kernel kills the worker when its parent, the fork server, ends (and the fork
+    server ends when its pipe from the server closes). Everywhere, a thread checks twice a
+    second that the server and the worker's parent are still there."""
     parent = end_with_parent()
     if not _still_there(server_pid, parent):  # it ended before the worker could ask
         os._exit(0)
@@ -36,9 +35,10 @@ def watch_server(server_pid: int) -> None:
 
 
 def end_with_parent() -> int:
-    """On Linux, have the kernel kill this process when its parent ends (the fork server's
-    parent is the server; a worker's, the fork server); the parent's pid. A process whose
-    parent already ended ends now."""
+    """On Linux, have the kernel kill this process when its parent ends; the parent's pid. A
+    process whose parent already ended ends now. (The kernel ties this to the parent's thread
+    that started the process: a worker's parent, the fork server, has only one. The fork
+    server's own parent may start it from a passing thread, so it is not tied this way.)"""
     parent = os.getppid()
     if sys.platform.startswith("linux"):
         try:

@@ -51,9 +51,7 @@ class _Workers:
             if self._pool is None:
                 # forkserver: the workers do not inherit the server's threads and sockets; the
                 # fork server runs below the server in the CPU's queue with the engines loaded
-                # (tabletop/odds_forkserver.py), and every worker is a fork of it. On Linux the
-                # fork server ends with the thread that started it: this one runs on the event
-                # loop's thread (odds_for is async), which lives as long as the server.
+                # (tabletop/odds_forkserver.py), and every worker is a fork of it.
                 context = multiprocessing.get_context("forkserver")
                 context.set_forkserver_preload(["tabletop.odds_forkserver"])
                 self._pool = ProcessPoolExecutor(

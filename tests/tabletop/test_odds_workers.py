@@ -27,6 +27,14 @@ SERVER = textwrap.dedent(
         await odds_for(system_id="generic", request={"notation": "3d6"})
 
     asyncio.run(main())
+    if "--fork" in sys.argv:
+        # A process forked from the server keeps a copy of every pipe the server holds,
+        # among them the one Python's fork server waits to see closed.
+        child = os.fork()
+        if child == 0:
+            time.sleep(60)
+            os._exit(0)
+        print("forked", child, flush=True)
     print("ready", flush=True)
     time.sleep(120)
     """
@@ -55,6 +63,13 @@ def children(pid: int) -> set[int]:
     return found
 
 
+def cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text().replace("\0", " ")
+    except (FileNotFoundError, ProcessLookupError):
+        return ""
+
+
 def running(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -64,20 +79,29 @@ def running(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads processes from /proc")
-def test_odds_workers_end_when_the_server_is_killed(tmp_path):
+@pytest.mark.parametrize("forked", [False, True], ids=["alone", "with-a-forked-child"])
+def test_odds_workers_end_when_the_server_is_killed(tmp_path, forked):
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "tabletop.settings",
         "TABLETOP_DATA_DIR": str(tmp_path),
         "TABLETOP_ODDS_WORKERS": "2",
     }
-    server = subprocess.Popen(
-        [sys.executable, "-c", SERVER], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True
-    )
+    args = [sys.executable, "-c", SERVER, *(["--fork"] if forked else [])]
+    server = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
     helpers: set[int] = set()
+    other: int | None = None
+    tracker: set[int] = set()
     try:
-        assert server.stdout.readline().strip() == "ready"
-        helpers = children(server.pid)
+        line = server.stdout.readline().split()
+        if forked:
+            other = int(line[1])
+            line = server.stdout.readline().split()
+        assert line == ["ready"], line
+        # The fork server and its workers (Python's resource tracker, also a child, ends when
+        # every process that may use it has: the forked child too).
+        helpers = {p for p in children(server.pid) - {other} if "forkserver" in cmdline(p)}
+        tracker = children(server.pid) - helpers - {other}
         # the fork server, and the worker that answered (forked from the fork server)
         assert len(helpers) >= 2, helpers
         os.kill(server.pid, signal.SIGKILL)
@@ -90,6 +114,6 @@ def test_odds_workers_end_when_the_server_is_killed(tmp_path):
         if server.poll() is None:
             server.kill()
             server.wait(10)
-        for pid in helpers:  # what outlived it, so a failing run leaves nothing behind
+        for pid in [*helpers, *tracker, *([other] if other else [])]:  # leave nothing behind
             if running(pid):
                 os.kill(pid, signal.SIGKILL)

@@ -54,7 +54,7 @@ class Generic(system.GameSystem):
     dice_field = "notation"
 
     def expected_dice(self, request: Any) -> float:
-        return parse(request["notation"]).expected_draws
+        return parse(self.normalise(request)["notation"]).expected_draws
 
     def _roll(self, request: Any, source: DiceSource) -> dict[str, Any]:
         req = self.normalise(request)

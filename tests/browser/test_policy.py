@@ -22,12 +22,22 @@ class PolicyTests(BrowserTestCase):
         page.wait_for_selector("#fx-animate")
         if not page.is_checked("#fx-animate"):
             page.check("#fx-animate")
+        # The tray's dice come and go with the animation: note each one's placement as it
+        # comes (custom properties set through the CSSOM, not a style attribute).
+        page.evaluate(
+            """() => { window.__fx = [];
+              new MutationObserver((changes) => changes.forEach((change) =>
+                change.addedNodes.forEach((node) => node.querySelectorAll &&
+                  [node, ...node.querySelectorAll(".fx-die")].forEach((die) =>
+                    die.classList.contains("fx-die") &&
+                      window.__fx.push(die.style.getPropertyValue("--fx-delay"))))))
+                .observe(document.body, {childList: true, subtree: true}); }"""
+        )
         page.fill("#f-generic-notation", "6d6")
         page.press("#f-generic-notation", "Enter")
-        die = page.wait_for_selector(".fx-tray .fx-die", state="attached")
-        # The tray's dice are placed by custom properties set through the CSSOM.
-        self.assertTrue(die.evaluate("d => d.style.getPropertyValue('--fx-delay') !== ''"))
         page.wait_for_selector("#log li[data-kind=roll] .die")
+        page.wait_for_function("() => window.__fx.length > 0")
+        self.assertTrue(all(delay.endswith("ms") for delay in page.evaluate("window.__fx")))
 
         printable = self.open_page()
         printable.context.add_cookies(page.context.cookies())

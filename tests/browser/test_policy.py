@@ -35,8 +35,8 @@ class PolicyTests(BrowserTestCase):
         )
         page.fill("#f-generic-notation", "6d6")
         page.press("#f-generic-notation", "Enter")
-        page.wait_for_selector("#log li[data-kind=roll] .die")
-        page.wait_for_function("() => window.__fx.length > 0")
+        page.wait_for_selector("#log li[data-kind=roll]", state="attached", timeout=20_000)
+        page.wait_for_function("() => window.__fx.length > 0", timeout=20_000)
         self.assertTrue(all(delay.endswith("ms") for delay in page.evaluate("window.__fx")))
 
         printable = self.open_page()

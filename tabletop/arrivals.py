@@ -32,6 +32,7 @@ from django.conf import settings
 from .adapters import LazyUserMiddleware
 from .models import GameSession, Seat
 from .models.sessions import hash_token
+from .outage import run_with_database
 from .selectors.events import Viewer, dumps, events_after
 from .selectors.room import SharedState, room_state, seat_summary, table_states_at
 from .services import presence
@@ -222,7 +223,10 @@ class Arrivals:
     def __init__(self) -> None:
         self._present: Coalescer[int, None] = Coalescer(_counted(presence.arrived_all))
         self._gone: Coalescer[int, None] = Coalescer(_counted(presence.left_all))
-        self._access: Coalescer[Arrival, Access | None] = Coalescer(resolve_arrivals)
+        # While the database is away, a socket is refused at once (tabletop/outage.py).
+        self._access: Coalescer[Arrival, Access | None] = Coalescer(
+            lambda batch: run_with_database(lambda: resolve_arrivals(batch))
+        )
         self._hello: Coalescer[
             tuple[Access, int | None], tuple[dict[str, Any], list[dict[str, Any]]]
         ] = Coalescer(hellos)

@@ -11,21 +11,24 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
+from django.db import DatabaseError
 
-from . import timing
+from . import outage, timing
 from .adapters import LeanWebsocketConsumer
 from .arrivals import arrivals, hello_text
 from .delivery import Delivery, TooFarBehind
 from .hub import hub
 from .limits import Buckets, TokenBucket
 from .origin import origin_allowed
+from .outage import DatabaseAway
 from .protocol.commands import Decoded, Refused
-from .protocol.wire import ANSWERED_BY_THE_SOCKET, decode, perform
+from .protocol.wire import ANSWERED_BY_THE_SOCKET, decode, perform, precheck
 from .selectors.events import Viewer, dumps, events_after
 from .services.access import Access, seat_cookie_name
 from .services.errors import ServiceError
@@ -38,6 +41,7 @@ log = logging.getLogger(__name__)
 CLOSE_TOO_FAR_BEHIND = 4408
 CLOSE_BAD_REQUEST = 4400
 CLOSE_FORBIDDEN = 4403
+CLOSE_TRY_AGAIN = 4503  # the database is away: try again in a moment
 
 
 # Per process: messages per seat (shared by that seat's sockets), and work per seat and per
@@ -46,6 +50,11 @@ CLOSE_FORBIDDEN = 4403
 _buckets = Buckets(0, 0)
 _seat_work = Buckets(0, 0)
 _room_work = Buckets(0, 0)
+
+
+# Checks of a message that need no database (a roll's size: parsing its notation, up to a few
+# milliseconds for a long one) run here: never on the event loop, never on the ORM thread.
+_prechecks = ThreadPoolExecutor(max_workers=2, thread_name_prefix="precheck")
 
 
 def _configure_buckets() -> None:
@@ -90,12 +99,18 @@ class RoomConsumer(LeanWebsocketConsumer):
             await self.close(code=CLOSE_BAD_REQUEST)
             return
         cookies = self.scope.get("cookies", {})
-        access = await arrivals.access(
-            code=code,
-            token=token,
-            cookie_token=cookies.get(seat_cookie_name(code)),
-            user=self.scope.get("user"),
-        )
+        try:
+            access = await arrivals.access(
+                code=code,
+                token=token,
+                cookie_token=cookies.get(seat_cookie_name(code)),
+                user=self.scope.get("user"),
+            )
+        except (DatabaseAway, DatabaseError):
+            # Told, not dropped: the page tries again (a refused handshake looks like a ban).
+            await self.accept()
+            await close_with_reason(self, code=CLOSE_TRY_AGAIN, reason=outage.MESSAGE[:120])
+            return
         if access is None:
             await self.close(code=CLOSE_FORBIDDEN)
             return
@@ -207,6 +222,14 @@ class RoomConsumer(LeanWebsocketConsumer):
                 f"try again in {max(1, round(wait))} s",
             )
             return
+        if decoded.command.precheck is not None:
+            system = self.access.session.campaign.system
+            refused = await asyncio.get_running_loop().run_in_executor(
+                _prechecks, lambda: precheck(decoded, system=system)
+            )
+            if refused is not None:
+                await self._send(refused.as_message())
+                return
         await self._act(decoded)
 
     async def _pong(self, ref: Any) -> None:

@@ -3,11 +3,70 @@ within its time budget."""
 
 from __future__ import annotations
 
+import ctypes
 import json
+import os
 import signal
+import sys
+import threading
 import time
 
 from rules.engines import OddsTooLarge, RuleError, get_system
+
+# prctl(2): ask the kernel to signal this process when its parent ends.
+PR_SET_PDEATHSIG = 1
+# How often a worker looks for the server that started it (the portable way).
+WATCH_SECONDS = 0.5
+
+
+def watch_server(server_pid: int) -> None:
+    """Every worker's initializer: end with the server that started the pool, however it
+    ends (a SIGKILL runs no clean-up, and a worker waiting for work would wait forever).
+
+    On Linux the kernel kills the worker when its parent, the fork server, ends (and the fork
+    server ends when its pipe from the server closes). Everywhere, a thread checks twice a
+    second that the server and the worker's parent are still there."""
+    parent = end_with_parent()
+    if not _still_there(server_pid, parent):  # it ended before the worker could ask
+        os._exit(0)
+    threading.Thread(
+        target=_watch, args=(server_pid, parent), name="watch-server", daemon=True
+    ).start()
+
+
+def end_with_parent() -> int:
+    """On Linux, have the kernel kill this process when its parent ends; the parent's pid. A
+    process whose parent already ended ends now. (The kernel ties this to the parent's thread
+    that started the process: a worker's parent, the fork server, has only one. The fork
+    server's own parent may start it from a passing thread, so it is not tied this way.)"""
+    parent = os.getppid()
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        except (OSError, AttributeError):
+            return parent  # the fork server's pipe and the workers' watch remain
+        if os.getppid() != parent:
+            os._exit(0)
+    return parent
+
+
+def _watch(server_pid: int, parent: int) -> None:
+    while _still_there(server_pid, parent):
+        time.sleep(WATCH_SECONDS)
+    os._exit(0)
+
+
+def _still_there(server_pid: int, parent: int) -> bool:
+    if os.getppid() != parent:  # the parent ended and the worker was handed to another
+        return False
+    try:
+        os.kill(server_pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # a process of another user took the pid: the server is gone
+        return False
+    return True
 
 
 class _OutOfTime(BaseException):

@@ -67,7 +67,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "tabletop.headers.SecurityHeadersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "tabletop.outage.DatabaseOutageMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -117,10 +119,20 @@ if DATABASE_URL:
         DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
             "min_size": int(os.environ.get("TABLETOP_DB_POOL_MIN", "2")),
             "max_size": int(os.environ.get("TABLETOP_DB_POOL_MAX", "8")),
-            # A request waits this long for a free connection (or for the database to come
-            # back) before it fails, well under the room page's 8 s "no answer".
-            "timeout": float(os.environ.get("TABLETOP_DB_POOL_TIMEOUT", "4")),
+            # A request waits this long for a free connection before it is answered 503
+            # (while the database is away, only the first one waits: tabletop/outage.py).
+            "timeout": float(os.environ.get("TABLETOP_DB_POOL_TIMEOUT", "1.5")),
         }
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+        DATABASES["default"].setdefault("OPTIONS", {}).update(
+            {
+                # A database host that does not answer at all is given up on after this long.
+                "connect_timeout": int(os.environ.get("TABLETOP_DB_CONNECT_TIMEOUT", "2")),
+                # No statement holds a connection (and the thread serving the sockets) longer.
+                "options": "-c statement_timeout="
+                + os.environ.get("TABLETOP_DB_STATEMENT_TIMEOUT_MS", "15000"),
+            }
+        )
 else:
     DATA_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {
@@ -261,6 +273,10 @@ TABLETOP = {
     "WEBHOOK_PRIVATE_ADDRESSES": not PRODUCTION
     and os.environ.get("TABLETOP_WEBHOOK_PRIVATE_ADDRESSES", "1" if DEBUG else "0")
     not in {"0", "false", "no"},
+    # Which sites may show the stream overlay in a frame (a CSP frame-ancestors value): any,
+    # by default (it is read-only); "'none'" to allow none, or a list of origins.
+    "OVERLAY_FRAME_ANCESTORS": os.environ.get("TABLETOP_OVERLAY_FRAME_ANCESTORS", "*").strip()
+    or "'none'",
 }
 if PRODUCTION and os.environ.get("TABLETOP_WEBHOOK_PRIVATE_ADDRESSES", "0") not in {
     "0",
@@ -278,6 +294,7 @@ CSRF_COOKIE_HTTPONLY = False
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 if PRODUCTION:
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True

@@ -27,6 +27,13 @@ def new_server_seed() -> bytes:
     return secrets.token_bytes(SEED_BYTES)
 
 
+def new_client_seed() -> str:
+    """A client seed for a roll that came without one: 128 random bits in hex (the room page's
+    own seeds look the same). Stored with the roll, it is as hidden as its dice, so the seed
+    revealed at the end never lets anyone recompute a roll that was not theirs to see."""
+    return secrets.token_hex(16)
+
+
 def commitment(server_seed: bytes) -> str:
     """The public promise made at session start: sha256 of the secret seed, in hex."""
     return hashlib.sha256(server_seed).hexdigest()

@@ -52,6 +52,11 @@ class Generic(system.GameSystem):
         parse(out["notation"])  # every notation error surfaces here, naming "notation"
         return out
 
+    dice_field = "notation"
+
+    def expected_dice(self, request: Any) -> float:
+        return parse(self.normalise(request)["notation"]).expected_draws
+
     def _roll(self, request: Any, source: DiceSource) -> dict[str, Any]:
         req = self.normalise(request)
         expr = parse(req["notation"])

@@ -25,8 +25,10 @@ class GameSystem:
     """One game system's engine. Subclasses fill in the class attributes and the methods.
 
     - ``normalise(request)``: validate and fill defaults (RuleError naming the field).
-    - ``roll(request, source)``: a result dict (docs/rules.md, "Results") drawn from ``source``;
-      systems write ``_roll``, which ``roll`` runs under the limit on dice listed.
+    - ``roll(request, source, max_dice=...)``: a result dict (docs/rules.md, "Results")
+      drawn from ``source``; systems write ``_roll``, which ``roll`` runs under the limit on
+      dice listed, after ``check_size`` (systems whose dice grow with explosions or rerolls
+      write ``expected_dice``, so a request too large is refused before a die is drawn).
     - ``odds(request, deadline=...)``: the exact odds answer (``odds.odds_answer``); systems
       write ``_odds``, which takes the ``Budget`` the request may spend.
     - ``describe(result)``: one human line; ``roll`` puts it in ``result["text"]``.
@@ -50,10 +52,37 @@ class GameSystem:
     def normalise(self, request: Any) -> dict[str, Any]:
         return validate(self.request_fields, request, prefix="")
 
-    def roll(self, request: Any, source: DiceSource) -> dict[str, Any]:
-        """A result drawn from ``source``. A roll that would list more than MAX_LISTED_DICE
-        dice stops at the first die past it with a RuleError coded ``too-large``."""
-        return self._roll(request, ListedDice(source))
+    def roll(
+        self, request: Any, source: DiceSource, *, max_dice: int = MAX_LISTED_DICE
+    ) -> dict[str, Any]:
+        """A result drawn from ``source``. A request expected to list more than ``max_dice``
+        dice (at most MAX_LISTED_DICE) is refused before a die is drawn, and a roll that would
+        list more stops at the first die past it: both with a RuleError coded ``too-large``.
+        So a refused roll costs at most ``max_dice`` draws, whatever its luck."""
+        max_dice = min(max_dice, MAX_LISTED_DICE)
+        self.check_size(request, max_dice=max_dice)
+        return self._roll(request, ListedDice(source, max_dice))
+
+    def check_size(self, request: Any, *, max_dice: int = MAX_LISTED_DICE) -> None:
+        """Refuse, before anything is drawn, a (normalised) request expected to list more
+        than ``max_dice`` dice. Cheap: no die is drawn, the request is only read."""
+        expected = self.expected_dice(request)
+        if expected > max_dice:
+            raise RuleError(
+                self.dice_field,
+                f"would list about {expected:,.0f} dice with its explosions and rerolls; a "
+                f"roll lists at most {max_dice:,}. Nothing was rolled",
+                code=TOO_LARGE,
+            )
+
+    # The request field named when a request would list too many dice.
+    dice_field: ClassVar[str] = "dice"
+
+    def expected_dice(self, request: Any) -> float:
+        """About how many dice a roll of ``request`` lists, from the request alone. Systems
+        whose requests are bounded by their own field limits (a pool of at most MAX_DICE
+        dice, a short cascade) leave it at 0: the limit on dice listed bounds them."""
+        return 0.0
 
     def odds(self, request: Any, *, deadline: float | None = None) -> OddsAnswer:
         """The exact odds answer. Past the size cap, or past ``deadline`` (a
@@ -157,17 +186,17 @@ class ListedDice:
     """A DiceSource that refuses the die past MAX_LISTED_DICE: every die drawn is listed in
     the result, and a result must stay small enough to store and send."""
 
-    __slots__ = ("_roll", "left")
+    __slots__ = ("_roll", "left", "limit")
 
     def __init__(self, source: DiceSource, limit: int = MAX_LISTED_DICE) -> None:
         self._roll = source.roll
-        self.left = limit
+        self.left = self.limit = limit
 
     def roll(self, sides: int) -> int:
         if not self.left:
             raise RuleError(
                 "dice",
-                f"this roll would list more than {MAX_LISTED_DICE:,} dice (explosions, rerolls "
+                f"this roll would list more than {self.limit:,} dice (explosions, rerolls "
                 "and bonus dice included); nothing was rolled",
                 code=TOO_LARGE,
             )

@@ -8,6 +8,8 @@ export function h(tag, props, ...kids) {
     if (key === "class") node.className = value;
     else if (key === "text") node.textContent = value;
     else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    // Through the CSSOM: the page's Content-Security-Policy refuses style attributes.
+    else if (key === "style") node.style.cssText = String(value);
     else node.setAttribute(key, value === true ? "" : String(value));
   }
   for (const kid of kids.flat(3)) {

@@ -29,6 +29,10 @@ class Command:
     handler: Callable[..., Any]  # handler(*, seat_id: int, **checked_fields) run on the ORM thread
     doc: str  # one line for docs/protocol.md
     gm_only: bool = False
+    # precheck(*, table: str, **checked_fields): what can be refused without the database (a
+    # roll of too many dice), run before the command waits for the ORM thread, in a thread of
+    # its own (never on the event loop); it raises ServiceError to refuse.
+    precheck: Callable[..., None] | None = None
 
 
 # Ids the database hands out (a seq, a seat, a pool, a character): Field(..., **ID).

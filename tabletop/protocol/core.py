@@ -9,7 +9,7 @@ from rules.engines import system_ids
 from rules.engines.schema import Field
 
 from ..models import Event, Seat, Visibility
-from ..services.rolls import make_roll, reveal_roll
+from ..services.rolls import check_roll_size, make_roll, reveal_roll
 from ..services.seats import remove_seat
 from ..services.sessions import end_session, start_session
 from .commands import ID, Command
@@ -71,7 +71,7 @@ CLIENT_SEED = Field(
     "client_seed",
     "text",
     label="Client seed",
-    help="your own seed for the fair-dice stream",
+    help="your own seed for the fair-dice stream (none: the server draws a random one)",
     default="",
     max_length=200,
 )
@@ -105,7 +105,13 @@ ROLL_FIELDS: tuple[Field, ...] = (
 )
 
 CORE: tuple[Command, ...] = (
-    Command("roll", ROLL_FIELDS, roll, "roll dice: a roll event to everyone allowed to see it"),
+    Command(
+        "roll",
+        ROLL_FIELDS,
+        roll,
+        "roll dice: a roll event to everyone allowed to see it",
+        precheck=check_roll_size,
+    ),
     Command(
         "reveal",
         (Field("seq", "int", label="Roll", required=True, help="the hidden roll's seq", **ID),),

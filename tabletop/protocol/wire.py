@@ -9,7 +9,7 @@ edge, then run as one unit of work whose stored events come back to the socket t
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
@@ -17,7 +17,8 @@ from django.conf import settings
 
 from rules.engines import system_ids
 
-from .. import timing
+from .. import outage, timing
+from ..outage import DatabaseAway, run_with_database
 from ..services.errors import ServiceError, busy, forbidden
 from ..services.events import room_payload, unit_of_work
 from ..systems import registry
@@ -36,7 +37,7 @@ def commands(system: str) -> dict[str, Command]:
     options = registry.table_system(system).roll_options
     if options:
         roll = table["roll"]
-        table["roll"] = Command("roll", roll.fields + tuple(options), roll.handler, roll.doc)
+        table["roll"] = replace(roll, fields=roll.fields + tuple(options))
     for command in registry.commands_for(system):
         table[command.type] = command
     return table
@@ -84,6 +85,20 @@ def decode(raw: str | bytes, *, system: str, is_gm: bool) -> Decoded | Refused:
     return Decoded(command, ref, values)
 
 
+def precheck(decoded: Decoded, *, system: str) -> Refused | None:
+    """The refusals a command can decide without the database (``Command.precheck``), for a
+    table playing ``system``: run in a thread of its own, off the event loop and before the
+    command waits for the ORM thread, so a refused message costs neither."""
+    check = decoded.command.precheck
+    if check is None:
+        return None
+    try:
+        check(table=system, **decoded.values)
+    except ServiceError as exc:
+        return Refused.because(decoded.ref, exc)
+    return None
+
+
 @dataclass(frozen=True)
 class Done:
     """What a command did: the seq its sender's ``ref`` goes with (None if it stored nothing),
@@ -103,7 +118,12 @@ def perform(decoded: Decoded, *, seat_id: int, deadline: float) -> Done:
         raise busy()
     handler = decoded.command.handler
     with timing.span("service"):
-        main, events = unit_of_work(lambda: handler(seat_id=seat_id, **decoded.values))
+        try:
+            main, events = run_with_database(
+                lambda: unit_of_work(lambda: handler(seat_id=seat_id, **decoded.values))
+            )
+        except DatabaseAway:
+            raise ServiceError("busy", outage.MESSAGE) from None
     seq = main if isinstance(main, int) else getattr(main, "seq", None)
     with timing.span("serialise"):
         payloads = [room_payload(event) for event in events]

@@ -14,6 +14,7 @@ import asyncio
 import json
 import logging
 import multiprocessing
+import os
 import threading
 from collections import OrderedDict
 from concurrent.futures import ProcessPoolExecutor
@@ -24,7 +25,7 @@ from django.conf import settings
 
 from rules.engines import OddsTooLarge, RuleError
 
-from ..odds_worker import compute
+from ..odds_worker import compute, watch_server
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +55,11 @@ class _Workers:
                 context = multiprocessing.get_context("forkserver")
                 context.set_forkserver_preload(["tabletop.odds_forkserver"])
                 self._pool = ProcessPoolExecutor(
-                    max_workers=settings.TABLETOP["ODDS_WORKERS"], mp_context=context
+                    max_workers=settings.TABLETOP["ODDS_WORKERS"],
+                    mp_context=context,
+                    # A worker ends with this process, even one killed without clean-up.
+                    initializer=watch_server,
+                    initargs=(os.getpid(),),
                 )
             return self._pool
 

@@ -29,6 +29,11 @@ log = logging.getLogger(__name__)
 # An event's data, as JSON, is at most this big: well under the 1 MiB a socket can send, with
 # room for the envelope and the redacted copies.
 MAX_EVENT_BYTES = 256 * 1024
+# The most dice one roll at the table lists: a listed die takes 46 to 90 bytes of an event, so
+# more could not be kept. A request expected to list more is refused before a die is drawn,
+# and a roll that draws more by bad luck stops there: a refused roll costs at most this many
+# draws, never the engines' 10,000.
+MAX_ROLL_DICE = MAX_EVENT_BYTES // 64
 
 
 def too_large(size: int, *, kind: str) -> ServiceError:

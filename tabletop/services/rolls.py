@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rules.engines import FairStream, GameSystem, RuleError, get_system
+from rules.engines.fair import new_client_seed
 from rules.engines.schema import validate
 
 from ..models import Event, GameSession, Seat, SessionStatus, Visibility
@@ -12,13 +13,35 @@ from ..models.pools import OpenRoll
 from ..selectors.pools import open_roll_summary
 from ..systems.registry import RollContext, TableSystem, table_system
 from .errors import ServiceError, conflict, forbidden, invalid, not_found
-from .events import Locked, change, lock_session, next_seq, record_event, take_seq
+from .events import (
+    MAX_EVENT_BYTES,
+    MAX_ROLL_DICE,
+    Locked,
+    change,
+    lock_session,
+    next_seq,
+    record_event,
+    take_seq,
+)
 from .names import clean_label
 from .pools import character_for, forget_moves, roll_made, told_on_reveal
 
 
+def fair_stream(*, server_seed: bytes, client_seed: str, seq: int) -> tuple[FairStream, str]:
+    """The dice stream of the event numbered ``seq``, and the client seed it is drawn with:
+    the roller's, or a fresh random one when the roller sent none. Every path that draws dice
+    at the table draws them here and stores the seed with its dice (``data.client_seed``), as
+    hidden as they are: with an empty seed, anyone holding the seed revealed at the end could
+    recompute a hidden roll."""
+    client_seed = client_seed or new_client_seed()
+    return FairStream(server_seed, client_seed, seq), client_seed
+
+
 def _system_for(session: GameSession, system_id: str | None) -> GameSystem:
-    campaign_system = session.campaign.system
+    return _engine(session.campaign.system, system_id)
+
+
+def _engine(campaign_system: str, system_id: str | None) -> GameSystem:
     if system_id in (None, campaign_system):
         return get_system(campaign_system)
     if system_id == "generic":
@@ -37,6 +60,25 @@ def _options(table: TableSystem, options: dict[str, Any], visibility: str) -> di
             # Their effect is public table state: it would tell everyone of the hidden roll.
             raise invalid("only a public roll can count for the whole table", field=name)
     return {key: value for key, value in checked.items() if key in options}
+
+
+def _normalised(engine: GameSystem, request: Any) -> dict[str, Any]:
+    """The engine's request, checked; one that would list too many dice is refused from the
+    request alone, before a die is drawn."""
+    try:
+        normalised = engine.normalise(request)
+        engine.check_size(normalised, max_dice=MAX_ROLL_DICE)
+    except RuleError as exc:
+        raise ServiceError.from_rule(exc) from None
+    return normalised
+
+
+def check_roll_size(*, table: str, request: Any, system: str | None = None, **_: Any) -> None:
+    """What of a roll can be refused with no database: its system, its request, and whether
+    it would list too many dice. The room socket runs it before the roll waits for the
+    database thread (a refusal there costs nothing of it); ``make_roll`` checks it all again
+    (the parsed notation is cached by then)."""
+    _normalised(_engine(table, system), request)
 
 
 def _must_be_live(status: str) -> None:
@@ -79,10 +121,9 @@ def make_roll(
     session = seat.session
     engine = _system_for(session, system)
     who = None if character is None else character_for(seat=seat, character_id=character)
-    try:
-        normalised = engine.normalise(request)
-    except RuleError as exc:
-        raise ServiceError.from_rule(exc) from None
+    # Too many dice is decided here, from the request alone: before the session's lock,
+    # before a seq is taken and before a die is drawn.
+    normalised = _normalised(engine, request)
     _must_be_live(session.status)
     # The table's own rules apply to rolls in its system, not to the notation box.
     table = table_system(engine.id if engine.id == session.campaign.system else "")
@@ -94,6 +135,7 @@ def make_roll(
         options=_options(table, options or {}, visibility),
         visibility=visibility,
     )
+    drawn: list[tuple[int, int]] = []
     with change():
         forget_moves(roll_being_made=True)
         try:
@@ -106,11 +148,16 @@ def make_roll(
                 seq = next_seq(session_id=session.pk)
             else:  # the roll's seq is the lock
                 seq = _fresh(session, take_seq(session_id=session.pk))
-            result = engine.roll(
-                normalised, FairStream(bytes(session.server_seed), client_seed, seq)
+            stream, client_seed = fair_stream(
+                server_seed=bytes(session.server_seed), client_seed=client_seed, seq=seq
             )
+            drawn = stream.draws
+            result = engine.roll(normalised, stream, max_dice=MAX_ROLL_DICE)
         except RuleError as exc:
-            raise ServiceError.from_rule(exc) from None
+            error = ServiceError.from_rule(exc)
+            if drawn:  # stopped at the limit on dice: the draws were work done all the same
+                error.cost = min(len(drawn) * 64, MAX_EVENT_BYTES)
+            raise error from None
         result["client_seed"] = client_seed
         who = ctx.character  # the table's rules may name the roller's character (its only one)
         result["character"] = {"id": who.pk, "name": who.name} if who else None

@@ -12,7 +12,6 @@ from typing import Any
 
 from django.db.models import F
 
-from rules.engines import FairStream
 from rules.engines import discordian as rules
 from rules.engines.schema import Field
 
@@ -32,6 +31,7 @@ from ..services.pools import (
     spend_resource,
     take_dice,
 )
+from ..services.rolls import fair_stream
 from .base import (
     CHARACTER,
     CLIENT_SEED,
@@ -337,7 +337,10 @@ def _rolled(
 ) -> dict[str, Any]:
     """Roll the Discord Die from the fair stream at ``seq`` into ``state``: what the event
     carries (the dice, verifiable like a roll's, and the die's new state)."""
-    rolled = rules.roll_discord_die(FairStream(bytes(session.server_seed), client_seed, seq))
+    stream, client_seed = fair_stream(
+        server_seed=bytes(session.server_seed), client_seed=client_seed, seq=seq
+    )
+    rolled = rules.roll_discord_die(stream)
     state["discord"] = {
         "value": rolled["value"],
         "wandered": rolled["wandered"],

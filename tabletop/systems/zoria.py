@@ -11,7 +11,6 @@ from typing import Any
 
 from django.db.models import F, Max, Q
 
-from rules.engines import FairStream
 from rules.engines import zoria as rules
 from rules.engines.schema import Field
 
@@ -29,7 +28,7 @@ from ..services.pools import (
     record_pool_event,
     take_dice,
 )
-from ..services.rolls import make_roll
+from ..services.rolls import fair_stream, make_roll
 from ..services.seats import table_gm_seat
 from .base import (
     CLIENT_SEED,
@@ -453,7 +452,8 @@ def use_die(*, seat_id: int, roll: int, pool: int | None = None, client_seed: st
         server_seed = bytes(
             GameSession.objects.values_list("server_seed", flat=True).get(pk=seat.session_id)
         )
-        dice = rules.roll_action_die(stack.sides, FairStream(server_seed, client_seed, seq))
+        stream, client_seed = fair_stream(server_seed=server_seed, client_seed=client_seed, seq=seq)
+        dice = rules.roll_action_die(stack.sides, stream)
         added = sum(d["value"] for d in dice)
         OpenRoll.objects.filter(pk=check.pk).update(
             total=F("total") + added, added=F("added") + added

@@ -9,6 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 
+from ..headers import embeddable
 from ..models import GameSession
 from ..selectors.room import fairness, session_summary
 from ..services.errors import ServiceError
@@ -50,6 +51,7 @@ def watch_page(request: HttpRequest, code: str) -> HttpResponse:
 
 
 @require_GET
+@embeddable
 def overlay(request: HttpRequest, code: str) -> HttpResponse:
     found = watched_session(code=code)
     if found is None:

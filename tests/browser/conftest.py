@@ -67,6 +67,16 @@ TRACK_SOCKETS = """
 })();
 """
 
+# Every refusal of the page's Content-Security-Policy reaches the console as an error, with
+# what was refused (Chromium logs its own line too; this one names the directive).
+REPORT_CSP = """
+document.addEventListener("securitypolicyviolation", (e) =>
+  console.error(`CSP violation: ${e.effectiveDirective} refused ${e.blockedURI || "inline"}` +
+    ` (${e.sample}) at ${e.sourceFile || e.documentURI}:${e.lineNumber}`));
+"""
+# Console errors that mean the page breaks its own security headers.
+POLICY_ERRORS = ("Content Security Policy", "CSP violation", "Permissions-Policy")
+
 T = TypeVar("T")
 
 
@@ -81,6 +91,20 @@ def off_thread(fn: Callable[[], T]) -> T:
 
     with ThreadPoolExecutor(1) as pool:
         return pool.submit(run).result()
+
+
+def _waits_without_eval(page) -> None:
+    """Playwright evaluates a ``wait_for_function`` expression with the page's own ``eval``,
+    which the page's Content-Security-Policy refuses; as a function it is compiled through
+    the browser's devtools instead. Expressions are wrapped in one."""
+    native = page.wait_for_function
+
+    def wait_for_function(expression: str, *args: Any, **kwargs: Any) -> Any:
+        if not re.match(r"\s*(async\s+)?(function\b|\([^)]*\)\s*=>|\w+\s*=>)", expression):
+            expression = f"() => ({expression})"
+        return native(expression, *args, **kwargs)
+
+    page.wait_for_function = wait_for_function
 
 
 class FreshDaphneProcess(DaphneProcess):
@@ -218,11 +242,31 @@ class BrowserTestCase(ChannelsLiveServerTestCase):
         context.add_init_script(TRACK_SOCKETS)
         self.addCleanup(context.close)
         page = context.new_page()
+        self.watch_errors(page)
+        return page
+
+    def watch_errors(self, page) -> None:
+        """Fail the test on any script error, and on anything the page's security headers
+        refuse (an inline script or style, a source of another origin)."""
+        page.add_init_script(REPORT_CSP)
         page.set_default_timeout(8000)
+        _waits_without_eval(page)
         errors: list[str] = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
-        self.addCleanup(lambda: self.assertEqual(errors, [], "no script errors on the page"))
-        return page
+        page.on(
+            "console",
+            lambda msg: (
+                msg.type == "error"
+                and any(marker in msg.text for marker in POLICY_ERRORS)
+                and not getattr(page, "auditing", False)
+                and errors.append(msg.text)
+            ),
+        )
+        self.addCleanup(
+            lambda: self.assertEqual(
+                errors, [], "no script or policy errors:\n" + "\n".join(errors)
+            )
+        )
 
     def sit_down(self, page, session, name: str, character: str | None = None) -> None:
         page.goto(f"{self.live_server_url}/play/{session.invite_code}/")
@@ -259,7 +303,13 @@ class BrowserTestCase(ChannelsLiveServerTestCase):
         stands; save its report and a screenshot under ``name``; return the serious and
         critical violations, each as {id, impact, help, targets}."""
         if not page.evaluate("typeof window.axe === 'object'"):
-            page.add_script_tag(content=AXE_SOURCE.read_text())
+            # Evaluated by the browser's devtools, not as an inline script the page's
+            # Content-Security-Policy would (rightly) refuse.
+            page.evaluate(AXE_SOURCE.read_text())
+        # axe-core copies the page's style sheets into <style> elements of its own to audit
+        # them (css-orientation-lock): the page's policy refuses those, which is not the page's
+        # fault, so policy errors are not counted while it runs.
+        page.auditing = True
         report = page.evaluate(
             """async () => {
               const result = await axe.run(document, {
@@ -270,6 +320,8 @@ class BrowserTestCase(ChannelsLiveServerTestCase):
                 targets: v.nodes.map(n => n.target.join(" ")).slice(0, 5)}));
             }"""
         )
+        page.evaluate("() => new Promise((done) => setTimeout(done, 50))")  # its console
+        page.auditing = False
         (ARTIFACTS / f"axe-{name}.json").write_text(json.dumps(report, indent=1))
         page.screenshot(path=str(ARTIFACTS / f"axe-{name}.png"))
         return [v for v in report if v["impact"] in ("serious", "critical")]

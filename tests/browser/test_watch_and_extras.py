@@ -118,7 +118,7 @@ class WatchAndExtrasTests(BrowserTestCase):
         context = self.browser.new_context(reduced_motion="reduce")
         self.addCleanup(context.close)
         page = context.new_page()
-        page.set_default_timeout(8000)
+        self.watch_errors(page)
         self.sit_down(page, session, "Ana")
         page.wait_for_selector("#fx-animate")
         self.assertTrue(page.is_disabled("#fx-animate"))

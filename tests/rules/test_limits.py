@@ -40,6 +40,36 @@ def test_notation_expected_to_list_too_many_dice_is_refused_before_rolling() -> 
     assert parse("1000d6").dice_count == 1000
 
 
+def test_a_caller_may_list_fewer_dice_and_a_request_expected_past_it_draws_nothing() -> None:
+    generic = get_system("generic")
+    # ~9,564 dice expected: within the engines' own limit, past a caller's 4,096.
+    source = ScriptedSource([1] * 10)
+    with pytest.raises(RuleError) as caught:
+        generic.roll({"notation": "150d100!>2"}, source, max_dice=4096)
+    assert caught.value.code == TOO_LARGE and caught.value.field == "notation"
+    assert "9,564" in caught.value.reason and "4,096" in caught.value.reason
+    assert source.draws == []  # refused before a die was drawn
+    with pytest.raises(RuleError):
+        generic.check_size(generic.normalise({"notation": "150d100!>2"}), max_dice=4096)
+    generic.check_size(generic.normalise({"notation": "500d6!>2"}), max_dice=4096)  # ~3,000
+
+
+def test_a_roll_past_a_callers_limit_by_bad_luck_stops_at_it() -> None:
+    # 10d2! expects 20 dice; every die a 2 runs each chain to the cap.
+    source = ScriptedSource([2] * 1010)
+    with pytest.raises(RuleError) as caught:
+        get_system("generic").roll({"notation": "10d2!"}, source, max_dice=50)
+    assert caught.value.code == TOO_LARGE and "50" in caught.value.reason
+    assert len(source.draws) == 50
+
+
+def test_a_caller_cannot_raise_the_engines_limit() -> None:
+    source = ScriptedSource([2] * 10_100)
+    with pytest.raises(RuleError):
+        get_system("generic").roll({"notation": "100d2!"}, source, max_dice=10**6)
+    assert len(source.draws) == MAX_LISTED_DICE
+
+
 def test_ordinary_rule_errors_are_invalid() -> None:
     with pytest.raises(RuleError) as caught:
         parse("2d")

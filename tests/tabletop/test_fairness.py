@@ -6,6 +6,7 @@ import hashlib
 import io
 import json
 import logging
+import re
 
 import pytest
 from django.core.management import call_command
@@ -163,3 +164,69 @@ def test_each_common_die_is_uniform_chi_square(sides):
     z = 3.090  # one-sided 0.001
     critical = k * (1 - 2 / (9 * k) + z * (2 / (9 * k)) ** 0.5) ** 3
     assert chi2 < critical, (sides, chi2, critical)
+
+
+def dice_of(data: dict) -> list[int]:
+    return [d["value"] for d in data["dice"]]
+
+
+def recomputed(seed: bytes, client_seed: str, seq: int, data: dict) -> list[int]:
+    stream = FairStream(seed, client_seed, seq)
+    return [stream.roll(d["sides"]) for d in data["dice"]]
+
+
+def test_a_roll_sent_without_a_client_seed_gets_a_fresh_one_as_hidden_as_the_roll(
+    client, live_session, gm
+):
+    ana = join_session(session=live_session, name="Ana")
+    bo = join_session(session=live_session, name="Bo")
+    hidden = [
+        make_roll(seat_id=ana.seat.pk, request={"notation": "4d20"}, visibility="gm")
+        for _ in range(3)
+    ]
+    public = make_roll(seat_id=ana.seat.pk, request={"notation": "4d20"})
+    seeds = [e.data["client_seed"] for e in [*hidden, public]]
+    assert all(re.fullmatch(r"[0-9a-f]{32}", s) for s in seeds) and len(set(seeds)) == 4
+    end_session(session_id=live_session.pk)
+    code = live_session.invite_code
+    theirs = client.get(f"/play/{code}/record", {"token": bo.token}).content.decode()
+    seed = bytes.fromhex(json.loads(theirs)["fairness"]["server_seed"])
+    # Bo (and any spectator) holds the revealed seed, but not the hidden rolls' client seeds:
+    # the default seed "" no longer recomputes them.
+    for event in hidden:
+        assert event.data["client_seed"] not in theirs
+        assert recomputed(seed, "", event.seq, event.data) != dice_of(event.data)
+    # The roller (and the GM) verify them, the public roll anyone.
+    record = client.get(f"/play/{code}/record", {"token": ana.token}).json()
+    mine = {e["seq"]: e["data"] for e in record["events"] if e["kind"] == "roll"}
+    for event in [*hidden, public]:
+        data = mine[event.seq]
+        assert recomputed(seed, data["client_seed"], event.seq, data) == dice_of(event.data)
+    status, text = verify(code)
+    assert status == 0 and "4 of 4 events with dice verified" in text, text
+
+
+def test_every_table_path_that_draws_dice_draws_a_fresh_client_seed_when_none_is_sent(gm):
+    from tabletop.models import Campaign, Character
+    from tabletop.services.sessions import create_session, start_session
+    from tabletop.systems import discordian, zoria
+
+    def table(system, sheet):
+        campaign = Campaign.objects.create(name=system, system=system, gm=gm)
+        hero = Character.objects.create(campaign=campaign, name="Hero", sheet=sheet)
+        session = start_session(session_id=create_session(campaign=campaign, title="T").pk)
+        seat = join_session(session=session, name="Ana", character_id=hero.pk).seat
+        return session, hero, seat, gm_seat(session=session, user=gm)
+
+    session, _, _, gm_at = table("discordian", {"hero_dice": ["d6"]})
+    discord = discordian.roll_discord_die(seat_id=gm_at.pk)
+    session, hero, ana, _ = table("zoria", {"level": 7})
+    zoria.deal_pool(seat=Seat.objects.select_related("session__campaign").get(pk=ana.pk))
+    check = make_roll(seat_id=ana.pk, request={"check": "1d20"}, character=hero.pk)
+    used = zoria.use_die(seat_id=ana.pk, roll=check.seq)
+    for event in (discord, check, used):
+        assert re.fullmatch(r"[0-9a-f]{32}", event.data["client_seed"]), event.data
+        seed = bytes(type(session).objects.get(pk=event.session_id).server_seed)
+        assert recomputed(seed, event.data["client_seed"], event.seq, event.data) == dice_of(
+            event.data
+        )

@@ -20,7 +20,8 @@ from .test_consumer import connect, make_table, next_event, seat_token
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
-HEAVY = "1000d6!>2"  # ~6,000 dice listed: within every engine limit, ~400 KiB as an event
+# ~3,350 dice listed: within the dice a roll may list, ~300 KB as an event (over its limit).
+HEAVY = "1000d1000!>300kl1"
 
 
 async def test_a_roll_too_large_to_deliver_is_refused_before_storing_and_says_why():
@@ -233,7 +234,7 @@ async def test_rolls_refused_for_size_still_spend_the_work_budget():
     ana, _ = await connect(table["code"], token=await seat_token(table["session"], "Ana"))
     budget = {"SEAT_WORK_PER_SECOND": 1000, "SEAT_WORK_BURST": 500_000}
     with mock.patch.dict(settings.TABLETOP, budget):
-        for ref in ("a", "b"):  # ~400 KB of dice drawn each, nothing stored
+        for ref in ("a", "b"):  # ~300 KB of dice drawn each, nothing stored
             await ana.send_json_to({"type": "roll", "ref": ref, "request": {"notation": HEAVY}})
             assert (await ana.receive_json_from(timeout=5))["code"] == "too-large"
         await ana.send_json_to({"type": "roll", "ref": "c", "request": {"notation": HEAVY}})
@@ -254,3 +255,34 @@ async def test_a_removed_seats_sockets_are_told_and_closed():
     assert leave["kind"] == "seat.leave" and leave["data"]["seat"] == hello["seat"]["id"]
     closed = await bo.receive_output(timeout=2)
     assert closed["type"] == "websocket.close" and closed["code"] == 4403
+
+
+async def test_a_roll_of_too_many_dice_is_refused_without_the_database_thread():
+    """150d100!>2 expects ~9,564 dice: refused from the request alone, while the process's one
+    database thread is busy elsewhere (another room's action), so refusing it costs that
+    thread nothing, however often it is sent."""
+    import threading
+
+    table = await make_table()
+    comm, hello = await connect(table["code"], token=await seat_token(table["session"], "Ana"))
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        held.set()
+        release.wait(10)
+
+    blocker = asyncio.ensure_future(database_sync_to_async(hold)())
+    try:
+        assert await asyncio.get_running_loop().run_in_executor(None, held.wait, 5)
+        for ref in ("huge-1", "huge-2"):
+            message = {"type": "roll", "ref": ref, "request": {"notation": "150d100!>2"}}
+            await comm.send_json_to(message)
+            refusal = await comm.receive_json_from(timeout=2)
+            assert (refusal["code"], refusal["ref"]) == ("too-large", ref), refusal
+            assert "9,564 dice" in refusal["message"]
+    finally:
+        release.set()
+        await blocker
+    await comm.send_json_to({"type": "roll", "ref": "ok", "request": {"notation": "3d6"}})
+    assert (await next_event(comm))["seq"] == hello["last_seq"] + 1
+    await comm.disconnect()

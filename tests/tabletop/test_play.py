@@ -115,7 +115,10 @@ def test_links_printed_for_another_address_answer_there(client):
     assert page.status_code == 200  # the join form, not 400 Bad Request
     from tabletop.origin import origin_allowed
 
-    scope = {"headers": [(b"origin", b"http://10.1.2.3:8123")], "scheme": "ws"}
+    scope = {
+        "headers": [(b"host", b"10.1.2.3:8123"), (b"origin", b"http://10.1.2.3:8123")],
+        "scheme": "ws",
+    }
     assert origin_allowed(scope)
     assert not origin_allowed({"headers": [(b"origin", b"http://evil.example")], "scheme": "ws"})
 

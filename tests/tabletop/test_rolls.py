@@ -108,3 +108,56 @@ def test_a_socket_change_is_one_transaction_without_savepoints(live_session):
     with CaptureQueriesContext(connection) as queries:
         assert perform(reveal, seat_id=seat.pk, deadline=float("inf")).seq == seq + 1
     assert not [q for q in queries.captured_queries if "SAVEPOINT" in q["sql"].upper()]
+
+
+def decoded_roll(notation: str, client_seed: str = "") -> Decoded:
+    message = {"type": "roll", "request": {"notation": notation}, "client_seed": client_seed}
+    checked = decode(json.dumps(message), system="generic", is_gm=False)
+    assert isinstance(checked, Decoded)
+    return checked
+
+
+def test_a_roll_expected_to_list_too_many_dice_is_refused_before_the_lock_and_any_draw(
+    live_session, monkeypatch
+):
+    from tabletop.services import rolls
+
+    seat = join_session(session=live_session, name="Ana").seat
+    before = GameSession.objects.get(pk=live_session.pk).last_seq
+    streams = []
+    real = rolls.fair_stream
+    monkeypatch.setattr(rolls, "fair_stream", lambda **kw: streams.append(kw) or real(**kw))
+    with CaptureQueriesContext(connection) as queries, pytest.raises(ServiceError) as caught:
+        # ~9,564 dice: within the engines' limit, more than an event at the table can hold.
+        perform(decoded_roll("150d100!>2"), seat_id=seat.pk, deadline=float("inf"))
+    assert caught.value.code == "too-large" and caught.value.field == "request.notation"
+    assert f"at most {rolls.MAX_ROLL_DICE:,}" in caught.value.message
+    assert getattr(caught.value, "cost", 0) == 0  # no work was done
+    assert streams == []  # no stream opened, no die drawn
+    kinds = statements(queries.captured_queries)
+    assert [k for k in kinds if k != "ROLLBACK"] == ["SELECT"]  # the seat; no lock, no seq
+    assert GameSession.objects.get(pk=live_session.pk).last_seq == before
+
+
+def test_a_roll_that_draws_past_the_limit_by_bad_luck_stops_there_and_counts_as_work(
+    live_session, monkeypatch
+):
+    from rules.engines import FairStream, get_system
+    from tabletop.services import rolls
+
+    seat = join_session(session=live_session, name="Ana").seat
+    seq = GameSession.objects.get(pk=live_session.pk).last_seq + 1
+    seed = bytes(live_session.server_seed)
+    generic = get_system("generic")
+    request = generic.normalise({"notation": "20d6!"})  # expects 24 dice
+
+    def listed(client_seed: str) -> int:
+        return len(generic.roll(request, FairStream(seed, client_seed, seq))["dice"])
+
+    unlucky = next(f"u{i}" for i in range(5000) if listed(f"u{i}") > 30)
+    monkeypatch.setattr(rolls, "MAX_ROLL_DICE", 30)
+    with pytest.raises(ServiceError) as caught:
+        perform(decoded_roll("20d6!", unlucky), seat_id=seat.pk, deadline=float("inf"))
+    assert caught.value.code == "too-large" and "more than 30 dice" in caught.value.message
+    assert caught.value.cost == 30 * 64  # the draws made count against the work budgets
+    assert GameSession.objects.get(pk=live_session.pk).last_seq == seq - 1

@@ -37,6 +37,7 @@ class Expression:
         "counts",
         "dice_count",
         "dice_terms",
+        "expected_draws",
         "field",
         "label",
         "labels",
@@ -57,6 +58,9 @@ class Expression:
         # The most dice a roll can ask for before explosions and rerolls (computed counts at
         # their highest; the parser works those out).
         self.dice_count = dice_count
+        # About how many dice a roll draws with its explosions and rerolls (the parser's
+        # estimate, set as it checks the expression's limits).
+        self.expected_draws = 0.0
         # With any success count in it, the headline number is successes.
         nodes = walk(root)
         self.counts = any(isinstance(n, (Dice, RollGroup)) and n.counts for n in nodes)

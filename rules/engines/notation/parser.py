@@ -537,7 +537,7 @@ def _check_limits(expr: Expression) -> None:
         raise RuleError(
             field, f"could come to {max(-lo, hi):,}; results are limited to ±{MAX_RESULT:,}"
         )
-    expected = sum(_expected_draws(d) for d in expr.dice_terms)
+    expected = expr.expected_draws = sum(_expected_draws(d) for d in expr.dice_terms)
     if expected > MAX_EXPECTED_DRAWS:
         raise RuleError(
             field,

@@ -59,3 +59,8 @@ regions  # protocol/docs.py: reads the generated tables back out of docs/protoco
 check_event  # protocol/events.py: every event the suite stores is checked against the catalogue
 apply_event  # selectors/room.py: the room reducer static/tabletop/state.js is tested to agree with
 _.wait_idle  # webhooks/sender.py: the sender has delivered what it was given
+
+# Django's middleware protocol: it reads these from a middleware class (tabletop/outage.py).
+_.sync_capable
+_.async_capable
+_.process_exception

@@ -64,3 +64,8 @@ _.wait_idle  # webhooks/sender.py: the sender has delivered what it was given
 _.sync_capable
 _.async_capable
 _.process_exception
+_.process_response
+_.xframe_options_exempt  # django.middleware.clickjacking reads it from a view
+# Named in settings.MIDDLEWARE (settings are not scanned).
+SecurityHeadersMiddleware
+DatabaseOutageMiddleware

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 import urllib.request
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -35,6 +36,7 @@ from channels.testing import ChannelsLiveServerTestCase
 from daphne.testing import DaphneProcess
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core.management.base import CommandError
 from django.db import connections
 from django.test import Client
 
@@ -149,6 +151,25 @@ def _fresh_odds_workers() -> None:
     odds._workers = odds._Workers()
 
 
+def _wait_for_other_connections(timeout: float = 5.0) -> None:
+    """Wait until no other connection to the test database is in a query or a transaction
+    (PostgreSQL only: SQLite's writers wait for each other)."""
+    connection = connections["default"]
+    if connection.vendor != "postgresql":
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                " AND pid <> pg_backend_pid() AND state IS NOT NULL AND state <> 'idle'"
+            )
+            (busy,) = cursor.fetchone()
+        if not busy:
+            return
+        time.sleep(0.05)
+
+
 class BrowserTestCase(ChannelsLiveServerTestCase):
     """A live server with static files, one Chromium per class, helpers for the room."""
 
@@ -183,6 +204,19 @@ class BrowserTestCase(ChannelsLiveServerTestCase):
         else:
             os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = cls._async_unsafe
         super().tearDownClass()
+
+    def _fixture_teardown(self) -> None:
+        # The served process may still be writing what a page closed at the test's end left
+        # behind (a seat going away): on PostgreSQL the flush's TRUNCATE and that write can
+        # deadlock, and the flush is the one picked to fail. Wait for the other connections to
+        # finish, and flush again if the flush still lost.
+        for attempt in range(5):
+            _wait_for_other_connections()
+            try:
+                return super()._fixture_teardown()
+            except CommandError:
+                if attempt == 4:
+                    raise
 
     # -- tables and pages ---------------------------------------------------------------------
 

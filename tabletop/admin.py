@@ -23,6 +23,7 @@ from .models import (
     Visibility,
 )
 from .models.pools import Pool
+from .selectors.campaign_link import campaign_link
 from .services.errors import ServiceError
 from .services.sessions import end_session, start_session
 
@@ -124,8 +125,8 @@ class CampaignAdmin(OwnCampaignsMixin, admin.ModelAdmin):
     list_filter = ("system", ("gm", OwnRelatedFilter))
     search_fields = ("name", "gm__username")
     inlines = [CharacterInline, SessionInline]
-    fields = ("name", "system", "gm", "settings", "settings_help")
-    readonly_fields = ("settings_help",)
+    fields = ("name", "system", "gm", "campaign_link", "settings", "settings_help")
+    readonly_fields = ("campaign_link", "settings_help")
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         return (
@@ -136,6 +137,13 @@ class CampaignAdmin(OwnCampaignsMixin, admin.ModelAdmin):
                 n_sessions=Count("sessions", distinct=True),
             )
         )
+
+    @admin.display(description="campaign link")
+    def campaign_link(self, obj: Campaign) -> str:
+        if not obj.pk:
+            return "made when saved"
+        # Every session of the campaign, one after the other; players' seats carry over.
+        return format_html('<a href="{0}">{0}</a>', campaign_link(obj))
 
     @admin.display(description="characters", ordering="n_characters")
     def character_count(self, obj: Campaign) -> int:

@@ -152,10 +152,18 @@ def carry_seat(*, session: GameSession, player: Player) -> Seat | None:
     existing = Seat.objects.filter(session=session, player=player).first()
     if existing is not None:
         return existing if existing.removed_at is None else None
-    if player.removed_at is not None or session.status == SessionStatus.ENDED:
+    if player.removed_at is not None:
         return None
     try:
         with transaction.atomic():
+            # Under the session's lock, as its end takes it: no seat appears at an ended table.
+            status = (
+                GameSession.objects.select_for_update()
+                .values_list("status", flat=True)
+                .get(pk=session.pk)
+            )
+            if status == SessionStatus.ENDED:
+                return None
             seat = Seat.objects.create(
                 session=session,
                 name=player.name,

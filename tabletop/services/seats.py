@@ -68,9 +68,12 @@ def join_session(
     with transaction.atomic():
         if Seat.objects.filter(session=session, role=SeatRole.PLAYER).count() >= MAX_PLAYERS:
             raise conflict(f"this table is full ({MAX_PLAYERS} players)")
+        # The campaign's players each get a seat at every session: they are the table's bound.
+        players = Player.objects.filter(campaign_id=session.campaign_id, removed_at__isnull=True)
+        if players.count() >= MAX_PLAYERS:
+            raise conflict(f"this campaign's table is full ({MAX_PLAYERS} players)")
         at_table = Seat.objects.filter(session=session, removed_at__isnull=True)
         # The campaign's players keep their names for the sessions they have not opened yet.
-        players = Player.objects.filter(campaign_id=session.campaign_id, removed_at__isnull=True)
         check_player_name(
             name,
             taken=[

@@ -308,3 +308,16 @@ def test_each_campaign_gets_its_own_unguessable_link(gm):
         Campaign.objects.create(name=f"C{i}", system="generic", gm=gm).link_code for i in range(20)
     }
     assert len(codes) == 20 and all(len(code) == 12 for code in codes)
+
+
+def test_the_campaigns_players_bound_its_tables(live_session, monkeypatch):
+    from tabletop.services import seats
+
+    for name in ("Ana", "Bo", "Cy"):
+        join_session(session=live_session, name=name)
+    second = the_next(live_session)
+    monkeypatch.setattr(seats, "MAX_PLAYERS", 3)
+    # Nobody of the three has opened the second session yet: their seats there are still theirs.
+    with pytest.raises(ServiceError) as full:
+        join_session(session=second, name="Dee")
+    assert full.value.code == "conflict" and "campaign's table is full" in full.value.message

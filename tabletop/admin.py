@@ -18,6 +18,7 @@ from .models import (
     CharacterResource,
     Event,
     GameSession,
+    Player,
     Seat,
     SessionStatus,
     Visibility,
@@ -118,13 +119,27 @@ class SessionInline(admin.StackedInline):
         return format_html('<a href="/play/{0}/">/play/{0}/</a>', obj.invite_code)
 
 
+class PlayerInline(admin.StackedInline):
+    """The campaign's players, as they sat down once: read-only here (the GM removes a seat
+    from the table, which removes the player campaign-wide)."""
+
+    model = Player
+    extra = 0
+    fields = ("name", "user", "characters", "created_at", "removed_at")
+    readonly_fields = fields
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
 @admin.register(Campaign)
 class CampaignAdmin(OwnCampaignsMixin, admin.ModelAdmin):
     campaign_path = "gm"
     list_display = ("name", "system", "gm", "character_count", "session_count", "created_at")
     list_filter = ("system", ("gm", OwnRelatedFilter))
     search_fields = ("name", "gm__username")
-    inlines = [CharacterInline, SessionInline]
+    inlines = [CharacterInline, SessionInline, PlayerInline]
     fields = ("name", "system", "gm", "campaign_link", "settings", "settings_help")
     readonly_fields = ("campaign_link", "settings_help")
 

@@ -299,8 +299,10 @@ def test_the_dashboard_and_the_admin_show_the_campaign_link(client, gm, live_ses
     )
     gm.is_superuser = True
     gm.save()
+    join_session(session=live_session, name="Ana")
     admin = client.get(f"/admin/tabletop/campaign/{live_session.campaign.pk}/change/")
     assert admin.status_code == 200 and f'href="{link}"'.encode() in admin.content
+    assert b"Ana" in admin.content  # the campaign's players, read-only
 
 
 def test_each_campaign_gets_its_own_unguessable_link(gm):

@@ -18,11 +18,13 @@ from .models import (
     CharacterResource,
     Event,
     GameSession,
+    Player,
     Seat,
     SessionStatus,
     Visibility,
 )
 from .models.pools import Pool
+from .selectors.campaign_link import campaign_link
 from .services.errors import ServiceError
 from .services.sessions import end_session, start_session
 
@@ -117,15 +119,29 @@ class SessionInline(admin.StackedInline):
         return format_html('<a href="/play/{0}/">/play/{0}/</a>', obj.invite_code)
 
 
+class PlayerInline(admin.StackedInline):
+    """The campaign's players, as they sat down once: read-only here (the GM removes a seat
+    from the table, which removes the player campaign-wide)."""
+
+    model = Player
+    extra = 0
+    fields = ("name", "user", "characters", "created_at", "removed_at")
+    readonly_fields = fields
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
 @admin.register(Campaign)
 class CampaignAdmin(OwnCampaignsMixin, admin.ModelAdmin):
     campaign_path = "gm"
     list_display = ("name", "system", "gm", "character_count", "session_count", "created_at")
     list_filter = ("system", ("gm", OwnRelatedFilter))
     search_fields = ("name", "gm__username")
-    inlines = [CharacterInline, SessionInline]
-    fields = ("name", "system", "gm", "settings", "settings_help")
-    readonly_fields = ("settings_help",)
+    inlines = [CharacterInline, SessionInline, PlayerInline]
+    fields = ("name", "system", "gm", "campaign_link", "settings", "settings_help")
+    readonly_fields = ("campaign_link", "settings_help")
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         return (
@@ -136,6 +152,13 @@ class CampaignAdmin(OwnCampaignsMixin, admin.ModelAdmin):
                 n_sessions=Count("sessions", distinct=True),
             )
         )
+
+    @admin.display(description="campaign link")
+    def campaign_link(self, obj: Campaign) -> str:
+        if not obj.pk:
+            return "made when saved"
+        # Every session of the campaign, one after the other; players' seats carry over.
+        return format_html('<a href="{0}">{0}</a>', campaign_link(obj))
 
     @admin.display(description="characters", ordering="n_characters")
     def character_count(self, obj: Campaign) -> int:

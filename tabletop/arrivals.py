@@ -31,7 +31,7 @@ from django.conf import settings
 
 from .adapters import LazyUserMiddleware
 from .models import GameSession, Seat
-from .models.sessions import hash_token
+from .models.sessions import carried_token_hash, hash_token
 from .outage import run_with_database
 from .selectors.events import Viewer, dumps, events_after
 from .selectors.room import SharedState, room_state, seat_summary, table_states_at
@@ -108,16 +108,28 @@ def resolve_arrivals(arrivals: list[Arrival]) -> list[Access | BaseException | N
             invite_code__in={a.code for a in arrivals}
         )
     }
-    hashes = {hash_token(t) for a in arrivals for t in (a.token, a.cookie_token) if _usable(t)}
+    # A token opens the seat it was made for, or its player's seat carried into this session.
+    hashes: set[str] = set()
+    for a in arrivals:
+        session = sessions.get(a.code)
+        for t in (a.token, a.cookie_token):
+            if session is not None and _usable(t):
+                hashes.add(hash_token(t))  # type: ignore[arg-type]
+                hashes.add(carried_token_hash(hash_token(t), session.pk))  # type: ignore[arg-type]
     seats: dict[tuple[int, str], Seat] = {}
     if sessions and hashes:
         for seat in Seat.objects.filter(
             session__in=list(sessions.values()), token_hash__in=hashes
         ).prefetch_related("characters"):
-            seats[seat.session_id, seat.token_hash] = seat
+            seats[seat.session_id, seat.token_hash] = seat  # type: ignore[index]
 
     def seat_for(session: GameSession, token: str | None) -> Seat | None:
-        return seats.get((session.pk, hash_token(token))) if _usable(token) else None
+        if not _usable(token):
+            return None
+        token_hash = hash_token(token)  # type: ignore[arg-type]
+        return seats.get((session.pk, token_hash)) or seats.get(
+            (session.pk, carried_token_hash(token_hash, session.pk))
+        )
 
     out: list[Access | BaseException | None] = []
     for a in arrivals:
@@ -127,17 +139,16 @@ def resolve_arrivals(arrivals: list[Arrival]) -> list[Access | BaseException | N
             continue
         # Each socket gets its own copy: its hello refreshes the row's fields in place.
         session = copy.copy(session)
-        if a.token:
-            # A wrong token is an outsider, even if a cookie would have let them in.
-            seat = seat_for(session, a.token)
-            out.append(Access(session, seat, "token") if seat is not None else None)
-            continue
-        seat = seat_for(session, a.cookie_token)
+        seat = seat_for(session, a.token or a.cookie_token)
         if seat is not None:
-            out.append(Access(session, seat, "cookie"))
+            out.append(Access(session, seat, "token" if a.token else "cookie"))
             continue
         try:
-            out.append(resolve_access(code=a.code, token=None, cookie_token=None, user=a.user))
+            # Missed here: a login, a player's first visit to this session (their seat is made
+            # now), or an outsider; a wrong token stays an outsider even with a cookie.
+            out.append(
+                resolve_access(code=a.code, token=a.token, cookie_token=a.cookie_token, user=a.user)
+            )
         except Exception as exc:
             out.append(exc)
     return out

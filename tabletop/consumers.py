@@ -296,6 +296,12 @@ class RoomConsumer(LeanWebsocketConsumer):
         if self.delivery is not None:
             await self._guarded(self.delivery.offer(message))
 
+    async def hub_notice(self, notice: dict[str, Any]) -> None:
+        """A notice to the room (the campaign's next session): sent as it is, after what this
+        socket was sent so far; hello comes first, so a socket still opening is not sent it."""
+        if self.delivery is not None and self.delivery.ready:
+            await self._guarded(self.delivery.send(notice))
+
     async def _send(self, message: dict[str, Any]) -> None:
         if self.delivery is not None:
             await self.delivery.send(message)

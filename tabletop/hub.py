@@ -45,6 +45,8 @@ class Member(Protocol):
 
     async def hub_deliver(self, message: dict[str, Any]) -> None: ...
 
+    async def hub_notice(self, notice: dict[str, Any]) -> None: ...
+
 
 def _last_seqs(session_ids: list[int]) -> dict[int, int]:
 
@@ -74,6 +76,14 @@ class _Room:
         self.stored = 0  # the last stored seq, as the last watch read it
 
     async def dispatch(self, message: dict[str, Any]) -> None:
+        if message.get("type") == "room.notice":
+            # Not an event (services/notices.py): no seq, nothing to put in order or fill.
+            for member in list(self.members):
+                try:
+                    await member.hub_notice(message["notice"])
+                except Exception:
+                    log.exception("sending a notice to a socket failed")
+            return
         seq = message["event"]["seq"]
         if seq <= self.passed:
             return  # already handed over (this process committed it, or a later one came first)

@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from .views import (
+    campaign,
     dashboard,
     export,
     gm_features,
@@ -19,6 +20,7 @@ from .views import (
 urlpatterns = [
     path("", home.home, name="home"),
     path("join", home.join_by_code, name="join-by-code"),
+    path("c/<str:code>/", campaign.campaign_room, name="campaign"),
     path("play/<str:code>/", room.room, name="room"),
     path("play/<str:code>/join", room.join, name="join"),
     path("play/<str:code>/seat", room.switch_seat, name="switch-seat"),

@@ -139,6 +139,10 @@ class WatchConsumer(AsyncWebsocketConsumer):
         except TooFarBehind:
             await self._let_go()
 
+    async def hub_notice(self, notice: dict[str, Any]) -> None:
+        """Notices lead players on to the campaign's next session; a watch link shows its own
+        session only (the next one has watch links of its own)."""
+
     async def disconnect(self, code: int) -> None:
         if self.drain_task is not None:
             self.drain_task.cancel()

@@ -309,6 +309,9 @@ copier($("copy-commitment"), () => state.fairness.commitment || "", () => {
   getSelection().addRange(range);
 });
 invite.addEventListener("focus", () => invite.select());
+const lasting = $("campaign-link");
+copier($("copy-campaign-link"), () => lasting.value, () => lasting.select());
+lasting.addEventListener("focus", () => lasting.select());
 
 // --- the table system's own sections ---------------------------------------------------------
 // Loaded by the engine id before the socket starts, so every view is made with its hooks; a

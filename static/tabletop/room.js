@@ -170,6 +170,19 @@ function setStatus(status) {
   if (end) end.hidden = status !== "live";
 }
 
+// --- where an ended session goes on --------------------------------------------------------
+/** An ended session's room points on to the campaign link: to the next session once it is
+ * planned or live (told live by a "next-session" notice), else "the next session starts soon". */
+function drawOnward(onward) {
+  const box = $("onward");
+  const next = onward.next;
+  box.replaceChildren(
+    "This session has ended. ",
+    next ? `The next session, “${next.title}”, is ${next.status}: ` : "The next session starts soon: ",
+    h("a", {href: onward.link}, "go on to the campaign's table"), ".");
+  box.hidden = false;
+}
+
 // --- the pieces ---------------------------------------------------------------------------
 const odds = new Odds($("odds"), page.odds_url, (field, message) => panel.showError(field, message, {panel: false}));
 const panel = new Panel($("roll-form"), page, ({system, request, missing}) => odds.update(system, request, missing));
@@ -253,11 +266,15 @@ const socket = new RoomSocket(page.socket, {
       if (data.commitment) state.fairness = {...state.fairness, commitment: data.commitment};
       drawFairness();
     } else if (event.kind === "session.end") {
+      if (!replay && $("onward").hidden) drawOnward({link: page.campaign_link, next: null});
       setStatus("ended");
       state.fairness = {...state.fairness, server_seed: data.server_seed || state.fairness.server_seed};
       drawFairness();
     }
     if (event.kind === "roll" && event.actor && event.actor.seat === seatId && !replay) showLast(event);
+  },
+  nextSession(msg) {
+    if (state.status === "ended") drawOnward({link: msg.link, next: msg.session});
   },
   error(msg) {
     // (answers to this page's own requests go to whoever asked; see socket.request)

@@ -127,6 +127,8 @@ export class RoomSocket {
       if (msg.ref != null) this.answer(msg.ref, null, msg);
     } else if (msg.type === "error") {
       if (!this.answer(msg.ref, msg)) this.on.error(msg);
+    } else if (msg.type === "next-session") {
+      this.on.nextSession?.(msg);
     }
   }
 

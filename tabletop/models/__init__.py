@@ -1,4 +1,4 @@
-from .campaigns import Campaign, Character, CharacterResource
+from .campaigns import Campaign, Character, CharacterResource, Player
 from .events import Event, Visibility
 from .saved import SavedRoll
 from .sessions import GameSession, Seat, SeatRole, SessionStatus
@@ -12,6 +12,7 @@ __all__ = [
     "DeliveryStatus",
     "Event",
     "GameSession",
+    "Player",
     "SavedRoll",
     "Seat",
     "SeatRole",

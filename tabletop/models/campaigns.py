@@ -8,6 +8,8 @@ from django.db import models
 
 from rules.engines import GameSystem, RuleError, get_system, system_ids
 
+from .codes import new_invite_code
+
 
 def system_choices() -> list[tuple[str, str]]:
     return [(system_id, get_system(system_id).title) for system_id in system_ids()]
@@ -34,6 +36,10 @@ class Campaign(models.Model):
         help_text="Per-system options, checked against the system's rules.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # The campaign link (/c/<code>/): always opens the campaign's current session.
+    link_code = models.CharField(
+        max_length=32, unique=True, default=new_invite_code, editable=False
+    )
 
     class Meta:
         ordering = ["name"]
@@ -113,3 +119,38 @@ class CharacterResource(models.Model):
 
     def __str__(self) -> str:
         return f"{self.character}: {self.name} {self.amount}"
+
+
+class Player(models.Model):
+    """A player of the campaign: one sit-down that carries from session to session. Their
+    token (a browser's cookie, a bot's token) opens a seat at each of the campaign's sessions,
+    with the same name and characters, until the GM removes them."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="players")
+    name = models.CharField("display name", max_length=40)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="campaign_players",
+    )
+    characters = models.ManyToManyField(Character, blank=True, related_name="players")
+    # sha256 of the player's secret token (the token of their first seat); None once removed.
+    token_hash = models.CharField(max_length=64, unique=True, null=True, blank=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    # Set when the GM removes any of the player's seats: removal holds for the whole campaign.
+    removed_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta:
+        ordering = ["campaign", "created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign", "user"],
+                condition=models.Q(user__isnull=False),
+                name="one_player_per_user_per_campaign",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.campaign})"

@@ -3,24 +3,22 @@
 from __future__ import annotations
 
 import hashlib
-import secrets
 
 from django.conf import settings
 from django.db import models
 
-from .campaigns import Campaign, Character
-
-INVITE_ALPHABET = "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
-
-
-def new_invite_code() -> str:
-    # 12 characters from 57 (no look-alikes such as l/1, O/0): ~70 random bits, unguessable, easy
-    # to read out at a table, and never starting with "-" (command lines take it for an option).
-    return "".join(secrets.choice(INVITE_ALPHABET) for _ in range(12))
+from .campaigns import Campaign, Character, Player
+from .codes import new_invite_code
 
 
 def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+def carried_token_hash(token_hash: str, session_id: int) -> str:
+    """The hash a player's token takes on a seat carried into a later session: bound to that
+    session, so each seat's hash stays unique while one token opens them all."""
+    return hashlib.sha256(f"{session_id}:{token_hash}".encode()).hexdigest()
 
 
 class SessionStatus(models.TextChoices):
@@ -96,6 +94,10 @@ class Seat(models.Model):
     sockets = models.PositiveIntegerField(default=0, editable=False)
     # Set when the GM removes the seat from the table: its token no longer opens the room.
     removed_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # The campaign's player this seat belongs to: the same player sits at every session.
+    player = models.ForeignKey(
+        Player, null=True, blank=True, on_delete=models.SET_NULL, related_name="seats"
+    )
 
     class Meta:
         ordering = ["session", "created_at"]
@@ -107,6 +109,11 @@ class Seat(models.Model):
                 fields=["session", "user"],
                 condition=models.Q(user__isnull=False),
                 name="one_seat_per_user_per_session",
+            ),
+            models.UniqueConstraint(
+                fields=["session", "player"],
+                condition=models.Q(player__isnull=False),
+                name="one_seat_per_player_per_session",
             ),
         ]
 

@@ -8,6 +8,7 @@ from django.db import transaction
 
 from ..models import GameSession, SessionStatus
 from .errors import conflict
+from .notices import announce_next_session
 from .sessions import create_session
 
 WORDS = (
@@ -51,4 +52,6 @@ def next_session(*, session_id: int) -> GameSession:
         )
         if waiting is not None:
             return waiting
-        return create_session(campaign=ended.campaign, title=next_title(ended.title))
+        planned = create_session(campaign=ended.campaign, title=next_title(ended.title))
+        announce_next_session(planned)
+        return planned

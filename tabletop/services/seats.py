@@ -1,4 +1,8 @@
-"""Seats at a session's table: joining by invite link (no account), the GM's seat, tokens."""
+"""Seats at a session's table: joining by invite link (no account), the GM's seat, tokens.
+
+A player sits down once per campaign: joining makes a ``Player`` of the campaign with the seat,
+and the player's token (or login) opens a seat of their own, with the same name and characters,
+at each of the campaign's later sessions ("carried"). The GM's removal holds campaign-wide."""
 
 from __future__ import annotations
 
@@ -9,8 +13,8 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from ..models import Character, Event, GameSession, Seat, SeatRole, SessionStatus
-from ..models.sessions import hash_token
+from ..models import Character, Event, GameSession, Player, Seat, SeatRole, SessionStatus
+from ..models.sessions import carried_token_hash, hash_token
 from ..selectors.room import seat_summary
 from ..systems.registry import table_system
 from .errors import conflict, forbidden, invalid
@@ -52,21 +56,45 @@ def join_session(
             return Joined(seat=existing, token=None, created=False)
         if session.campaign.gm_id == user.pk:
             return Joined(seat=gm_seat(session=session, user=user), token=None, created=False)
+        player = Player.objects.filter(campaign_id=session.campaign_id, user=user).first()
+        if player is not None and player.removed_at is not None:
+            raise forbidden("the GM removed you from this campaign's table")
+        if player is not None:
+            carried = carry_seat(session=session, player=player)
+            if carried is not None:
+                return Joined(seat=carried, token=None, created=False)
     token = secrets.token_urlsafe(32)
+    signed_in = user if user is not None and user.is_authenticated else None
     with transaction.atomic():
         if Seat.objects.filter(session=session, role=SeatRole.PLAYER).count() >= MAX_PLAYERS:
             raise conflict(f"this table is full ({MAX_PLAYERS} players)")
+        # The campaign's players each get a seat at every session: they are the table's bound.
+        players = Player.objects.filter(campaign_id=session.campaign_id, removed_at__isnull=True)
+        if players.count() >= MAX_PLAYERS:
+            raise conflict(f"this campaign's table is full ({MAX_PLAYERS} players)")
         at_table = Seat.objects.filter(session=session, removed_at__isnull=True)
-        check_player_name(name, taken=at_table.values_list("name", flat=True))
+        # The campaign's players keep their names for the sessions they have not opened yet.
+        check_player_name(
+            name,
+            taken=[
+                *at_table.values_list("name", flat=True),
+                *players.values_list("name", flat=True),
+            ],
+        )
+        player = Player.objects.create(
+            campaign_id=session.campaign_id, name=name, user=signed_in, token_hash=hash_token(token)
+        )
         seat = Seat.objects.create(
             session=session,
             name=name,
             role=SeatRole.PLAYER,
-            user=user if user is not None and user.is_authenticated else None,
+            user=signed_in,
             token_hash=hash_token(token),
+            player=player,
         )
         if character is not None:
             seat.characters.add(character)
+            player.characters.add(character)
         record_event(
             session_id=session.pk, kind="seat.join", actor=seat, data={"seat": seat_summary(seat)}
         )
@@ -97,13 +125,71 @@ def _character_for(*, session: GameSession, character_id: Any, user: Any) -> Cha
         raise forbidden(f"{character.name} belongs to another player")
     if Seat.objects.filter(session=session, characters=character).exists():
         raise conflict(f"{character.name} already has a seat at this table")
+    if character.players.filter(removed_at__isnull=True).exists():
+        raise conflict(f"{character.name} is already played in this campaign")
     return character
 
 
 def seat_for_token(*, session: GameSession, token: str | None) -> Seat | None:
+    """The seat a token opens: the seat it was made for, or the seat its player has (or now
+    gets) at this later session of the campaign."""
     if not token or len(token) > 200:
         return None
-    return Seat.objects.filter(session=session, token_hash=hash_token(token)).first()
+    token_hash = hash_token(token)
+    seat = Seat.objects.filter(
+        session=session,
+        token_hash__in=[token_hash, carried_token_hash(token_hash, session.pk)],
+    ).first()
+    if seat is not None:
+        return seat
+    player = Player.objects.filter(
+        campaign_id=session.campaign_id, token_hash=token_hash, removed_at__isnull=True
+    ).first()
+    return carry_seat(session=session, player=player) if player is not None else None
+
+
+def carry_seat(*, session: GameSession, player: Player) -> Seat | None:
+    """The player's seat at this session of their campaign, made the first time they open it,
+    with their name and characters. None at an ended session (no one sits down there) and for
+    a player the GM removed."""
+    existing = Seat.objects.filter(session=session, player=player).first()
+    if existing is not None:
+        return existing if existing.removed_at is None else None
+    if player.removed_at is not None:
+        return None
+    try:
+        with transaction.atomic():
+            # Under the session's lock, as its end takes it: no seat appears at an ended table.
+            status = (
+                GameSession.objects.select_for_update()
+                .values_list("status", flat=True)
+                .get(pk=session.pk)
+            )
+            if status == SessionStatus.ENDED:
+                return None
+            seat = Seat.objects.create(
+                session=session,
+                name=player.name,
+                role=SeatRole.PLAYER,
+                user=player.user,
+                token_hash=(
+                    carried_token_hash(player.token_hash, session.pk) if player.token_hash else None
+                ),
+                player=player,
+            )
+            # A character someone else took at this table in the meantime stays theirs.
+            taken = Seat.objects.filter(session=session).values_list("characters", flat=True)
+            seat.characters.add(*player.characters.exclude(pk__in=[t for t in taken if t]))
+            record_event(
+                session_id=session.pk,
+                kind="seat.join",
+                actor=seat,
+                data={"seat": seat_summary(seat)},
+            )
+            _seat_ready(seat)
+    except IntegrityError:  # the same player's other socket or page made it at the same moment
+        return Seat.objects.filter(session=session, player=player, removed_at__isnull=True).first()
+    return seat
 
 
 def table_gm_seat(*, session: GameSession) -> Seat:
@@ -140,13 +226,18 @@ def seat_for_user(*, session: GameSession, user: Any) -> Seat | None:
     if seat is not None:
         # A seat the GM took away stays away: no fresh seat for the same login either.
         return seat if seat.removed_at is None else None
+    player = Player.objects.filter(campaign_id=session.campaign_id, user=user).first()
+    if player is not None:
+        # Sat down at an earlier session: the same seat here, unless the GM removed them.
+        return carry_seat(session=session, player=player)
     owned = list(Character.objects.filter(campaign_id=session.campaign_id, owner=user))
     if not owned or session.status == SessionStatus.ENDED:
         return None
+    name = _clean_name(user.get_username())
     with transaction.atomic():
-        seat = Seat.objects.create(
-            session=session, name=_clean_name(user.get_username()), user=user
-        )
+        player = Player.objects.create(campaign_id=session.campaign_id, name=name, user=user)
+        player.characters.add(*owned)
+        seat = Seat.objects.create(session=session, name=name, user=user, player=player)
         seat.characters.add(*owned)
         record_event(
             session_id=session.pk, kind="seat.join", actor=seat, data={"seat": seat_summary(seat)}
@@ -177,6 +268,15 @@ def remove_seat(*, by_seat_id: int, seat_id: int) -> Event:
         seat.token_hash = None
         seat.sockets = 0
         seat.save(update_fields=["removed_at", "token_hash", "sockets"])
+        if seat.player_id is not None:
+            # Removal holds for the campaign: the player's token and login open none of its
+            # sessions, not even one still to come where their seat was already carried.
+            Player.objects.filter(pk=seat.player_id).update(
+                removed_at=seat.removed_at, token_hash=None
+            )
+            Seat.objects.filter(player_id=seat.player_id, removed_at__isnull=True).exclude(
+                session__status=SessionStatus.ENDED
+            ).update(removed_at=seat.removed_at, token_hash=None, sockets=0)
         return record_event(
             session_id=gm.session_id,
             kind="seat.leave",

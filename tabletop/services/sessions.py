@@ -11,6 +11,7 @@ from ..models import Campaign, GameSession, Seat, SessionStatus
 from ..systems.registry import table_system
 from .errors import conflict, forbidden, invalid
 from .events import change, record_event
+from .notices import announce_next_session
 from .pools import expire_pools, withheld_counts
 from .seats import table_gm_seat
 
@@ -57,6 +58,7 @@ def start_session(*, session_id: int, by: Seat | None = None) -> GameSession:
             },
         )
         table_system(session.campaign.system).session_started(session)
+        announce_next_session(session)
     return session
 
 

@@ -10,6 +10,7 @@ from django.template.loader import select_template
 from rules.engines import get_system
 
 from ..models import GameSession
+from ..selectors.campaign_link import campaign_link
 from ..selectors.room import fairness, seat_summary, session_summary
 from ..services.errors import ServiceError
 from ..services.pools import resource_names
@@ -26,6 +27,7 @@ def dashboard(request: HttpRequest, session_id: int) -> HttpResponse:
     except ServiceError as exc:
         return render(request, "tabletop/forbidden.html", {"message": exc.message}, status=403)
     invite = request.build_absolute_uri(f"/play/{session.invite_code}/")
+    lasting = request.build_absolute_uri(campaign_link(session.campaign))
     system = get_system(session.campaign.system)
     schema = system.schema()
     awardable = set(resource_names(system.id))
@@ -46,6 +48,7 @@ def dashboard(request: HttpRequest, session_id: int) -> HttpResponse:
             ],
         },
         "invite": invite,
+        "campaign_link": lasting,
         "fairness": fairness(session),
         "characters": [
             {"id": c.pk, "name": c.name, "sheet": c.sheet}
@@ -68,6 +71,7 @@ def dashboard(request: HttpRequest, session_id: int) -> HttpResponse:
             "session": session,
             "page": page,
             "invite": invite,
+            "campaign_link": lasting,
             "system": system,
             # The system's own sections (templates/tabletop/systems/<engine id>_dashboard.html);
             # a system with none of its own gets the plain table's.

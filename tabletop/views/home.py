@@ -6,7 +6,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from ..models import GameSession
+from ..models import Campaign, GameSession
 from ..selectors.campaigns import campaigns_run_by
 
 
@@ -18,6 +18,8 @@ def home(request: HttpRequest) -> HttpResponse:
 @require_POST
 def join_by_code(request: HttpRequest) -> HttpResponse:
     code = _code_from(request.POST.get("code", ""))
+    if code and Campaign.objects.filter(link_code=code).exists():
+        return redirect(f"/c/{code}/")  # a campaign link's code
     if not code or not GameSession.objects.filter(invite_code=code).exists():
         campaigns = campaigns_run_by(user=request.user) if request.user.is_authenticated else []
         return render(
@@ -30,8 +32,10 @@ def join_by_code(request: HttpRequest) -> HttpResponse:
 
 
 def _code_from(text: str) -> str:
-    # Players paste whole invite links as often as bare codes.
+    # Players paste whole invite or campaign links as often as bare codes.
     text = text.strip().rstrip("/")
-    if "/play/" in text:
-        text = text.split("/play/", 1)[1].split("/", 1)[0]
+    for prefix in ("/play/", "/c/"):
+        if prefix in text:
+            text = text.split(prefix, 1)[1].split("/", 1)[0]
+            break
     return text[:32]

@@ -15,11 +15,12 @@ from django.views.decorators.http import require_GET, require_POST
 from rules.engines import GameSystem, OddsTooLarge, RuleError, get_system
 
 from ..limits import Buckets
-from ..models import Character, GameSession, Seat
+from ..models import Character, GameSession, Player, Seat, SessionStatus
 from ..protocol.bodies import join_body, odds_query
+from ..selectors.campaign_link import campaign_link, following_session, onward
 from ..selectors.odds import OddsBusy, OddsFailed, odds_for
 from ..selectors.room import fairness, seat_summary, session_summary
-from ..services.access import Access, resolve_access, seat_cookie_name
+from ..services.access import Access, player_cookie_name, resolve_access, seat_cookie_name
 from ..services.errors import ServiceError, human_field, invalid
 from ..services.seats import join_session, seat_for_token
 from .answers import STATUS_FOR, error_answer, json_object
@@ -30,15 +31,21 @@ COOKIE_AGE = 60 * 60 * 24 * 60
 SEATS_ON_PAGE = 40  # names drawn with the room page; hello brings them all
 
 
-def _set_seat_cookie(response: HttpResponse, code: str, token: str) -> None:
-    response.set_cookie(
-        seat_cookie_name(code),
-        token,
-        max_age=COOKIE_AGE,
-        httponly=True,
-        samesite="Lax",
-        secure=settings.SESSION_COOKIE_SECURE,
-    )
+def _set_seat_cookie(response: HttpResponse, session: GameSession, token: str) -> None:
+    """The seat's token for this session's room and, as the player's, for the campaign's later
+    sessions (the browser sits down once per campaign)."""
+    for name in (
+        seat_cookie_name(session.invite_code),
+        player_cookie_name(session.campaign.link_code),
+    ):
+        response.set_cookie(
+            name,
+            token,
+            max_age=COOKIE_AGE,
+            httponly=True,
+            samesite="Lax",
+            secure=settings.SESSION_COOKIE_SECURE,
+        )
 
 
 def room(request: HttpRequest, code: str) -> HttpResponse:
@@ -54,12 +61,21 @@ def room(request: HttpRequest, code: str) -> HttpResponse:
             return _ask_to_switch(request, session, current, linked, token)
         response = redirect(f"/play/{code}/")
         if linked is not None:
-            _set_seat_cookie(response, code, token)
+            _set_seat_cookie(response, session, token)
         return response
     access = seat_access(request, code)
     if access is None:
+        if session.status == SessionStatus.ENDED and following_session(session) is not None:
+            # An old invite leads on to the campaign's current session.
+            return redirect(campaign_link(session.campaign))
         return _join_form(request, session)
-    return render(request, "tabletop/room.html", room_context(access))
+    response = render(request, "tabletop/room.html", room_context(access))
+    if access.via == "campaign":
+        # Sat down at an earlier session: this room's socket and pages read its own cookie.
+        _set_seat_cookie(
+            response, session, request.COOKIES[player_cookie_name(session.campaign.link_code)]
+        )
+    return response
 
 
 def _ask_to_switch(
@@ -78,11 +94,11 @@ def _ask_to_switch(
 def switch_seat(request: HttpRequest, code: str) -> HttpResponse:
     """Take the seat of a seat link in this browser, once its holder said yes (a form post with
     its CSRF token: another site cannot make the choice for them)."""
-    session = get_object_or_404(GameSession, invite_code=code)
+    session = get_object_or_404(GameSession.objects.select_related("campaign"), invite_code=code)
     token = request.POST.get("token", "")
     response = redirect(f"/play/{code}/")
     if token and seat_for_token(session=session, token=token) is not None:
-        _set_seat_cookie(response, code, token)
+        _set_seat_cookie(response, session, token)
     return response
 
 
@@ -115,6 +131,9 @@ def room_context(access: Access) -> dict[str, Any]:
         "sheets": [{"id": c.pk, "name": c.name, "sheet": c.sheet} for c in characters]
         if not seat.is_gm
         else [],
+        # Where an ended session's room points on to (null while it is not over).
+        "onward": onward(session),
+        "campaign_link": campaign_link(session.campaign),
     }
     # The first names are drawn with the page; the socket's hello brings the whole table, so the
     # page weighs the same at a table of 5 or of 500.
@@ -146,8 +165,15 @@ def _join_form(
     status: int = 200,
 ) -> HttpResponse:
     taken = Seat.objects.filter(session=session).values_list("characters", flat=True)
-    free = Character.objects.filter(campaign_id=session.campaign_id).exclude(
-        pk__in=[t for t in taken if t]
+    free = (
+        Character.objects.filter(campaign_id=session.campaign_id)
+        .exclude(pk__in=[t for t in taken if t])
+        # Characters the campaign's players play stay theirs at every session.
+        .exclude(
+            pk__in=Player.characters.through.objects.filter(player__removed_at__isnull=True).values(
+                "character_id"
+            )
+        )
     )
     if request.user.is_authenticated:
         free = free.filter(owner__isnull=True) | free.filter(owner=request.user)
@@ -155,6 +181,7 @@ def _join_form(
         free = free.filter(owner__isnull=True)
     context = {
         "session": session,
+        "campaign_link": campaign_link(session.campaign),
         "characters": free.order_by("name"),
         "error": error,
         "name": request.POST.get("name", ""),
@@ -190,8 +217,12 @@ def join(request: HttpRequest, code: str) -> HttpResponse:
     existing = seat_access(request, code)
     if existing is not None:
         # Rejoining from the same browser keeps the seat.
-        token = request.COOKIES.get(seat_cookie_name(code)) if existing.via == "cookie" else None
-        return _joined(request, code, existing.seat, token, as_json)
+        cookie = {
+            "cookie": seat_cookie_name(code),
+            "campaign": player_cookie_name(session.campaign.link_code),
+        }.get(existing.via)
+        token = request.COOKIES.get(cookie) if cookie else None
+        return _joined(request, session, existing.seat, token, as_json)
     if not _join_allowed(request):
         exc = ServiceError("rate-limited", "too many seats taken from this address; wait a minute")
         if as_json:
@@ -209,7 +240,7 @@ def join(request: HttpRequest, code: str) -> HttpResponse:
         if as_json:
             return error_answer(exc)
         return _join_form(request, session, error=exc, status=STATUS_FOR.get(exc.code, 400))
-    return _joined(request, code, joined.seat, joined.token, as_json)
+    return _joined(request, session, joined.seat, joined.token, as_json)
 
 
 _join_buckets = Buckets(0, 0)
@@ -226,8 +257,9 @@ def _join_allowed(request: HttpRequest) -> bool:
 
 
 def _joined(
-    request: HttpRequest, code: str, seat: Seat, token: str | None, as_json: bool
+    request: HttpRequest, session: GameSession, seat: Seat, token: str | None, as_json: bool
 ) -> HttpResponse:
+    code = session.invite_code
     if as_json:
         response: HttpResponse = JsonResponse(
             {"seat": seat_summary(seat), "token": token, "socket": f"/ws/play/{code}/"}
@@ -235,7 +267,7 @@ def _joined(
     else:
         response = redirect(f"/play/{code}/")
     if token:
-        _set_seat_cookie(response, code, token)
+        _set_seat_cookie(response, session, token)
     return response
 
 

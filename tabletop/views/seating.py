@@ -17,6 +17,7 @@ def seat_access(request: HttpRequest, code: str, *, token: bool = False) -> Acce
         token=request.GET.get("token") if token else None,
         cookie_token=request.COOKIES.get(seat_cookie_name(code)),
         user=request.user,
+        cookies=request.COOKIES,
     )
 
 

@@ -11,8 +11,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from tabletop.arrivals import Arrival, Coalescer, hellos, resolve_arrivals
+from tabletop.models import Campaign
 from tabletop.selectors import room
-from tabletop.services.access import resolve_access
+from tabletop.services.access import Access, resolve_access
 from tabletop.services.seats import join_session
 from tabletop.services.sessions import create_session, start_session
 
@@ -25,16 +26,19 @@ def _forget_rooms():
 
 
 @pytest.mark.django_db
-def test_tokens_and_cookies_resolve_as_one_at_a_time(live_session):
-    other = start_session(session_id=create_session(campaign=live_session.campaign, title="B").pk)
+def test_tokens_and_cookies_resolve_as_one_at_a_time(live_session, gm):
+    elsewhere_campaign = Campaign.objects.create(name="Elsewhere", system="generic", gm=gm)
+    other = start_session(session_id=create_session(campaign=elsewhere_campaign, title="B").pk)
+    later = start_session(session_id=create_session(campaign=live_session.campaign, title="C").pk)
     ana = join_session(session=live_session, name="Ana").token
     bo = join_session(session=other, name="Bo").token
     code, elsewhere = live_session.invite_code, other.invite_code
+    join_session(session=later, name="Cy")  # Ana's seat there is made when she first arrives
     arrivals = [
         Arrival(code, ana, None, None),  # a bot's token
         Arrival(code, None, ana, None),  # a browser's seat cookie
         Arrival(code, "wrong", ana, None),  # a wrong token is an outsider, cookie or not
-        Arrival(code, bo, None, None),  # a seat of another room
+        Arrival(code, bo, None, None),  # a seat of another campaign's room
         Arrival(elsewhere, bo, None, None),
         Arrival("nosuchroom", ana, None, None),
         Arrival(code, "x" * 201, None, None),
@@ -51,6 +55,13 @@ def test_tokens_and_cookies_resolve_as_one_at_a_time(live_session):
     assert [x.via if x else None for x in together] == [
         "token", "cookie", None, None, "token", None, None, None,
     ]  # fmt: skip
+    # The player's token at the campaign's other session: their seat, carried there, found
+    # by the batch once made.
+    carried = resolve_arrivals([Arrival(later.invite_code, ana, None, None)])[0]
+    again = resolve_arrivals([Arrival(later.invite_code, None, ana, None)])[0]
+    assert isinstance(carried, Access) and isinstance(again, Access)
+    assert carried.seat.name == "Ana" and carried.seat.session_id == later.pk
+    assert (again.seat.pk, again.via) == (carried.seat.pk, "cookie")
 
 
 @pytest.mark.django_db

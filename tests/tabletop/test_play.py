@@ -12,6 +12,7 @@ from django.conf import settings
 from django.contrib.auth import authenticate
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.test import Client
 
 from rules.engines import system_ids
 from tabletop.models import Campaign, GameSession, SessionStatus
@@ -42,6 +43,12 @@ def test_play_prints_invites_and_a_working_login():
         assert re.search(
             rf"^{system} invite: http://127\.0\.0\.1:8000/play/[\w-]+/$", text, re.M
         ), system
+        link = re.search(rf"^{system} campaign: http://127\.0\.0\.1:8000(/c/[\w-]+/)$", text, re.M)
+        assert link, system
+        # The campaign link opens the system's live demo session.
+        room = Client().get(link[1])
+        assert room.status_code == 302 and room["Location"].startswith("/play/")
+        assert GameSession.objects.get(invite_code=room["Location"].split("/")[2]).status == "live"
     login = re.search(r"^gm login: (\S+) (\S+)$", text, re.M)
     assert login
     assert authenticate(username=login[1], password=login[2]) is not None

@@ -14,6 +14,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from ...selectors.campaign_link import campaign_link
 from ...services.demo import demo_gm, ensure_demo_tables
 
 EVERYWHERE = {"0.0.0.0", "::", ""}
@@ -75,6 +76,7 @@ class Command(BaseCommand):
         tables = ensure_demo_tables(gm=gm)
         base = f"http://{_url_host(shown[0])}:{port}"
         lines = [f"{t.system} invite: {base}/play/{t.session.invite_code}/" for t in tables]
+        lines += [f"{t.system} campaign: {base}{campaign_link(t.session.campaign)}" for t in tables]
         lines += [f"{t.system} gm dashboard: {base}/gm/{t.session.pk}/" for t in tables]
         if password is None:
             lines.append(f"gm login: {gm.get_username()} (the password you set for it)")

@@ -5,7 +5,6 @@ refunds and the lucky break; open checks close and pools expire when the session
 
 from __future__ import annotations
 
-import unicodedata
 from collections import Counter
 from typing import Any
 
@@ -34,6 +33,7 @@ from .base import (
     CLIENT_SEED,
     NOTE,
     SEQ,
+    folded,
     live_seq,
     roll_change,
     seat_change,
@@ -238,11 +238,8 @@ def _carried(ctx: RollContext, reroll_of: int | None) -> int:
 
 
 def _subject(text: str) -> str:
-    """An insight subject as compared: case, spacing and punctuation folded ("The Seal." and
-    " the  seal" are one subject)."""
-    text = unicodedata.normalize("NFKC", text).casefold()
-    kept = "".join(" " if unicodedata.category(ch)[0] in "PSZC" else ch for ch in text)
-    return " ".join(kept.split())
+    """An insight subject as compared (case, spacing and punctuation folded)."""
+    return folded(text)
 
 
 def _dark_agenda(ctx: RollContext) -> bool:

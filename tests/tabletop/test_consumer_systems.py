@@ -409,3 +409,30 @@ async def test_roll_and_keep_a_round_of_rolling_short_of_its_minimum_adds_nothin
     assert progress["data"]["gained"] == 0 and progress["data"]["extended"]["progress"] == 0
     for comm in (gm, ana):
         await comm.disconnect()
+
+
+@database_sync_to_async
+def seed_for_d10(code: str, value: int) -> str:
+    session = GameSession.objects.get(invite_code=code)
+    seq = session.last_seq + 1
+    server_seed = bytes(session.server_seed)
+    return next(
+        f"t{i}" for i in range(3000) if FairStream(server_seed, f"t{i}", seq).roll(10) == value
+    )
+
+
+async def test_roll_and_keep_a_botched_action_cannot_be_repeated_over_the_socket():
+    t = await table("roll-and-keep", {"Mirela": {}})
+    gm, [(ana, _)] = await seats(t)
+    roll = {"type": "roll", "character": t["chars"][0].pk, "label": "Climb the wall",
+            "request": {"roll": 1, "keep": 1, "difficulty": 11}}  # fmt: skip
+    seed = await seed_for_d10(t["code"], 1)
+    botched = await ask(ana, {**roll, "ref": "a", "client_seed": seed})
+    assert botched["data"]["flags"] == ["botch"]
+    again = await ask(ana, {**roll, "ref": "b", "label": "climb the wall."})
+    assert (again["code"], again["field"]) == ("conflict", "label")
+    assert (await ask(ana, {**roll, "ref": "c", "label": "Swim"}))["kind"] == "roll"
+    await ask(gm, {"type": "session.end", "ref": "end"})
+    assert (await ask(ana, {**roll, "ref": "d", "label": "Swim"}))["code"] == "conflict"
+    for comm in (gm, ana):
+        await comm.disconnect()

@@ -486,3 +486,80 @@ def test_after_the_end_no_roll_option_spends_anything(gm):
         assert ended.value.code == "conflict"
     assert GameSession.objects.get(pk=session.pk).last_seq == before
     assert (amount(eris, "instant_karma"), amount(bob, "instant_karma")) == (3, 3)
+
+
+# --- roll-and-keep: a botched action cannot be repeated -------------------------------------
+
+
+def seed_for(session, *values, sides=10):
+    """A client seed whose next roll's first dice show ``values``."""
+    seq = GameSession.objects.get(pk=session.pk).last_seq + 1
+    server_seed = bytes(session.server_seed)
+    return next(
+        f"v{i}"
+        for i in range(20000)
+        if (lambda s: all(s.roll(sides) == v for v in values))(
+            FairStream(server_seed, f"v{i}", seq)
+        )
+    )
+
+
+def test_a_botched_action_cannot_be_repeated_by_its_character(gm):
+    session, (mirela, tobiah), (ana, bo), gm_at = setup_table(
+        gm, "roll-and-keep", {"Mirela": {}, "Tobiah": {}}
+    )
+    hopeless = {"roll": 1, "keep": 1, "difficulty": 11}
+    botched = make_roll(
+        seat_id=ana.pk,
+        request=hopeless,
+        character=mirela.pk,
+        label="Climb the wall",
+        client_seed=seed_for(session, 1),
+    )
+    assert botched.data["flags"] == ["botch"]
+    mark = Event.objects.get(session=session, seq=botched.seq + 1)
+    assert mark.data["action"] == "botch" and mark.data["what"] == "Climb the wall"
+    before = GameSession.objects.get(pk=session.pk).last_seq
+    # The same action, however it is spelt, is refused, by whoever rolls for her.
+    for seat, label in ((ana, "climb the  wall!"), (gm_at, "CLIMB THE WALL")):
+        with pytest.raises(ServiceError) as again:
+            make_roll(seat_id=seat.pk, request=hopeless, character=mirela.pk, label=label)
+        assert (again.value.code, again.value.field) == ("conflict", "label")
+        assert "cannot be repeated" in again.value.message
+    assert GameSession.objects.get(pk=session.pk).last_seq == before
+    # Another action, or another character's climb, goes ahead; a plain failure bars nothing.
+    make_roll(seat_id=ana.pk, request=hopeless, character=mirela.pk, label="Swim the moat")
+    make_roll(seat_id=bo.pk, request=hopeless, character=tobiah.pk, label="Climb the wall")
+    failed = make_roll(
+        seat_id=bo.pk,
+        request=hopeless,
+        character=tobiah.pk,
+        label="Pick the lock",
+        client_seed=seed_for(session, 5),
+    )
+    assert failed.data["flags"] == []
+    make_roll(seat_id=bo.pk, request=hopeless, character=tobiah.pk, label="Pick the lock")
+
+
+def test_a_botch_on_a_hidden_roll_bars_only_whoever_sees_it_until_revealed(gm):
+    session, (mirela,), (ana,), gm_at = setup_table(gm, "roll-and-keep", {"Mirela": {}})
+    hopeless = {"roll": 1, "keep": 1, "difficulty": 11}
+    botched = make_roll(
+        seat_id=gm_at.pk,
+        request=hopeless,
+        character=mirela.pk,
+        label="Climb",
+        visibility="gm",
+        client_seed=seed_for(session, 1),
+    )
+    mark = Event.objects.get(session=session, seq=botched.seq + 1)
+    assert mark.visibility == "gm" and mark.data["action"] == "botch"
+    # Ana cannot see the GM's roll: her climb is not refused (that would tell of the botch).
+    make_roll(seat_id=ana.pk, request=hopeless, character=mirela.pk, label="Climb")
+    assert code(
+        lambda: make_roll(seat_id=gm_at.pk, request=hopeless, character=mirela.pk, label="Climb")
+    ) == "conflict"
+    send(gm_at, "reveal", seq=botched.seq)
+    assert code(
+        lambda: make_roll(seat_id=ana.pk, request=hopeless, character=mirela.pk, label="Climb")
+    ) == "conflict"

@@ -556,10 +556,18 @@ def test_a_botch_on_a_hidden_roll_bars_only_whoever_sees_it_until_revealed(gm):
     assert mark.visibility == "gm" and mark.data["action"] == "botch"
     # Ana cannot see the GM's roll: her climb is not refused (that would tell of the botch).
     make_roll(seat_id=ana.pk, request=hopeless, character=mirela.pk, label="Climb")
-    assert code(
-        lambda: make_roll(seat_id=gm_at.pk, request=hopeless, character=mirela.pk, label="Climb")
-    ) == "conflict"
+    assert (
+        code(
+            lambda: make_roll(
+                seat_id=gm_at.pk, request=hopeless, character=mirela.pk, label="Climb"
+            )
+        )
+        == "conflict"
+    )
     send(gm_at, "reveal", seq=botched.seq)
-    assert code(
-        lambda: make_roll(seat_id=ana.pk, request=hopeless, character=mirela.pk, label="Climb")
-    ) == "conflict"
+    assert (
+        code(
+            lambda: make_roll(seat_id=ana.pk, request=hopeless, character=mirela.pk, label="Climb")
+        )
+        == "conflict"
+    )

@@ -436,3 +436,29 @@ async def test_roll_and_keep_a_botched_action_cannot_be_repeated_over_the_socket
     assert (await ask(ana, {**roll, "ref": "d", "label": "Swim"}))["code"] == "conflict"
     for comm in (gm, ana):
         await comm.disconnect()
+
+
+async def test_d6_declared_actions_set_every_rolls_penalty_over_the_socket():
+    t = await table("d6-chance", {"Sera": {}})
+    gm, [(ana, _)] = await seats(t)
+    sera = t["chars"][0].pk
+    declare = {"type": "actions.declare", "character": sera, "actions": 2}
+    assert (await ask(ana, {**declare, "ref": "early"}))["code"] == "conflict"
+    await ask(gm, {"type": "round.new", "ref": "n"})
+    declared = await ask(ana, {**declare, "ref": "d"})
+    assert declared["data"]["table"]["declared"] == {str(sera): 2}
+    roll = {"type": "roll", "character": sera, "request": {"dice": 6}}
+    for ref, defense in (("a", False), ("b", True)):
+        done = await ask(ana, {**roll, "ref": ref, "defense": defense})
+        assert done["data"]["request"]["actions"] == 2
+    third = await ask(ana, {**roll, "ref": "c"})
+    assert (third["code"], third["field"]) == ("conflict", "defense")
+    short = await ask(ana, {**roll, "ref": "s", "defense": True})  # 6D - 6D: no base left
+    assert (short["code"], short["field"]) == ("invalid", "request.actions")
+    extra = await ask(ana, {**roll, "ref": "e", "defense": True, "request": {"dice": 7}})
+    assert extra["data"]["request"]["actions"] == 3
+    await ask(gm, {"type": "session.end", "ref": "end"})
+    await ask(gm, {"type": "round.new", "ref": "late"})
+    assert (await ask(ana, {**declare, "ref": "after"}))["code"] == "conflict"
+    for comm in (gm, ana):
+        await comm.disconnect()

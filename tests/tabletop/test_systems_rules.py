@@ -391,6 +391,7 @@ AFTER_THE_END = [
     ("d6-chance", "round.new", {}),
     ("d6-chance", "resource.spend", {"character": 0, "use": "survive"}),
     ("d6-chance", "resource.award", {"character": 0, "name": "character_points"}),
+    ("d6-chance", "actions.declare", {"character": 0, "actions": 2}),
     ("action-dice", "round.new", {}),
     ("roll-and-keep", "extended.open", {"label": "Climb", "target": 3}),
     ("roll-and-keep", "extended.close", {"extended": 1}),
@@ -569,5 +570,86 @@ def test_a_botch_on_a_hidden_roll_bars_only_whoever_sees_it_until_revealed(gm):
         code(
             lambda: make_roll(seat_id=ana.pk, request=hopeless, character=mirela.pk, label="Climb")
         )
+        == "conflict"
+    )
+
+
+# --- d6-chance: actions declared per round --------------------------------------------------
+
+
+def test_every_roll_of_a_round_takes_the_penalty_of_the_declared_actions(gm):
+    session, (sera,), (ana,), gm_at = setup_table(gm, "d6-chance", {"Sera": {}})
+    # Outside rounds there is nothing to declare for.
+    assert code(lambda: send(ana, "actions.declare", character=sera.pk, actions=2)) == "conflict"
+    send(gm_at, "round.new")
+    declared = send(ana, "actions.declare", character=sera.pk, actions=2)
+    assert table_state(session)["declared"] == {str(sera.pk): 2}
+    assert declared.data["table"]["declared"] == {str(sera.pk): 2}
+    # The declaration stands for the round: no second one.
+    assert code(lambda: send(ana, "actions.declare", character=sera.pk, actions=1)) == "conflict"
+    # Both declared actions take the 3D penalty of two actions, whatever the roll asked.
+    first = make_roll(seat_id=ana.pk, request={"dice": 6, "actions": 1}, character=sera.pk)
+    dodge = make_roll(
+        seat_id=ana.pk, request={"dice": 6}, character=sera.pk, options={"defense": True}
+    )
+    assert [r.data["request"]["actions"] for r in (first, dodge)] == [2, 2]
+    assert first.data["base_dice"] == dodge.data["base_dice"] == 3
+    staged = Event.objects.get(session=session, seq=dodge.seq - 1)
+    assert (staged.data["taken"], staged.data["declared"], staged.data["defense"]) == (2, 2, True)
+    # Both taken (the dodge was one of them): a third action is refused, nothing stored ...
+    before = GameSession.objects.get(pk=session.pk).last_seq
+    with pytest.raises(ServiceError) as third:
+        make_roll(seat_id=ana.pk, request={"dice": 6}, character=sera.pk)
+    assert (third.value.code, third.value.field) == ("conflict", "defense")
+    assert GameSession.objects.get(pk=session.pk).last_seq == before
+    # ... but a defense is allowed, at the penalty of one action more, then one more again.
+    for actions in (3, 4):
+        extra = make_roll(
+            seat_id=ana.pk, request={"dice": 12}, character=sera.pk, options={"defense": True}
+        )
+        assert extra.data["request"]["actions"] == actions
+    # A defense that would leave no base dice cannot be made, even with bonuses.
+    with pytest.raises(ServiceError) as none_left:
+        make_roll(
+            seat_id=ana.pk,
+            request={"dice": 12, "bonus": 3},
+            character=sera.pk,
+            options={"defense": True},
+        )
+    assert none_left.value.field == "request.actions"
+    # The next round starts over: no declaration, the roll's own actions.
+    send(gm_at, "round.new")
+    assert "declared" not in table_state(session)
+    free = make_roll(seat_id=ana.pk, request={"dice": 6, "actions": 1}, character=sera.pk)
+    assert free.data["request"]["actions"] == 1
+
+
+def test_a_player_declares_only_for_their_own_character_and_the_gm_for_any(gm):
+    session, (sera, dorrik), (ana, _), gm_at = setup_table(
+        gm, "d6-chance", {"Sera": {}, "Dorrik": {}}
+    )
+    send(gm_at, "round.new")
+    assert code(lambda: send(ana, "actions.declare", character=dorrik.pk, actions=2)) == (
+        "forbidden"
+    )
+    send(gm_at, "actions.declare", character=dorrik.pk, actions=3)
+    assert table_state(session)["declared"] == {str(dorrik.pk): 3}
+
+
+def test_an_action_taken_by_a_hidden_roll_counts_for_whoever_sees_it(gm):
+    session, (sera,), (ana,), gm_at = setup_table(gm, "d6-chance", {"Sera": {}})
+    send(gm_at, "round.new")
+    send(gm_at, "actions.declare", character=sera.pk, actions=1)
+    secret = make_roll(seat_id=gm_at.pk, request={"dice": 4}, character=sera.pk, visibility="gm")
+    staged = Event.objects.get(session=session, seq=secret.seq - 1)
+    assert staged.data["action"] == "staged" and staged.visibility == "gm"
+    # Ana does not see the GM's roll: her action is her first (refusing it would tell).
+    assert (
+        make_roll(seat_id=ana.pk, request={"dice": 4}, character=sera.pk).data["request"]["actions"]
+        == 1
+    )
+    # The GM saw both: only a defense now.
+    assert (
+        code(lambda: make_roll(seat_id=gm_at.pk, request={"dice": 4}, character=sera.pk))
         == "conflict"
     )

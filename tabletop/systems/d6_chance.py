@@ -215,6 +215,7 @@ def _new_round(session: GameSession, state: dict[str, Any], *, seq: int) -> Begu
     state.pop("declared", None)
     return Begun()
 
+
 USES = {"survive": ResourceUse("character_points")}
 
 commands = (

@@ -625,9 +625,7 @@ def test_every_roll_of_a_round_takes_the_penalty_of_the_declared_actions(gm):
 
 
 def test_a_player_declares_only_for_their_own_character_and_the_gm_for_any(gm):
-    session, (_, dorrik), (ana, _), gm_at = setup_table(
-        gm, "d6-chance", {"Sera": {}, "Dorrik": {}}
-    )
+    session, (_, dorrik), (ana, _), gm_at = setup_table(gm, "d6-chance", {"Sera": {}, "Dorrik": {}})
     send(gm_at, "round.new")
     assert code(lambda: send(ana, "actions.declare", character=dorrik.pk, actions=2)) == (
         "forbidden"

@@ -80,9 +80,9 @@ class RollAndKeepTable(TableSystem):
         return request
 
     def settle(self, ctx: RollContext, roll: Event) -> None:
+        self._progress(ctx, roll)
         if "botch" in (roll.data.get("flags") or ()) and ctx.character is not None:
             _mark_botch(ctx, roll)
-        self._progress(ctx, roll)
 
     def _progress(self, ctx: RollContext, roll: Event) -> None:
         """A roll toward an extended action adds its successes to the running sum; one that

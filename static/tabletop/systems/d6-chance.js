@@ -40,6 +40,8 @@ export function room(t) {
   t.check("long_action", "A long action (a character point lasts this roll only)");
   t.check("defense", "A dodge or other defense (beyond the declared actions, only these)");
   const book = actionBook();
+  const actionsNote = h("span", {class: "cost", "aria-live": "polite"});
+  document.getElementById("f-d6-chance-actions")?.closest(".field")?.append(actionsNote);
   // A point spent this round: the character's rolls are doubled until the GM's next round.
   // The round each of your characters' points lasts, read off its spend (as hidden as the roll
   // that paid it). Outside rounds, or for a long action, a point lasts the one roll it is spent on.
@@ -70,6 +72,9 @@ export function room(t) {
       }, JSON.stringify([t.table.round, t.table.declared, t.mine.map((c) => [active(c), book.taken(c, t.table.round)])]));
     },
     panel(c) {
+      // The declaration, not the field, sets a declared character's penalty this round.
+      const said = c == null ? null : declaredText(t.table, book, c);
+      actionsNote.textContent = said ? `${t.name(c)}: ${said}; the declaration sets this roll's penalty` : "";
       if (!cp) return;
       if (active(c)) {
         note.textContent = `${t.name(c)}'s point is spent: doubled for the rest of the round`;

@@ -312,6 +312,11 @@ class RoomPoolsTests(BrowserTestCase):
         roll = Event.objects.get(session=session, kind="roll")
         self.assertEqual(roll.data["request"]["actions"], 2)
         self.shot(ana, "room-d6-declared-actions")
+        # The GM's dashboard lists the round's declarations with the actions taken.
+        boss = self.open_page()
+        self.log_in_gm(boss, f"/gm/{session.pk}/")
+        self.wait_text(boss, "#declared li", f"Sera 2 actions declared ({MINUS}3D each), 1 taken")
+        self.shot(boss, "dashboard-d6-declared-actions")
 
     def test_zoria_insight_asked_granted_and_spent(self):
         _, _, session = self.make_table("zoria", characters={"Kael": {"level": 7}})

@@ -101,7 +101,7 @@ export async function dashboard(ctx) {
     apply(event) { book.event(event); },
     draw() {
       rounds();
-      const table = ctx.state.table;
+      const table = ctx.state.table || {};
       const rows = Object.keys(table.declared || {}).map(Number)
         .map((c) => [ctx.characterName(c), declaredText(table, book, c)]);
       fill(list, JSON.stringify(rows), rows.length ? rows.map(([who, said]) => li(h("strong", null, who), ` ${said}`))

@@ -149,11 +149,12 @@ export class Pools {
 }
 
 /** Each of your characters with the resources ``names`` ({name: label}) and what ``extra(c,
- * amounts)`` adds to its row (a button); drawn into ``list``. */
-export function drawResources(t, list, names, extra = () => null) {
+ * amounts)`` adds to its row (a button); drawn into ``list``. ``also``: what else the rows
+ * show (the table's state they read), so they are drawn again when it changes. */
+export function drawResources(t, list, names, extra = () => null, also = "") {
   const pairs = Object.entries(names);
   const rows = t.mine.map((c) => [c, pairs.map(([n]) => t.amount(c, n))]);
-  fill(list, JSON.stringify(rows), rows.length ? rows.map(([c, amounts]) => li(h("strong", null, t.name(c)),
+  fill(list, JSON.stringify(rows) + also, rows.length ? rows.map(([c, amounts]) => li(h("strong", null, t.name(c)),
     pairs.map(([, label], i) => h("span", {class: "amt"}, `${label} `, h("b", null, amounts[i]))), extra(c, amounts)))
     : none("No character of yours at this table."));
 }

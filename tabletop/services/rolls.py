@@ -134,6 +134,7 @@ def make_roll(
         character=who,
         options=_options(table, options or {}, visibility),
         visibility=visibility,
+        label=label,
     )
     drawn: list[tuple[int, int]] = []
     with change():

@@ -4,6 +4,7 @@ table actions that cost Luck, Instant Karma or a character point)."""
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
@@ -32,6 +33,26 @@ SEQ = Field("roll", "int", label="Roll (its seq)", required=True, **ID)
 CHARACTER = Field("character", "int", label="Character", required=True, **ID)
 CLIENT_SEED = Field("client_seed", "text", label="Client seed", default="", max_length=200)
 NOTE = Field("note", "text", label="Note", default="", max_length=200)
+
+
+def folded(text: str) -> str:
+    """Words as the table compares them: case, spacing and punctuation folded ("The Seal." and
+    " the  seal" are one subject; "Climb the wall!" and "climb the wall" one action)."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    kept = "".join(" " if unicodedata.category(ch)[0] in "PSZC" else ch for ch in text)
+    return " ".join(kept.split())
+
+
+def seen_by(seat: Seat, event: Event) -> bool:
+    """Whether ``seat`` sees what ``event`` (a change about a roll, as hidden as the roll)
+    says: it may see the event, or the roll it is about has been revealed since."""
+    viewer = Viewer(seat_id=seat.pk, is_gm=seat.is_gm)
+    owner = event.owner_id if event.owner_id is not None else event.actor_id
+    if can_see(visibility=event.visibility, actor_seat_id=owner, viewer=viewer):
+        return True
+    return Event.objects.filter(
+        session_id=event.session_id, kind="roll.reveal", data__seq=event.data.get("roll")
+    ).exists()
 
 
 def seat_of(seat_id: int) -> Seat:

@@ -1,6 +1,8 @@
 """Sunrider D6 at the table: rounds the GM starts, a character point that doubles the base dice
 of every roll of its character for the rest of the round (paid once; one roll for a long action
-or outside rounds), and a character point spent to survive."""
+or outside rounds), a character point spent to survive, and the actions a character declares
+for a round: every roll of the round takes the declaration's penalty, and a defense beyond the
+declared actions takes the next one."""
 
 from __future__ import annotations
 
@@ -8,14 +10,25 @@ from typing import Any
 
 from rules.engines.schema import Field
 
-from ..models import Event
-from ..services.pools import resource_names
+from ..models import Event, GameSession
+from ..protocol.commands import Command
+from ..services.errors import ServiceError, conflict
+from ..services.events import change
+from ..services.pools import character_for, resource_names
 from .base import (
+    CHARACTER,
+    Begun,
     ResourceUse,
     begin_command,
+    live_seq,
     need_character,
     resource_award_command,
     resource_spend_command,
+    roll_change,
+    save_table_state,
+    seat_change,
+    seat_of,
+    seen_by,
     spend_for_roll,
 )
 from .registry import RollContext, TableSystem
@@ -28,6 +41,13 @@ class D6ChanceTable(TableSystem):
             "long_action",
             "bool",
             label="A long action (a character point lasts this roll only)",
+            default=False,
+        ),
+        Field(
+            "defense",
+            "bool",
+            label="A dodge or other defense",
+            help="Beyond the actions declared this round, only a defense may be rolled.",
             default=False,
         ),
     )
@@ -51,6 +71,9 @@ class D6ChanceTable(TableSystem):
     )
 
     def prepare(self, ctx: RollContext, request: dict[str, Any]) -> dict[str, Any]:
+        return self._character_point(ctx, _staged(ctx, request))
+
+    def _character_point(self, ctx: RollContext, request: dict[str, Any]) -> dict[str, Any]:
         """A character point lasts the round: the first roll that asks for one pays it, and
         every roll of that character until the GM starts the next round has its base dice
         doubled. For a long action, or outside rounds (the GM has started none), it lasts that
@@ -90,12 +113,126 @@ def _point_lasts(ctx: RollContext, round_: int) -> bool:
     ).exists()
 
 
+def _declared(state: dict[str, Any], character_id: int) -> int:
+    """The actions a character declared for the round under way (0: none)."""
+    return int((state.get("declared") or {}).get(str(character_id)) or 0)
+
+
+def _staged(ctx: RollContext, request: dict[str, Any]) -> dict[str, Any]:
+    """A character who declared actions this round rolls each of them with the declaration's
+    penalty (``actions``, whatever the roll asked); a dodge or other defense counts as one of
+    them. Once all are taken, only a defense may be rolled, with the penalty of one action
+    more than those taken. Which action a roll is goes on its own event, as hidden as the roll;
+    a hidden roll's action counts for whoever sees it until it is revealed."""
+    state = ctx.session.table_state or {}
+    round_ = int(state.get("round") or 0)
+    if ctx.character is None or not round_:
+        return request
+    declared = _declared(state, ctx.character.pk)
+    if not declared:
+        return request
+    who = ctx.character
+    taken = sum(
+        1
+        for event in Event.objects.filter(
+            session_id=ctx.session.pk,
+            kind="pool",
+            data__action="staged",
+            data__character__id=who.pk,
+            data__round=round_,
+        )
+        if seen_by(ctx.seat, event)
+    )
+    defense = bool(ctx.options.get("defense"))
+    if taken >= declared and not defense:
+        raise ServiceError(
+            "conflict",
+            f"{who.name} declared {declared} action{'s' * (declared > 1)} this round and has "
+            "taken them: only a dodge or other defense may be rolled now",
+            field="defense",
+        )
+    actions = max(declared, taken + 1)
+    penalty = f"-{3 * (actions - 1)}D" if actions > 1 else "no penalty"
+    extra = " (a defense beyond the declared actions)" if taken >= declared else ""
+    kind = "defense" if defense else "action"
+    roll_change(
+        ctx,
+        data={
+            "action": "staged",
+            "character": {"id": who.pk, "name": who.name},
+            "round": round_,
+            "taken": taken + 1,
+            "declared": declared,
+            "actions": actions,
+            "defense": defense,
+            "text": f"{who.name}'s {kind} {taken + 1} of {declared} declared{extra}: {penalty}",
+        },
+    )
+    return {**request, "actions": actions}
+
+
 table = D6ChanceTable()
+
+
+def declare_actions(*, seat_id: int, character: int, actions: int) -> Event:
+    """A character declares the actions it will take this round (its player, or the GM); the
+    penalty of every roll of the round is taken from it. Once declared, it stands until the
+    GM starts the next round."""
+    seat = seat_of(seat_id)
+    with change():
+        seq = live_seq(session_id=seat.session_id)
+        who = character_for(seat=seat, character_id=character)
+        session = GameSession.objects.get(pk=seat.session_id)
+        state = dict(session.table_state or {})
+        round_ = int(state.get("round") or 0)
+        if not round_:
+            raise conflict("actions are declared for a round: the GM has not started one")
+        if _declared(state, who.pk):
+            raise conflict(
+                f"{who.name} declared {_declared(state, who.pk)} actions for round {round_}: "
+                "the declaration stands until the next round"
+            )
+        state["declared"] = {**(state.get("declared") or {}), str(who.pk): actions}
+        save_table_state(session, state)
+        penalty = f": -{3 * (actions - 1)}D on every roll" if actions > 1 else ""
+        return seat_change(
+            seat,
+            seq,
+            data={
+                "action": "declare",
+                "character": {"id": who.pk, "name": who.name},
+                "actions": actions,
+                "round": round_,
+                "table": state,
+                "text": f"{who.name} declares {actions} action{'s' * (actions > 1)} "
+                f"for round {round_}{penalty}",
+            },
+        )
+
+
+def _new_round(session: GameSession, state: dict[str, Any], *, seq: int) -> Begun:
+    """Last round's declarations are over: each character declares again."""
+    state.pop("declared", None)
+    return Begun()
+
 
 USES = {"survive": ResourceUse("character_points")}
 
 commands = (
-    begin_command("round", None, "a new round: last round's character points are used up"),
+    begin_command(
+        "round",
+        _new_round,
+        "a new round: last round's character points are used up, actions are declared again",
+    ),
+    Command(
+        "actions.declare",
+        (
+            CHARACTER,
+            Field("actions", "int", label="Actions this round", required=True, min=1, max=100),
+        ),
+        declare_actions,
+        "declare a character's actions for the round (every roll of it takes their penalty)",
+    ),
     resource_spend_command(USES),
     resource_award_command(tuple(resource_names(table.id))),
 )

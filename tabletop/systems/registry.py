@@ -33,6 +33,7 @@ class RollContext:
     character: Character | None
     options: dict[str, Any] = field(default_factory=dict)
     visibility: str = "public"
+    label: str = ""  # what the roll is for ("Climb the wall"), as the player wrote it
 
 
 class TableSystem:

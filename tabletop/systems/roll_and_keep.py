@@ -1,8 +1,11 @@
 """Mana roll-and-keep at the table: extended actions, a GM-set number of successes that rolls
 add up toward until it is reached or the GM closes it (and, when the GM sets it, a number each
-round of rolling must reach to count)."""
+round of rolling must reach to count); and botched actions, which their character cannot
+repeat."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from django.db.models import F
 
@@ -12,9 +15,9 @@ from ..models import Event
 from ..models.pools import ExtendedAction
 from ..protocol.commands import ID, Command
 from ..selectors.pools import extended_summary
-from ..services.errors import conflict, invalid
+from ..services.errors import ServiceError, conflict, invalid
 from ..services.events import change
-from .base import gm_session, roll_change, seat_change, seat_of
+from .base import folded, gm_session, roll_change, seat_change, seat_of, seen_by
 from .registry import RollContext, TableSystem
 
 EXTENDED = Field("extended", "int", label="Extended action", nullable=True, default=None, **ID)
@@ -59,7 +62,29 @@ class RollAndKeepTable(TableSystem):
         },
     )
 
+    def prepare(self, ctx: RollContext, request: dict[str, Any]) -> dict[str, Any]:
+        """A botched action cannot be repeated: a roll of the same character for the same
+        action (its "what for", compared with case, spacing and punctuation folded) is refused.
+        A botch on a hidden roll binds the rolls of whoever sees it, until it is revealed."""
+        what = folded(ctx.label)
+        if ctx.character is None or not what:
+            return request
+        for mark in botches_of(ctx.session.pk, ctx.character.pk, what):
+            if seen_by(ctx.seat, mark):
+                raise ServiceError(
+                    "conflict",
+                    f"{ctx.character.name} botched {mark.data['what']!r} (roll "
+                    f"#{mark.data['roll']}): that action cannot be repeated",
+                    field="label",
+                )
+        return request
+
     def settle(self, ctx: RollContext, roll: Event) -> None:
+        self._progress(ctx, roll)
+        if "botch" in (roll.data.get("flags") or ()) and ctx.character is not None:
+            _mark_botch(ctx, roll)
+
+    def _progress(self, ctx: RollContext, roll: Event) -> None:
         """A roll toward an extended action adds its successes to the running sum; one that
         falls short of the successes the GM asks of each round of rolling adds nothing."""
         action_id = ctx.options.get("extended")
@@ -92,6 +117,40 @@ class RollAndKeepTable(TableSystem):
                 + (" — complete!" if completed else ""),
             },
         )
+
+
+def botches_of(session_id: int, character_id: int, what: str) -> list[Event]:
+    """The marks of a character's botched action (``what`` folded) in this session."""
+    return list(
+        Event.objects.filter(
+            session_id=session_id,
+            kind="pool",
+            data__action="botch",
+            data__character__id=character_id,
+            data__folded=what,
+        ).order_by("seq")
+    )
+
+
+def _mark_botch(ctx: RollContext, roll: Event) -> None:
+    """A botched roll marks its action as one its character cannot repeat (as hidden as the
+    roll). A roll with no "what for" names no action: its botch is marked, matching none."""
+    who = ctx.character
+    assert who is not None
+    what = str(roll.data.get("label") or "")
+    roll_change(
+        ctx,
+        data={
+            "action": "botch",
+            "roll": roll.seq,
+            "character": {"id": who.pk, "name": who.name},
+            "what": what,
+            "folded": folded(what),
+            "text": f"{who.name} botches {what!r}: that action cannot be repeated"
+            if what
+            else f"{who.name} botches (roll #{roll.seq} names no action to bar)",
+        },
+    )
 
 
 table = RollAndKeepTable()

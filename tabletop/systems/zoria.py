@@ -1,12 +1,14 @@
 """Zoria at the table: per-session pools of action dice dealt
 by level, the GM's pool growing to match, every action die on a check paid from the roller's
 pool, dice used on open checks, spend effects (re-rolls, botches, criticals, insight), awards,
-refunds and the lucky break; open checks close and pools expire when the session ends."""
+refunds and the lucky break; a player's inspiration check waits for the GM's consent; the
+initiative phase sets initiative rolls; open checks close and pools expire when the session
+ends."""
 
 from __future__ import annotations
 
-import unicodedata
 from collections import Counter
+from functools import partial
 from typing import Any
 
 from django.db.models import F, Max, Q
@@ -34,8 +36,11 @@ from .base import (
     CLIENT_SEED,
     NOTE,
     SEQ,
+    folded,
+    gm_session,
     live_seq,
     roll_change,
+    save_table_state,
     seat_change,
     seat_of,
 )
@@ -44,6 +49,11 @@ from .registry import RollContext, TableSystem
 SPEND_EFFECTS = ("reroll", "reroll-botch", "activate-botch", "activate-critical", "insight")
 BOTCHES = {"botch-threat", "special-botch-threat"}
 POOL_KINDS = (PoolKind.SESSION_DICE, PoolKind.BONUS_DICE)
+# How a check the initiative phase closed reads: its initiative phase number is set.
+INITIATIVE_SET = "initiative phase number set"
+# Inspiration checks one player may have asked for and not yet spent (asked or granted): the
+# table's state carries them to every screen, so one seat cannot make it grow without end.
+INSIGHT_ASKS_PER_SEAT = 8
 
 
 def _touch(seat: Seat) -> None:
@@ -209,6 +219,8 @@ def _any_roll(seat: Seat, seq: int) -> OpenRoll:
 def _open_roll(seat: Seat, seq: int) -> OpenRoll:
     """A check the seat can see that is still open (dice may be used and spent on it)."""
     roll = _any_roll(seat, seq)
+    if not roll.is_open and roll.declared == INITIATIVE_SET:
+        raise conflict(f"roll #{seq} set an initiative phase number: once set it cannot be altered")
     if not roll.is_open:
         raise conflict(f"roll #{seq} is closed: its result is declared")
     return roll
@@ -238,11 +250,33 @@ def _carried(ctx: RollContext, reroll_of: int | None) -> int:
 
 
 def _subject(text: str) -> str:
-    """An insight subject as compared: case, spacing and punctuation folded ("The Seal." and
-    " the  seal" are one subject)."""
-    text = unicodedata.normalize("NFKC", text).casefold()
-    kept = "".join(" " if unicodedata.category(ch)[0] in "PSZC" else ch for ch in text)
-    return " ".join(kept.split())
+    """An insight subject as compared (case, spacing and punctuation folded)."""
+    return folded(text)
+
+
+def _initiative_phase(session: GameSession) -> bool:
+    return bool((session.table_state or {}).get("initiative"))
+
+
+def _asks(state: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(state.get("insight_asks") or [])
+
+
+def _use_grant(seat: Seat, about: str) -> dict[str, Any]:
+    """A player spends on insight only once the GM has agreed to the inspiration check on that
+    subject; the spend uses the grant up. The table's new state, for the spend to carry."""
+    session = GameSession.objects.get(pk=seat.session_id)
+    state = dict(session.table_state or {})
+    mine = [a for a in _asks(state) if a["seat"] == seat.pk and _subject(a["subject"]) == about]
+    granted = next((a for a in mine if a["granted"]), None)
+    if granted is None:
+        waiting = " (your request is waiting for the GM)" if mine else ""
+        raise conflict(
+            "the GM agrees to an inspiration check before dice are spent on it: ask first" + waiting
+        )
+    state["insight_asks"] = [a for a in _asks(state) if a["ask"] != granted["ask"]]
+    save_table_state(session, state)
+    return state
 
 
 def _dark_agenda(ctx: RollContext) -> bool:
@@ -282,6 +316,13 @@ class ZoriaTable(TableSystem):
             default=None,
             max_length=200,
         ),
+        Field(
+            "initiative",
+            "bool",
+            label="Initiative roll",
+            help="Augmented only as it is made, before the initiative phase: then it is set.",
+            default=False,
+        ),
     )
     demo_characters = (
         {
@@ -320,6 +361,12 @@ class ZoriaTable(TableSystem):
         wanted = Counter(int(die[1:]) for die in request.get("action_dice") or [])
         if not wanted:
             return request
+        if ctx.options.get("initiative") and _initiative_phase(ctx.session):
+            raise invalid(
+                "the initiative phase has begun: an initiative roll made now is set as it "
+                "falls, with no action dice",
+                field="request.action_dice",
+            )
         if ctx.options.get("stat_roll"):
             raise invalid(
                 "action dice never augment statistics or ability increases",
@@ -366,6 +413,10 @@ class ZoriaTable(TableSystem):
             return
         if ctx.options.get("insight") is not None:
             result["insight"] = ctx.options["insight"]
+        set_now = False
+        if ctx.options.get("initiative"):
+            result["initiative"] = True
+            set_now = _initiative_phase(ctx.session)
         # The open check ``settle`` registers, as every screen will hold it (its seq is the
         # roll's): the roll event itself says that the check is open. A re-roll replaces the
         # roll, not the dice already paid and rolled onto it: they carry over.
@@ -380,8 +431,8 @@ class ZoriaTable(TableSystem):
             "flags": result.get("flags", []),
             "botch_dice": 0,
             "critical_dice": 0,
-            "open": True,
-            "declared": "",
+            "open": not set_now,
+            "declared": INITIATIVE_SET if set_now else "",
         }
         if "special-botch-threat" in check["flags"] and not _fails_by_5(
             check["total"], check["dc"]
@@ -405,6 +456,8 @@ class ZoriaTable(TableSystem):
             dc=check["dc"],
             visibility=roll.visibility,
             insight_subject=_subject(ctx.options.get("insight") or ""),
+            is_open=check["open"],
+            declared=check["declared"],
         )
 
     def seat_joined(self, seat: Seat) -> None:
@@ -501,11 +554,14 @@ def spend_dice(
         seq = live_seq(session_id=seat.session_id)
         check = _open_roll(seat, roll) if effect != "insight" else None
         about = ""
+        table_now: dict[str, Any] | None = None
         if check is not None:
             _check_effect(seat, effect, check)
         else:
             about = _subject(subject if subject is not None else note)
             _check_insight(seat, about)
+            if not seat.is_gm:
+                table_now = _use_grant(seat, about)
         stack = _pick_stack(seat, pool, character_id=check.character_id if check else None)
         _take(stack, count)
         _touch(seat)
@@ -543,6 +599,7 @@ def spend_dice(
                 "note": note,
                 "open_roll": open_roll_summary(check) if check else None,
                 "pools": pools_changed([stack.pk]),
+                **({"table": table_now} if table_now is not None else {}),
                 "text": text,
             },
         )
@@ -612,7 +669,11 @@ def _reroll(*, seat: Seat, check: OpenRoll) -> Event:
     dice paid for the first roll are not rolled again (a re-roll adds no unpaid dice): what
     they and the dice used on it added carries over to the new check."""
     original = Event.objects.get(session_id=seat.session_id, seq=check.seq)
-    options = {"insight": original.data["insight"]} if original.data.get("insight") else {}
+    options: dict[str, Any] = (
+        {"insight": original.data["insight"]} if original.data.get("insight") else {}
+    )
+    if original.data.get("initiative"):
+        options["initiative"] = True
     return make_roll(
         seat_id=check.seat_id,
         request={**original.data["request"], "action_dice": []},
@@ -853,6 +914,130 @@ def lucky_break(*, seat_id: int) -> Event:
         )
 
 
+def ask_insight(*, seat_id: int, subject: str) -> Event:
+    """A player asks the GM to make an inspiration check on a subject; the GM grants or
+    refuses it (``answer_insight``), and only a granted one can be spent on."""
+    seat = seat_of(seat_id)
+    if seat.is_gm:
+        raise forbidden("the GM spends on insight without asking anyone")
+    about = _subject(subject)
+    if not about:
+        raise invalid("name what you want to learn", field="subject")
+    with change():
+        seq = live_seq(session_id=seat.session_id)
+        _check_insight(seat, about)
+        session = GameSession.objects.get(pk=seat.session_id)
+        state = dict(session.table_state or {})
+        mine = [a for a in _asks(state) if a["seat"] == seat.pk]
+        if any(_subject(a["subject"]) == about for a in mine):
+            raise conflict("you have asked about that subject already: the GM has it")
+        if len(mine) >= INSIGHT_ASKS_PER_SEAT:
+            raise conflict(
+                f"you have {len(mine)} inspiration checks asked for and not spent: spend one, "
+                "or wait for the GM's answers"
+            )
+        ask = {"ask": seq, "seat": seat.pk, "name": seat.name, "subject": subject.strip(),
+               "granted": False}  # fmt: skip
+        state["insight_asks"] = [*_asks(state), ask]
+        save_table_state(session, state)
+        return seat_change(
+            seat,
+            seq,
+            data={
+                "action": "insight-ask",
+                "seat": seat.pk,
+                "subject": ask["subject"],
+                "table": state,
+                "text": f"{seat.name} asks the GM for an inspiration check: {ask['subject']}",
+            },
+        )
+
+
+def answer_insight(*, seat_id: int, ask: int, grant: bool) -> Event:
+    """The GM agrees to an inspiration check (the player may now spend on it) or refuses it."""
+    gm = _gm(seat_id, "answers a request for an inspiration check")
+    with change():
+        session, seq = gm_session(gm)
+        state = dict(session.table_state or {})
+        asked = next((a for a in _asks(state) if a["ask"] == ask), None)
+        if asked is None:
+            raise not_found(f"no request #{ask} for an inspiration check is waiting")
+        if asked["granted"]:
+            raise conflict(f"request #{ask} is granted already: it waits for its spend")
+        if grant:
+            state["insight_asks"] = [
+                {**a, "granted": True} if a["ask"] == ask else a for a in _asks(state)
+            ]
+        else:
+            state["insight_asks"] = [a for a in _asks(state) if a["ask"] != ask]
+        save_table_state(session, state)
+        verdict = "agrees to" if grant else "refuses"
+        return seat_change(
+            gm,
+            seq,
+            data={
+                "action": "insight-answer",
+                "ask": ask,
+                "seat": asked["seat"],
+                "granted": grant,
+                "table": state,
+                "text": f"GM {verdict} {asked['name']}'s inspiration check: {asked['subject']}",
+            },
+        )
+
+
+def initiative_phase(*, seat_id: int, on: bool) -> Event:
+    """The GM begins (or ends) the initiative phase. Beginning it sets every initiative roll
+    still open: its phase number can no longer be altered (no die used on it, no re-roll);
+    an initiative roll made during the phase is set as it falls."""
+    gm = _gm(seat_id, "runs the initiative phase")
+    with change():
+        session, seq = gm_session(gm)
+        state = dict(session.table_state or {})
+        if bool(state.get("initiative")) == on:
+            raise conflict(f"the initiative phase has {'begun' if on else 'not begun'} already")
+        state["initiative"] = on
+        save_table_state(session, state)
+        still_open = list(
+            OpenRoll.objects.select_related("seat").filter(session=session, is_open=True)
+        )
+        initiative_seqs = set(
+            Event.objects.filter(session=session, kind="roll", seq__in=[c.seq for c in still_open])
+            .filter(data__initiative=True)
+            .values_list("seq", flat=True)
+        )
+        event = seat_change(
+            gm,
+            seq,
+            data={
+                "action": "initiative",
+                "phase": on,
+                "table": state,
+                "text": "The initiative phase begins: initiative rolls are set"
+                if on
+                else "The initiative phase ends",
+            },
+        )
+        for check in sorted(
+            (c for c in still_open if c.seq in initiative_seqs), key=lambda c: c.seq
+        ):
+            OpenRoll.objects.filter(pk=check.pk).update(is_open=False, declared=INITIATIVE_SET)
+            check.is_open, check.declared = False, INITIATIVE_SET
+            record_event(
+                session_id=session.pk,
+                kind="roll.close",
+                actor=gm,
+                **_hidden_as(check),
+                data={
+                    "roll": check.seq,
+                    "result": INITIATIVE_SET,
+                    "open_roll": open_roll_summary(check),
+                    "text": f"Roll #{check.seq} sets an initiative phase number: {check.total}",
+                },
+            )
+        return event
+
+
 POOL = Field("pool", "int", label="Pool (stack id)", nullable=True, default=None, **ID)
 COUNT = Field("count", "int", label="Dice", default=1, min=1, max=100)
 AWARD_COUNT = Field("count", "int", label="Dice", default=1, min=1, max=20)
@@ -900,6 +1085,36 @@ commands = (
         gm_only=True,
     ),
     Command("pool.lucky-break", (), lucky_break, "give up your whole untouched pool"),
+    Command(
+        "insight.ask",
+        (Field("subject", "text", label="What you want to learn", required=True, max_length=200),),
+        ask_insight,
+        "ask the GM to make an inspiration check (the GM agrees before dice are spent on it)",
+    ),
+    Command(
+        "insight.answer",
+        (
+            Field("ask", "int", label="Request (its seq)", required=True, **ID),
+            Field("grant", "bool", label="Agree", required=True),
+        ),
+        answer_insight,
+        "agree to (or refuse) a player's inspiration check",
+        gm_only=True,
+    ),
+    Command(
+        "initiative.begin",
+        (),
+        partial(initiative_phase, on=True),
+        "begin the initiative phase: initiative rolls are set and can no longer be altered",
+        gm_only=True,
+    ),
+    Command(
+        "initiative.end",
+        (),
+        partial(initiative_phase, on=False),
+        "end the initiative phase (the next initiative rolls may be augmented as they are made)",
+        gm_only=True,
+    ),
     Command(
         "roll.close",
         (SEQ, Field("result", "text", label="Result", default="", max_length=200)),

@@ -20,6 +20,8 @@ from tests.browser.conftest import PHONE, BrowserTestCase
 pytestmark = pytest.mark.browser
 
 TIMES = "\u00d7"  # the multiplication sign in "4 (times) d6"
+MINUS = "\u2212"  # the minus sign in "(minus) 3D"
+CARD_ROWS = "#table-card .resrows li"
 
 
 class RoomPoolsTests(BrowserTestCase):
@@ -104,9 +106,16 @@ class RoomPoolsTests(BrowserTestCase):
 
         # A spend the server refuses shows its reason next to the control.
         roll.get_by_label(f"Spend dice on roll #{seq}").select_option("reroll")
+        # Insight: Ana asks, the GM agrees on the dashboard, then she spends on it.
         card.locator("#insight-count").fill("9")
         card.locator("#insight-note").fill("who forged the seal?")
-        card.get_by_role("button", name="Spend for insight").click()
+        card.get_by_role("button", name="Ask the GM").click()
+        self.wait_text(ana, "#table-card li", "waiting for the GM")
+        boss.get_by_role(
+            "button", name="Agree to Ana's inspiration check on who forged the seal?"
+        ).click()
+        self.wait_text(boss, "#insight-asks li", "granted: waits for the spend")
+        card.get_by_role("button", name="Spend dice on it").click()
         self.wait_text(ana, "#table-card .error", "left in that pool")
 
         # The GM declares the roll on the dashboard; Ana sees it declared, nothing more to use.
@@ -282,3 +291,46 @@ class RoomPoolsTests(BrowserTestCase):
         total = Event.objects.get(session=session, kind="roll").data["total"]
         self.assertIn(f"+{total // 2} against everyone else", ana.inner_text("#table-card"))
         self.shot(ana, "room-action-dice-desktop")
+
+    def test_d6_actions_declared_for_the_round_and_taken(self):
+        _, _, session = self.make_table("d6-chance", characters={"Sera": {"character_points": 1}})
+        ana = self.open_page()
+        self.sit_down(ana, session, "Ana", character="Sera")
+        declare = ana.get_by_role("button", name="Declare Sera's actions this round")
+        self.assertEqual(declare.count(), 0, "no round yet: nothing to declare")
+        self.send_as_gm(session, {"type": "round.new"})
+        declare.wait_for()
+        ana.get_by_label("Actions Sera takes this round").fill("2")
+        declare.click()
+        self.wait_text(ana, CARD_ROWS, f"2 actions declared ({MINUS}3D each), 0 taken")
+        self.wait_text(ana, ".field .cost", "the declaration sets this roll's penalty")
+        ana.fill("#f-d6-chance-dice", "5")
+        ana.check("#roll-defense")
+        ana.click(".roll-button")
+        ana.wait_for_selector("#last-roll .die")
+        self.wait_text(ana, CARD_ROWS, f"2 actions declared ({MINUS}3D each), 1 taken")
+        roll = Event.objects.get(session=session, kind="roll")
+        self.assertEqual(roll.data["request"]["actions"], 2)
+        self.shot(ana, "room-d6-declared-actions")
+        # The GM's dashboard lists the round's declarations with the actions taken.
+        boss = self.open_page()
+        self.log_in_gm(boss, f"/gm/{session.pk}/")
+        self.wait_text(boss, "#declared li", f"Sera 2 actions declared ({MINUS}3D each), 1 taken")
+        self.shot(boss, "dashboard-d6-declared-actions")
+
+    def test_zoria_insight_asked_granted_and_spent(self):
+        _, _, session = self.make_table("zoria", characters={"Kael": {"level": 7}})
+        ana = self.open_page(viewport=PHONE)
+        self.sit_down(ana, session, "Ana", character="Kael")
+        ana.fill("#insight-note", "Who forged the seal")
+        ana.get_by_role("button", name="Ask the GM").click()
+        self.wait_text(ana, "#table-card li", "waiting for the GM")
+        ask = Event.objects.get(session=session, kind="pool", data__action="insight-ask")
+        self.send_as_gm(session, {"type": "insight.answer", "ask": ask.seq, "grant": True})
+        self.wait_text(ana, "#table-card li", "granted")
+        self.shot(ana, "room-zoria-phone-insight-granted")
+        ana.get_by_role("button", name="Spend dice on it").click()
+        self.wait_text(ana, "#table-card .stks .action-dice", f"3 {TIMES} d6")
+        self.assertEqual(ana.get_by_role("button", name="Spend dice on it").count(), 0)
+        self.send_as_gm(session, {"type": "initiative.begin"})
+        self.wait_text(ana, "#table-card p", "The initiative phase is under way")

@@ -21,3 +21,14 @@ def send(seat: Seat, kind: str, /, **fields: Any) -> Event | None:
         raise ServiceError(decoded.code, decoded.message, field=decoded.field)
     done = decoded.command.handler(seat_id=seat.pk, **decoded.values)
     return done if isinstance(done, Event) else None
+
+
+def granted(seat: Seat, *subjects: str) -> None:
+    """A Zoria player asks for an inspiration check on each subject and the GM agrees."""
+    from tabletop.services.seats import table_gm_seat
+    from tabletop.systems import zoria
+
+    gm = table_gm_seat(session=seat.session)
+    for subject in subjects:
+        ask = zoria.ask_insight(seat_id=seat.pk, subject=subject)
+        zoria.answer_insight(seat_id=gm.pk, ask=ask.seq, grant=True)

@@ -62,6 +62,14 @@ async def ask(comm, message):
             return reply
 
 
+async def granted(gm, player, subject, ref="g"):
+    """The player asks for an inspiration check on ``subject``; the GM agrees."""
+    asked = await ask(player, {"type": "insight.ask", "ref": f"{ref}q", "subject": subject})
+    assert asked["data"]["action"] == "insight-ask", asked
+    answer = {"type": "insight.answer", "ref": f"{ref}a", "ask": asked["seq"], "grant": True}
+    assert (await ask(gm, answer))["data"]["granted"] is True
+
+
 async def test_zoria_messages_from_roll_to_declare():
     t = await table("zoria", {"Kael": {"level": 7}, "Ysolde": {"level": 12}})
     gm, [(ana, hello_a), (bo, _)] = await seats(t)
@@ -82,6 +90,7 @@ async def test_zoria_messages_from_roll_to_declare():
     assert (await ask(bo, {"type": "pool.use", "ref": "x", "roll": roll["seq"]}))[
         "code"
     ] == "forbidden"
+    await granted(gm, ana, "The seal")
     spend = await ask(
         ana, {"type": "pool.spend", "ref": "s", "effect": "insight", "count": 1, "note": "the seal"}
     )
@@ -122,6 +131,8 @@ async def test_two_sockets_spend_the_last_die_at_once():
     )()
     token = t["tokens"][0]
     ana2, _ = await connect(t["code"], token=token)
+    await granted(gm, ana, "a", "ga")
+    await granted(gm, ana, "b", "gb")
     results = await asyncio.gather(
         ask(ana, {"type": "pool.spend", "ref": "one", "effect": "insight", "note": "a"}),
         ask(ana2, {"type": "pool.spend", "ref": "two", "effect": "insight", "note": "b"}),

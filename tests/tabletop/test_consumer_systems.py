@@ -10,7 +10,7 @@ from channels.db import database_sync_to_async
 from rules.engines import FairStream
 from tabletop.models import GameSession
 
-from .test_consumer_pools import ask, drain, seats, table
+from .test_consumer_pools import ask, drain, granted, seats, table
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
@@ -126,6 +126,7 @@ async def test_more_refusals_over_the_socket():
     assert (await ask(bo, {"type": "pool.lucky-break", "ref": "lb"}))["kind"] == "pool"
     award = {"type": "pool.award", "ref": "aw", "seat": bo_seat}
     assert (await ask(gm, award))["code"] == "conflict"
+    await granted(gm, ana, "the seal")
     insight = {"type": "roll", "ref": "i", "character": kael, "insight": "the seal"}
     failed = await ask(ana, {**insight, "request": {"check": "1d20", "dc": 99}})
     await ask(gm, {"type": "roll.close", "ref": "c", "roll": failed["seq"]})
@@ -208,6 +209,8 @@ async def test_zoria_dice_on_a_check_the_gm_rolled_for_ones_character_over_the_s
 
 async def test_zoria_a_failed_insight_roll_for_ones_character_blocks_over_the_socket():
     gm, ana, bo, _, kael, _, check = await zoria_table()
+    await granted(gm, ana, "The Seal", "ga")
+    await granted(gm, bo, "The Seal", "gb")
     insight = await check(gm, "i", 2, kael, request={"check": "1d20", "dc": 30}, insight="The Seal")
     await ask(gm, {"type": "roll.close", "ref": "c", "roll": insight["seq"]})
     again = {"type": "pool.spend", "ref": "s", "effect": "insight", "note": "the seal."}
@@ -408,4 +411,106 @@ async def test_roll_and_keep_a_round_of_rolling_short_of_its_minimum_adds_nothin
         progress = await ana.receive_json_from(timeout=5)
     assert progress["data"]["gained"] == 0 and progress["data"]["extended"]["progress"] == 0
     for comm in (gm, ana):
+        await comm.disconnect()
+
+
+@database_sync_to_async
+def seed_for_d10(code: str, value: int) -> str:
+    session = GameSession.objects.get(invite_code=code)
+    seq = session.last_seq + 1
+    server_seed = bytes(session.server_seed)
+    return next(
+        f"t{i}" for i in range(3000) if FairStream(server_seed, f"t{i}", seq).roll(10) == value
+    )
+
+
+async def test_roll_and_keep_a_botched_action_cannot_be_repeated_over_the_socket():
+    t = await table("roll-and-keep", {"Mirela": {}})
+    gm, [(ana, _)] = await seats(t)
+    roll = {"type": "roll", "character": t["chars"][0].pk, "label": "Climb the wall",
+            "request": {"roll": 1, "keep": 1, "difficulty": 11}}  # fmt: skip
+    seed = await seed_for_d10(t["code"], 1)
+    botched = await ask(ana, {**roll, "ref": "a", "client_seed": seed})
+    assert botched["data"]["flags"] == ["botch"]
+    again = await ask(ana, {**roll, "ref": "b", "label": "climb the wall."})
+    assert (again["code"], again["field"]) == ("conflict", "label")
+    assert (await ask(ana, {**roll, "ref": "c", "label": "Swim"}))["kind"] == "roll"
+    await ask(gm, {"type": "session.end", "ref": "end"})
+    assert (await ask(ana, {**roll, "ref": "d", "label": "Swim"}))["code"] == "conflict"
+    for comm in (gm, ana):
+        await comm.disconnect()
+
+
+async def test_d6_declared_actions_set_every_rolls_penalty_over_the_socket():
+    t = await table("d6-chance", {"Sera": {}})
+    gm, [(ana, _)] = await seats(t)
+    sera = t["chars"][0].pk
+    declare = {"type": "actions.declare", "character": sera, "actions": 2}
+    assert (await ask(ana, {**declare, "ref": "early"}))["code"] == "conflict"
+    await ask(gm, {"type": "round.new", "ref": "n"})
+    declared = await ask(ana, {**declare, "ref": "d"})
+    assert declared["data"]["table"]["declared"] == {str(sera): 2}
+    roll = {"type": "roll", "character": sera, "request": {"dice": 6}}
+    for ref, defense in (("a", False), ("b", True)):
+        done = await ask(ana, {**roll, "ref": ref, "defense": defense})
+        assert done["data"]["request"]["actions"] == 2
+    third = await ask(ana, {**roll, "ref": "c"})
+    assert (third["code"], third["field"]) == ("conflict", "defense")
+    short = await ask(ana, {**roll, "ref": "s", "defense": True})  # 6D - 6D: no base left
+    assert (short["code"], short["field"]) == ("invalid", "request.actions")
+    extra = await ask(ana, {**roll, "ref": "e", "defense": True, "request": {"dice": 7}})
+    assert extra["data"]["request"]["actions"] == 3
+    await ask(gm, {"type": "session.end", "ref": "end"})
+    await ask(gm, {"type": "round.new", "ref": "late"})
+    assert (await ask(ana, {**declare, "ref": "after"}))["code"] == "conflict"
+    for comm in (gm, ana):
+        await comm.disconnect()
+
+
+async def test_zoria_an_inspiration_check_waits_for_the_gms_consent_over_the_socket():
+    gm, ana, bo, _, _, _, _ = await zoria_table()
+    spend = {"type": "pool.spend", "effect": "insight", "note": "the seal"}
+    assert (await ask(ana, {**spend, "ref": "s0"}))["code"] == "conflict"
+    asked = await ask(ana, {"type": "insight.ask", "ref": "q", "subject": "The Seal"})
+    assert asked["data"]["table"]["insight_asks"][0]["granted"] is False
+    answer = {"type": "insight.answer", "ask": asked["seq"], "grant": True}
+    assert (await ask(bo, {**answer, "ref": "a0"}))["code"] == "forbidden"
+    assert (await ask(ana, {**spend, "ref": "s1"}))["code"] == "conflict"
+    granted = await ask(gm, {**answer, "ref": "a1"})
+    assert granted["data"]["table"]["insight_asks"][0]["granted"] is True
+    spent = await ask(ana, {**spend, "ref": "s2"})
+    assert spent["data"]["effect"] == "insight" and spent["data"]["table"]["insight_asks"] == []
+    assert (await ask(ana, {**spend, "ref": "s3"}))["code"] == "conflict"
+    waiting = await ask(bo, {"type": "insight.ask", "ref": "q2", "subject": "the vizier"})
+    await ask(gm, {"type": "session.end", "ref": "end"})
+    late = {**answer, "ask": waiting["seq"], "ref": "a2"}
+    assert (await ask(gm, late))["code"] == "conflict"
+    assert (await ask(bo, {"type": "insight.ask", "ref": "q3", "subject": "x"}))["code"] == (
+        "conflict"
+    )
+    for comm in (gm, ana, bo):
+        await comm.disconnect()
+
+
+async def test_zoria_the_initiative_phase_sets_initiative_rolls_over_the_socket():
+    gm, ana, bo, _, kael, ysolde, check = await zoria_table()
+    first = await check(ana, "i1", 10, kael, initiative=True)
+    assert first["data"]["initiative"] is True
+    assert (await ask(ana, {"type": "pool.use", "ref": "u1", "roll": first["seq"]}))[
+        "kind"
+    ] == "pool"
+    assert (await ask(ana, {"type": "initiative.begin", "ref": "p"}))["code"] == "forbidden"
+    began = await ask(gm, {"type": "initiative.begin", "ref": "b"})
+    assert began["data"]["table"]["initiative"] is True
+    closed = await ana.receive_json_from(timeout=5)
+    while closed.get("kind") != "roll.close":
+        closed = await ana.receive_json_from(timeout=5)
+    assert closed["data"]["roll"] == first["seq"] and closed["data"]["open_roll"]["open"] is False
+    refused = await ask(ana, {"type": "pool.use", "ref": "u2", "roll": first["seq"]})
+    assert refused["code"] == "conflict" and "initiative" in refused["message"]
+    late = await check(bo, "i2", 10, ysolde, initiative=True)
+    assert late["data"]["open_roll"]["open"] is False
+    await ask(gm, {"type": "session.end", "ref": "end"})
+    assert (await ask(gm, {"type": "initiative.end", "ref": "e"}))["code"] == "conflict"
+    for comm in (gm, ana, bo):
         await comm.disconnect()

@@ -17,6 +17,8 @@ from tabletop.systems import zoria
 from tabletop.systems.base import use_resource
 from tabletop.systems.d6_chance import USES as D6_USES
 
+from .commands import granted
+
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
@@ -62,6 +64,7 @@ def survive(**kw):
 def test_last_die_spent_by_several_at_once_exactly_one_wins(gm, spenders):
     seat = zoria_seat(gm)
     Pool.objects.filter(seat=seat, kind=PoolKind.SESSION_DICE).update(remaining=1)
+    granted(seat, *(f"clue {i}" for i in range(spenders)))
     results = race(
         spenders, lambda i: zoria.spend_dice(seat_id=seat.pk, effect="insight", note=f"clue {i}")
     )
@@ -73,6 +76,7 @@ def test_last_die_spent_by_several_at_once_exactly_one_wins(gm, spenders):
 
 def test_many_spends_of_a_full_pool_never_go_below_zero(gm):
     seat = zoria_seat(gm)  # 4d6
+    granted(seat, *(f"clue {i}" for i in range(8)))
     results = race(
         8, lambda i: zoria.spend_dice(seat_id=seat.pk, effect="insight", note=f"clue {i}")
     )
@@ -92,6 +96,7 @@ def test_last_character_point_spent_twice_at_once(gm):
 
 def test_seq_stays_gapless_under_concurrent_writers(gm):
     seat = zoria_seat(gm, level=41)  # 11d16
+    granted(seat, *(f"clue {i}" for i in range(6)))
     results = race(
         6, lambda i: zoria.spend_dice(seat_id=seat.pk, effect="insight", note=f"clue {i}")
     )

@@ -13,6 +13,8 @@ from tabletop.services.seats import gm_seat, join_session
 from tabletop.services.sessions import create_session, end_session, start_session
 from tabletop.systems import zoria
 
+from .commands import granted
+
 pytestmark = pytest.mark.django_db
 
 
@@ -272,6 +274,7 @@ def test_reroll_botch_needs_a_botch_threat(table):
 
 def test_insight(table):
     ana = sit(table, "Ana", "Kael")
+    granted(ana, "Who forged the seal")
     event = zoria.spend_dice(seat_id=ana.pk, effect="insight", count=2, note="who forged the seal?")
     assert stacks(ana) == [(2, 6)] and "who forged the seal?" in event.data["text"]
 
@@ -279,6 +282,7 @@ def test_insight(table):
 def test_lucky_break_only_untouched_then_no_awards(table):
     ana, bo = sit(table, "Ana", "Kael"), sit(table, "Bo", "Ysolde")
     gm = gm_stack(table)[1]
+    granted(bo, "the seal")
     zoria.spend_dice(seat_id=bo.pk, effect="insight", note="the seal")
     assert code(lambda: zoria.lucky_break(seat_id=bo.pk)) == "conflict"
     event = zoria.lucky_break(seat_id=ana.pk)
@@ -289,6 +293,7 @@ def test_lucky_break_only_untouched_then_no_awards(table):
 
 def test_spending_more_than_left_is_refused_and_changes_nothing(table):
     ana = sit(table, "Ana", "Kael")
+    granted(ana, "x")
     assert (
         code(lambda: zoria.spend_dice(seat_id=ana.pk, effect="insight", count=5, note="x"))
         == "conflict"

@@ -40,6 +40,12 @@ ACTIONS = st.one_of(
     st.tuples(st.just("lucky"), st.sampled_from(["ana", "bo"])),
     st.tuples(st.just("join"), st.integers(0, 3)),
     st.tuples(st.just("end")),
+    # The GM's consent to an inspiration check, and the initiative phase (the table's state).
+    st.tuples(st.just("ask"), st.sampled_from(["ana", "bo"]), st.integers(0, 2)),
+    st.tuples(st.just("answer"), st.integers(0, 3), st.booleans()),
+    st.tuples(st.just("insight"), st.sampled_from(["ana", "bo"]), st.integers(0, 2)),
+    st.tuples(st.just("initiative"), WHO, VISIBILITY),
+    st.tuples(st.just("phase"), st.booleans()),
 )
 _tables = itertools.count()
 
@@ -96,6 +102,22 @@ def _act(session: GameSession, seats: dict[str, Seat], action: tuple[Any, ...]) 
             from tabletop.services.sessions import end_session
 
             end_session(session_id=session.pk)
+        elif kind == "ask":
+            send(seats[args[0]], "insight.ask", subject=f"clue {args[1]}")
+        elif kind == "answer":
+            asks = (GameSession.objects.get(pk=session.pk).table_state or {}).get("insight_asks")
+            ask = asks[args[0] % len(asks)]["ask"] if asks else 1
+            send(seats["gm"], "insight.answer", ask=ask, grant=args[1])
+        elif kind == "insight":
+            send(seats[args[0]], "pool.spend", effect="insight", note=f"clue {args[1]}")
+        elif kind == "initiative":
+            seat = seats[args[0]]
+            character = seat.characters.values_list("pk", flat=True).first()
+            fields = {"character": character} if character else {}
+            request = {"check": "1d20+1"}
+            send(seat, "roll", request=request, visibility=args[1], initiative=True, **fields)
+        elif kind == "phase":
+            send(seats["gm"], "initiative.begin" if args[0] else "initiative.end")
     except ServiceError:
         pass  # refused: nothing changed, which the property covers too
 
@@ -163,6 +185,15 @@ def test_the_browser_applies_events_exactly_as_the_server_does(django_user_model
         ("award", "ana"),
         ("reveal", "gm", 0),
         ("roll", "ana", "self", "generic"),
+        ("ask", "ana", 0),
+        ("ask", "bo", 1),
+        ("answer", 0, True),
+        ("answer", 1, False),
+        ("insight", "ana", 0),
+        ("initiative", "ana", "public"),
+        ("initiative", "bo", "gm"),
+        ("phase", True),
+        ("initiative", "ana", "public"),
         ("lucky", "bo"),
         ("join", 1),
         ("close", "gm", 1),

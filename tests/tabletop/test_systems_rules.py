@@ -381,6 +381,10 @@ AFTER_THE_END = [
     ("zoria", "pool.refund", {"roll": 1}),
     ("zoria", "pool.lucky-break", {}),
     ("zoria", "roll.close", {"roll": 1}),
+    ("zoria", "insight.ask", {"subject": "the seal"}),
+    ("zoria", "insight.answer", {"ask": 1, "grant": True}),
+    ("zoria", "initiative.begin", {}),
+    ("zoria", "initiative.end", {}),
     ("discordian", "discord.roll", {}),
     ("discordian", "round.new", {}),
     ("discordian", "scene.new", {}),
@@ -391,6 +395,7 @@ AFTER_THE_END = [
     ("d6-chance", "round.new", {}),
     ("d6-chance", "resource.spend", {"character": 0, "use": "survive"}),
     ("d6-chance", "resource.award", {"character": 0, "name": "character_points"}),
+    ("d6-chance", "actions.declare", {"character": 0, "actions": 2}),
     ("action-dice", "round.new", {}),
     ("roll-and-keep", "extended.open", {"label": "Climb", "target": 3}),
     ("roll-and-keep", "extended.close", {"extended": 1}),
@@ -486,3 +491,167 @@ def test_after_the_end_no_roll_option_spends_anything(gm):
         assert ended.value.code == "conflict"
     assert GameSession.objects.get(pk=session.pk).last_seq == before
     assert (amount(eris, "instant_karma"), amount(bob, "instant_karma")) == (3, 3)
+
+
+# --- roll-and-keep: a botched action cannot be repeated -------------------------------------
+
+
+def seed_for(session, *values, sides=10):
+    """A client seed whose next roll's first dice show ``values``."""
+    seq = GameSession.objects.get(pk=session.pk).last_seq + 1
+    server_seed = bytes(session.server_seed)
+    return next(
+        f"v{i}"
+        for i in range(20000)
+        if (lambda s: all(s.roll(sides) == v for v in values))(
+            FairStream(server_seed, f"v{i}", seq)
+        )
+    )
+
+
+def test_a_botched_action_cannot_be_repeated_by_its_character(gm):
+    session, (mirela, tobiah), (ana, bo), gm_at = setup_table(
+        gm, "roll-and-keep", {"Mirela": {}, "Tobiah": {}}
+    )
+    hopeless = {"roll": 1, "keep": 1, "difficulty": 11}
+    botched = make_roll(
+        seat_id=ana.pk,
+        request=hopeless,
+        character=mirela.pk,
+        label="Climb the wall",
+        client_seed=seed_for(session, 1),
+    )
+    assert botched.data["flags"] == ["botch"]
+    mark = Event.objects.get(session=session, seq=botched.seq + 1)
+    assert mark.data["action"] == "botch" and mark.data["what"] == "Climb the wall"
+    before = GameSession.objects.get(pk=session.pk).last_seq
+    # The same action, however it is spelt, is refused, by whoever rolls for her.
+    for seat, label in ((ana, "climb the  wall!"), (gm_at, "CLIMB THE WALL")):
+        with pytest.raises(ServiceError) as again:
+            make_roll(seat_id=seat.pk, request=hopeless, character=mirela.pk, label=label)
+        assert (again.value.code, again.value.field) == ("conflict", "label")
+        assert "cannot be repeated" in again.value.message
+    assert GameSession.objects.get(pk=session.pk).last_seq == before
+    # Another action, or another character's climb, goes ahead; a plain failure bars nothing.
+    make_roll(seat_id=ana.pk, request=hopeless, character=mirela.pk, label="Swim the moat")
+    make_roll(seat_id=bo.pk, request=hopeless, character=tobiah.pk, label="Climb the wall")
+    failed = make_roll(
+        seat_id=bo.pk,
+        request=hopeless,
+        character=tobiah.pk,
+        label="Pick the lock",
+        client_seed=seed_for(session, 5),
+    )
+    assert failed.data["flags"] == []
+    make_roll(seat_id=bo.pk, request=hopeless, character=tobiah.pk, label="Pick the lock")
+
+
+def test_a_botch_on_a_hidden_roll_bars_only_whoever_sees_it_until_revealed(gm):
+    session, (mirela,), (ana,), gm_at = setup_table(gm, "roll-and-keep", {"Mirela": {}})
+    hopeless = {"roll": 1, "keep": 1, "difficulty": 11}
+    botched = make_roll(
+        seat_id=gm_at.pk,
+        request=hopeless,
+        character=mirela.pk,
+        label="Climb",
+        visibility="gm",
+        client_seed=seed_for(session, 1),
+    )
+    mark = Event.objects.get(session=session, seq=botched.seq + 1)
+    assert mark.visibility == "gm" and mark.data["action"] == "botch"
+    # Ana cannot see the GM's roll: her climb is not refused (that would tell of the botch).
+    make_roll(seat_id=ana.pk, request=hopeless, character=mirela.pk, label="Climb")
+    assert (
+        code(
+            lambda: make_roll(
+                seat_id=gm_at.pk, request=hopeless, character=mirela.pk, label="Climb"
+            )
+        )
+        == "conflict"
+    )
+    send(gm_at, "reveal", seq=botched.seq)
+    assert (
+        code(
+            lambda: make_roll(seat_id=ana.pk, request=hopeless, character=mirela.pk, label="Climb")
+        )
+        == "conflict"
+    )
+
+
+# --- d6-chance: actions declared per round --------------------------------------------------
+
+
+def test_every_roll_of_a_round_takes_the_penalty_of_the_declared_actions(gm):
+    session, (sera,), (ana,), gm_at = setup_table(gm, "d6-chance", {"Sera": {}})
+    # Outside rounds there is nothing to declare for.
+    assert code(lambda: send(ana, "actions.declare", character=sera.pk, actions=2)) == "conflict"
+    send(gm_at, "round.new")
+    declared = send(ana, "actions.declare", character=sera.pk, actions=2)
+    assert table_state(session)["declared"] == {str(sera.pk): 2}
+    assert declared.data["table"]["declared"] == {str(sera.pk): 2}
+    # The declaration stands for the round: no second one.
+    assert code(lambda: send(ana, "actions.declare", character=sera.pk, actions=1)) == "conflict"
+    # Both declared actions take the 3D penalty of two actions, whatever the roll asked.
+    first = make_roll(seat_id=ana.pk, request={"dice": 6, "actions": 1}, character=sera.pk)
+    dodge = make_roll(
+        seat_id=ana.pk, request={"dice": 6}, character=sera.pk, options={"defense": True}
+    )
+    assert [r.data["request"]["actions"] for r in (first, dodge)] == [2, 2]
+    assert first.data["base_dice"] == dodge.data["base_dice"] == 3
+    staged = Event.objects.get(session=session, seq=dodge.seq - 1)
+    assert (staged.data["taken"], staged.data["declared"], staged.data["defense"]) == (2, 2, True)
+    # Both taken (the dodge was one of them): a third action is refused, nothing stored ...
+    before = GameSession.objects.get(pk=session.pk).last_seq
+    with pytest.raises(ServiceError) as third:
+        make_roll(seat_id=ana.pk, request={"dice": 6}, character=sera.pk)
+    assert (third.value.code, third.value.field) == ("conflict", "defense")
+    assert GameSession.objects.get(pk=session.pk).last_seq == before
+    # ... but a defense is allowed, at the penalty of one action more, then one more again.
+    for actions in (3, 4):
+        extra = make_roll(
+            seat_id=ana.pk, request={"dice": 12}, character=sera.pk, options={"defense": True}
+        )
+        assert extra.data["request"]["actions"] == actions
+    # A defense that would leave no base dice cannot be made, even with bonuses.
+    with pytest.raises(ServiceError) as none_left:
+        make_roll(
+            seat_id=ana.pk,
+            request={"dice": 12, "bonus": 3},
+            character=sera.pk,
+            options={"defense": True},
+        )
+    assert none_left.value.field == "request.actions"
+    # The next round starts over: no declaration, the roll's own actions.
+    send(gm_at, "round.new")
+    assert "declared" not in table_state(session)
+    free = make_roll(seat_id=ana.pk, request={"dice": 6, "actions": 1}, character=sera.pk)
+    assert free.data["request"]["actions"] == 1
+
+
+def test_a_player_declares_only_for_their_own_character_and_the_gm_for_any(gm):
+    session, (_, dorrik), (ana, _), gm_at = setup_table(gm, "d6-chance", {"Sera": {}, "Dorrik": {}})
+    send(gm_at, "round.new")
+    assert code(lambda: send(ana, "actions.declare", character=dorrik.pk, actions=2)) == (
+        "forbidden"
+    )
+    send(gm_at, "actions.declare", character=dorrik.pk, actions=3)
+    assert table_state(session)["declared"] == {str(dorrik.pk): 3}
+
+
+def test_an_action_taken_by_a_hidden_roll_counts_for_whoever_sees_it(gm):
+    session, (sera,), (ana,), gm_at = setup_table(gm, "d6-chance", {"Sera": {}})
+    send(gm_at, "round.new")
+    send(gm_at, "actions.declare", character=sera.pk, actions=1)
+    secret = make_roll(seat_id=gm_at.pk, request={"dice": 4}, character=sera.pk, visibility="gm")
+    staged = Event.objects.get(session=session, seq=secret.seq - 1)
+    assert staged.data["action"] == "staged" and staged.visibility == "gm"
+    # Ana does not see the GM's roll: her action is her first (refusing it would tell).
+    assert (
+        make_roll(seat_id=ana.pk, request={"dice": 4}, character=sera.pk).data["request"]["actions"]
+        == 1
+    )
+    # The GM saw both: only a defense now.
+    assert (
+        code(lambda: make_roll(seat_id=gm_at.pk, request={"dice": 4}, character=sera.pk))
+        == "conflict"
+    )

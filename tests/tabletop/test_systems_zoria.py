@@ -11,10 +11,12 @@ from rules.engines import FairStream
 from tabletop.models import Character, Event, GameSession, Seat
 from tabletop.models.pools import OpenRoll, Pool, PoolKind
 from tabletop.selectors.events import Viewer, can_see
+from tabletop.services.errors import ServiceError
 from tabletop.services.rolls import make_roll
 from tabletop.services.sessions import end_session
 from tabletop.systems import zoria
 
+from .commands import granted
 from .test_pools_zoria import code, gm_stack, sit, stacks, table  # noqa: F401
 
 pytestmark = pytest.mark.django_db
@@ -178,6 +180,7 @@ def test_the_gms_insight_spends_are_the_gms_alone(table):
     note = Event.objects.get(session=table["session"], seq=event.seq + 1)
     assert note.visibility == "gm" and note.data["action"] == "counts"
     assert [m["moved"] for m in note.data["withheld"]] == [-2]
+    granted(ana, "the seal")
     mine = zoria.spend_dice(seat_id=ana.pk, effect="insight", note="the seal")
     assert mine.visibility == "public"
 
@@ -185,6 +188,8 @@ def test_the_gms_insight_spends_are_the_gms_alone(table):
 def test_after_a_failed_insight_roll_the_same_player_cannot_spend_on_that_subject(table):
     ana, bo = sit(table, "Ana", "Kael"), sit(table, "Bo", "Ysolde")
     gm = gm_stack(table)[1]
+    granted(ana, "the seal", "the vizier")  # the GM agreed before the roll failed
+    granted(bo, "the seal")
     assert (
         code(
             lambda: make_roll(
@@ -266,6 +271,8 @@ def test_a_failed_insight_roll_made_for_a_character_blocks_its_player_whatever_t
 ):
     ana, bo = sit(table, "Ana", "Kael"), sit(table, "Bo", "Ysolde")
     gm = gm_stack(table)[1]
+    granted(ana, "The Seal")
+    granted(bo, "The Seal.")
     roll = make_roll(
         seat_id=gm.pk,
         request={"check": "1d20", "dc": 99},
@@ -340,3 +347,138 @@ def test_the_gms_insight_roll_for_a_villain_is_the_gms_alone(table):
     assert make_roll(seat_id=gm.pk, request={"check": "1d20"}, character=vizier.pk).visibility == (
         "public"
     )
+
+
+# --- the GM's consent before an inspiration spend -------------------------------------------
+
+
+def test_a_player_spends_on_insight_only_once_the_gm_agrees(table):
+    ana, bo = sit(table, "Ana", "Kael"), sit(table, "Bo", "Ysolde")
+    gm = gm_stack(table)[1]
+    session = table["session"]
+
+    def state():
+        return GameSession.objects.get(pk=session.pk).table_state
+
+    # Unasked: refused, nothing spent.
+    assert code(lambda: zoria.spend_dice(seat_id=ana.pk, effect="insight", note="the seal")) == (
+        "conflict"
+    )
+    assert stacks(ana) == [(4, 6)]
+    asked = zoria.ask_insight(seat_id=ana.pk, subject="The Seal")
+    assert asked.visibility == "public"
+    assert state()["insight_asks"] == [
+        {"ask": asked.seq, "seat": ana.pk, "name": "Ana", "subject": "The Seal", "granted": False}
+    ]
+    assert asked.data["table"] == state()
+    # Asked, not yet answered: still refused; the same subject cannot be asked twice.
+    assert code(lambda: zoria.spend_dice(seat_id=ana.pk, effect="insight", note="the seal")) == (
+        "conflict"
+    )
+    assert code(lambda: zoria.ask_insight(seat_id=ana.pk, subject="the seal.")) == "conflict"
+    # Only the GM answers; the GM asks no one.
+    assert code(lambda: zoria.answer_insight(seat_id=bo.pk, ask=asked.seq, grant=True)) == (
+        "forbidden"
+    )
+    assert code(lambda: zoria.ask_insight(seat_id=gm.pk, subject="the vizier")) == "forbidden"
+    answer = zoria.answer_insight(seat_id=gm.pk, ask=asked.seq, grant=True)
+    assert answer.data["granted"] is True and state()["insight_asks"][0]["granted"] is True
+    # Bo cannot ride on Ana's grant; Ana spends it once (any spelling), and it is used up.
+    assert code(lambda: zoria.spend_dice(seat_id=bo.pk, effect="insight", note="The Seal")) == (
+        "conflict"
+    )
+    spent = zoria.spend_dice(seat_id=ana.pk, effect="insight", count=2, note="THE SEAL!")
+    assert spent.data["table"]["insight_asks"] == [] == state()["insight_asks"]
+    assert stacks(ana) == [(2, 6)]
+    assert code(lambda: zoria.spend_dice(seat_id=ana.pk, effect="insight", note="the seal")) == (
+        "conflict"
+    )
+    # A refused request is gone: nothing to spend on.
+    refused = zoria.ask_insight(seat_id=bo.pk, subject="the vizier")
+    zoria.answer_insight(seat_id=gm.pk, ask=refused.seq, grant=False)
+    assert state()["insight_asks"] == []
+    assert code(lambda: zoria.spend_dice(seat_id=bo.pk, effect="insight", note="the vizier")) == (
+        "conflict"
+    )
+    assert code(lambda: zoria.answer_insight(seat_id=gm.pk, ask=refused.seq, grant=True)) == (
+        "not-found"
+    )
+
+
+def test_a_player_has_a_bounded_number_of_inspiration_checks_waiting(table):
+    ana = sit(table, "Ana", "Kael")
+    for i in range(zoria.INSIGHT_ASKS_PER_SEAT):
+        zoria.ask_insight(seat_id=ana.pk, subject=f"clue {i}")
+    assert code(lambda: zoria.ask_insight(seat_id=ana.pk, subject="one more")) == "conflict"
+
+
+def test_after_a_failed_insight_roll_the_player_cannot_even_ask_again(table):
+    ana = sit(table, "Ana", "Kael")
+    gm = gm_stack(table)[1]
+    roll = make_roll(
+        seat_id=gm.pk,
+        request={"check": "1d20", "dc": 99},
+        character=table["c"]["Kael"].pk,
+        options={"insight": "The Seal"},
+    )
+    zoria.declare(seat_id=gm.pk, roll=roll.seq)
+    assert code(lambda: zoria.ask_insight(seat_id=ana.pk, subject="the seal")) == "conflict"
+
+
+# --- the initiative phase: an initiative roll is set once the phase begins ------------------
+
+
+def test_initiative_rolls_are_augmented_only_before_the_initiative_phase(table):
+    ana, bo = sit(table, "Ana", "Kael"), sit(table, "Bo", "Ysolde")
+    gm = gm_stack(table)[1]
+    session = table["session"]
+    kael, ysolde = table["c"]["Kael"], table["c"]["Ysolde"]
+    first = make_roll(
+        seat_id=ana.pk,
+        request={"check": "1d20+2", "action_dice": ["d6"]},
+        character=kael.pk,
+        options={"initiative": True},
+    )
+    assert first.data["initiative"] is True and first.data["open_roll"]["open"]
+    zoria.use_die(seat_id=ana.pk, roll=first.seq)  # before the phase: as it is made
+    hidden = make_roll(
+        seat_id=bo.pk,
+        request={"check": "1d20"},
+        character=ysolde.pk,
+        options={"initiative": True},
+        visibility="gm",
+    )
+    attack = make_roll(seat_id=bo.pk, request={"check": "1d20"}, character=ysolde.pk)
+    # Players do not run the phase.
+    assert code(lambda: zoria.initiative_phase(seat_id=ana.pk, on=True)) == "forbidden"
+    began = zoria.initiative_phase(seat_id=gm.pk, on=True)
+    assert began.data["table"]["initiative"] is True
+    closes = Event.objects.filter(session=session, kind="roll.close", seq__gt=began.seq)
+    assert [(e.data["roll"], e.visibility) for e in closes.order_by("seq")] == [
+        (first.seq, "public"),
+        (hidden.seq, "gm"),  # as hidden as the check
+    ]
+    # Set: no die used on it, no re-roll; other checks stay open to augment.
+    for call in (
+        lambda: zoria.use_die(seat_id=ana.pk, roll=first.seq),
+        lambda: zoria.spend_dice(seat_id=ana.pk, effect="reroll", roll=first.seq),
+        lambda: zoria.use_die(seat_id=bo.pk, roll=hidden.seq),
+    ):
+        with pytest.raises(ServiceError) as refused:
+            call()
+        assert refused.value.code == "conflict" and "initiative" in refused.value.message
+    zoria.use_die(seat_id=bo.pk, roll=attack.seq)
+    # An initiative roll made during the phase is set as it falls: no action dice on it.
+    late = {"request": {"check": "1d20"}, "character": kael.pk, "options": {"initiative": True}}
+    with pytest.raises(ServiceError) as augmented:
+        make_roll(seat_id=ana.pk, **{**late, "request": {"check": "1d20", "action_dice": ["d6"]}})
+    assert augmented.value.field == "request.action_dice"
+    set_now = make_roll(seat_id=ana.pk, **late)
+    assert set_now.data["open_roll"]["open"] is False
+    assert not OpenRoll.objects.get(session=session, seq=set_now.seq).is_open
+    assert code(lambda: zoria.use_die(seat_id=ana.pk, roll=set_now.seq)) == "conflict"
+    assert code(lambda: zoria.initiative_phase(seat_id=gm.pk, on=True)) == "conflict"
+    # After the phase, the next initiative roll may be augmented as it is made again.
+    zoria.initiative_phase(seat_id=gm.pk, on=False)
+    again = make_roll(seat_id=ana.pk, **late)
+    zoria.use_die(seat_id=ana.pk, roll=again.seq)

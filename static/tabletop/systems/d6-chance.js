@@ -1,8 +1,33 @@
 // Sunrider D6 at the table (docs/rules/d6-chance.md): your characters' points, the character
-// point that doubles the base dice for the round, a point spent to survive; rounds on the GM
-// dashboard.
+// point that doubles the base dice for the round, a point spent to survive, the actions each
+// character declares for the round (and how many it has taken); rounds and declarations on the
+// GM dashboard.
 import {h} from "../dom.js";
-import {drawResources, err} from "../pools.js";
+import {drawResources, err, fill, li, none} from "../pools.js";
+
+/** Actions taken this round, from the "staged" events this screen may see: character -> count. */
+export function actionBook() {
+  const taken = new Map(); // `${character}:${round}` -> the highest action number seen
+  return {
+    event(ev) {
+      const d = ev.data || {};
+      if (ev.kind !== "pool" || d.action !== "staged" || !d.character) return;
+      const key = `${d.character.id}:${d.round}`;
+      taken.set(key, Math.max(taken.get(key) || 0, d.taken));
+    },
+    taken: (c, round) => taken.get(`${c}:${round}`) || 0,
+  };
+}
+
+/** "2 actions declared (−3D), 1 taken" for a character this round, or null. */
+export function declaredText(table, book, c) {
+  const n = (table.declared || {})[String(c)];
+  if (!n) return null;
+  const taken = book.taken(c, table.round);
+  const penalty = n > 1 ? ` (−${3 * (n - 1)}D each)` : "";
+  const extra = taken > n ? `; ${taken - n} more defense${taken - n > 1 ? "s" : ""}` : "";
+  return `${n} action${n > 1 ? "s" : ""} declared${penalty}, ${Math.min(taken, n)} taken${extra}`;
+}
 
 export function room(t) {
   const list = h("ul", {class: "resrows", "aria-live": "polite"});
@@ -13,6 +38,10 @@ export function room(t) {
   cp?.closest(".field").append(note);
   t.resets.push(() => { if (cp) cp.checked = false; });
   t.check("long_action", "A long action (a character point lasts this roll only)");
+  t.check("defense", "A dodge or other defense (beyond the declared actions, only these)");
+  const book = actionBook();
+  const actionsNote = h("span", {class: "cost", "aria-live": "polite"});
+  document.getElementById("f-d6-chance-actions")?.closest(".field")?.append(actionsNote);
   // A point spent this round: the character's rolls are doubled until the GM's next round.
   // The round each of your characters' points lasts, read off its spend (as hidden as the roll
   // that paid it). Outside rounds, or for a long action, a point lasts the one roll it is spent on.
@@ -22,6 +51,7 @@ export function room(t) {
     event(ev) {
       const d = ev.data || {};
       if (ev.kind === "pool" && d.use === "double-base" && d.lasts_round && d.character) lasts.set(d.character.id, d.lasts_round);
+      book.event(ev);
     },
     draw() {
       drawResources(t, list, {character_points: "Character points"}, (c, [points]) => {
@@ -30,10 +60,21 @@ export function room(t) {
           `Spend one of ${who}'s character points to survive?`);
         survive.setAttribute("aria-label", `${who} survives (1 character point)`);
         survive.dataset.off = points ? "" : 1;
-        return [active(c) ? h("span", {class: "badge badge-good"}, "base doubled this round") : null, survive];
-      });
+        const said = declaredText(t.table, book, c);
+        // In a round, a character declares its actions once; every roll of the round takes their penalty.
+        const count = h("input", {type: "number", class: "num-in", min: 1, max: 100, value: 1,
+          "aria-label": `Actions ${who} takes this round`});
+        const declare = t.button("Declare", () => ({type: "actions.declare", character: c, actions: +count.value || 1}), e);
+        declare.setAttribute("aria-label", `Declare ${who}'s actions this round`);
+        const asking = t.table.round && !said ? h("span", {class: "ptools"}, count, declare) : null;
+        return [active(c) ? h("span", {class: "badge badge-good"}, "base doubled this round") : null,
+          said ? h("span", {class: "badge badge-plain"}, said) : null, asking, survive];
+      }, JSON.stringify([t.table.round, t.table.declared, t.mine.map((c) => [active(c), book.taken(c, t.table.round)])]));
     },
     panel(c) {
+      // The declaration, not the field, sets a declared character's penalty this round.
+      const said = c == null ? null : declaredText(t.table, book, c);
+      actionsNote.textContent = said ? `${t.name(c)}: ${said}; the declaration sets this roll's penalty` : "";
       if (!cp) return;
       if (active(c)) {
         note.textContent = `${t.name(c)}'s point is spent: doubled for the rest of the round`;
@@ -53,5 +94,18 @@ export function room(t) {
 
 export async function dashboard(ctx) {
   const {roundControls} = await import("../gm-views.js");
-  return {draw: roundControls(ctx)};
+  const rounds = roundControls(ctx);
+  const book = actionBook();
+  const list = document.getElementById("declared");
+  return {
+    apply(event) { book.event(event); },
+    draw() {
+      rounds();
+      const table = ctx.state.table || {};
+      const rows = Object.keys(table.declared || {}).map(Number)
+        .map((c) => [ctx.characterName(c), declaredText(table, book, c)]);
+      fill(list, JSON.stringify(rows), rows.length ? rows.map(([who, said]) => li(h("strong", null, who), ` ${said}`))
+        : none(table.round ? "Nobody has declared actions this round." : "Actions are declared once a round begins."));
+    },
+  };
 }

@@ -1,14 +1,48 @@
 // Mana roll-and-keep at the table (docs/rules/roll-and-keep.md): extended actions, their
-// progress, and the roll option that counts a roll toward one; opened and closed by the GM.
+// progress, and the roll option that counts a roll toward one; opened and closed by the GM; and
+// the botched actions their characters cannot repeat.
 import {h} from "../dom.js";
 import {fill, none} from "../pools.js";
 
+/** Botched actions, by roll: from the "botch" events this screen may see, and from hidden
+ * rolls revealed since (their mark stays as hidden as the roll was; the rule binds them now). */
+export function botchBook() {
+  const marks = new Map();
+  return {
+    event(ev) {
+      const d = ev.data || {};
+      if (ev.kind === "pool" && d.action === "botch" && d.folded && d.character) {
+        marks.set(d.roll, {who: d.character.name, what: d.what, roll: d.roll});
+      }
+      const r = ev.kind === "roll.reveal" && d.roll;
+      if (r && (r.flags || []).includes("botch") && r.label && r.character) {
+        marks.set(d.seq, {who: r.character.name, what: r.label, roll: d.seq});
+      }
+    },
+    list: () => [...marks.values()].sort((a, b) => a.roll - b.roll),
+  };
+}
+
+/** The botched actions as list items (or a line saying there are none). */
+export function botchItems(marks) {
+  return marks.length ? marks.map((m) => h("li", {class: "botched"}, h("strong", null, m.who), " botched ",
+    h("q", null, m.what), h("a", {href: `#ev-${m.roll}`, class: "muted small"}, ` (#${m.roll})`),
+    h("span", {class: "muted small"}, ": cannot be repeated")))
+    : none("No botched action.");
+}
+
 export function room(t) {
   const list = h("ul", {class: "resrows", "aria-live": "polite"});
-  t.card("Extended actions", list);
+  const botched = h("ul", {class: "resrows", "aria-live": "polite"});
+  t.card("Extended actions", list, h("h3", null, "Botched actions"), botched,
+    h("p", {class: "muted small"}, "A botched action (its “what for”) cannot be repeated by its character."));
   const sel = t.field("extended", "Counts toward", h("select"), (v) => (v ? +v : undefined));
+  const book = botchBook();
   return {
+    event(ev) { book.event(ev); },
     draw() {
+      const marks = book.list();
+      fill(botched, JSON.stringify(marks), botchItems(marks));
       const open = [...t.ext.values()];
       fill(list, JSON.stringify(open), open.length ? open.map((x) => h("li", {class: "xact"},
         h("span", null, h("strong", null, x.label), ` ${x.progress} / ${x.target} successes`,
@@ -73,8 +107,12 @@ export async function dashboard(ctx) {
       },
     };
   };
+  const book = botchBook();
   return {
+    apply(event) { book.event(event); },
     draw() {
+      const marks = book.list();
+      fill($("botched"), JSON.stringify(marks), botchItems(marks));
       const open = [...ctx.state.extended.values()].filter((x) => x.open).sort((a, b) => a.id - b.id);
       keyed($("extended"), open, (x) => x.id, view);
       $("no-extended").hidden = open.length > 0;

@@ -1,7 +1,8 @@
 // Zoria at the table (docs/rules/zoria.md): on the room page, your pool, everyone's dice, your
-// open checks with the dice you use and spend on them, insight and the lucky break; on the GM
-// dashboard, awards on each seat, and the open checks the GM declares (and refunds dice spent on
-// a critical that could have no effect).
+// open checks with the dice you use and spend on them, insight (asked of the GM, spent once
+// granted), the initiative phase and the lucky break; on the GM dashboard, awards on each seat,
+// the open checks the GM declares (and refunds dice spent on a critical that could have no
+// effect), the players' requests for an inspiration check, and the initiative phase.
 import {h, words} from "../dom.js";
 import {badge} from "../dice.js";
 import {err, fill, li, none} from "../pools.js";
@@ -32,13 +33,20 @@ export function room(t) {
   const list = h("ul", {class: "orolls"});
   const empty = h("p", {class: "muted small"}, "None: your checks stay open until the GM declares them.");
   const others = h("ul", {class: "resrows"});
+  // A player asks the GM for an inspiration check and spends on it once granted; the GM's own
+  // insight (Dark Agenda) needs no one's consent.
+  const insightBtn = t.gm
+    ? t.button("Spend for insight", () => ({type: "pool.spend", effect: "insight", count: +count.value || 1, note: what.value.trim()}), e)
+    : t.button("Ask the GM", () => ({type: "insight.ask", subject: what.value.trim()}), e);
+  const asks = h("ul", {class: "resrows", "aria-live": "polite"});
+  const phase = h("p", {class: "small", "aria-live": "polite"});
   t.card("Action dice", h("h3", null, "Your pool"), stacks, note,
     h("div", {class: "ptools"}, h("label", {for: count.id}, "Insight: dice"), count,
       h("label", {for: what.id, class: "visually-hidden"}, "Insight: the question"), what,
-      t.button("Spend for insight", () => ({type: "pool.spend", effect: "insight", count: +count.value || 1, note: what.value.trim()}), e),
-      luckyBtn), e,
+      insightBtn, luckyBtn), e, t.gm ? null : asks, phase,
     h("h3", null, "Open rolls"), list, empty, h("h3", null, "Everyone's dice"), others);
   t.check("stat_roll", "Statistic or ability-increase roll (no action dice)");
+  t.check("initiative", "Initiative roll (augmented only as it is made, before the initiative phase)");
   const insight = t.field("insight", "Insight roll about (the GM asked for one)",
     h("input", {maxlength: 200, autocomplete: "off"}), (v) => v.trim() || undefined);
   t.resets.push(() => { insight.value = ""; });
@@ -131,6 +139,13 @@ export function room(t) {
     },
 
     draw() {
+      const table = t.table;
+      const myAsks = (table.insight_asks || []).filter((a) => a.seat === t.me);
+      fill(asks, JSON.stringify(myAsks), myAsks.map((a) => li(h("q", null, a.subject), " ",
+        a.granted ? h("span", {class: "badge badge-good"}, "granted") : h("span", {class: "badge badge-warn"}, "waiting for the GM"),
+        a.granted ? t.button("Spend dice on it", () => ({type: "pool.spend", effect: "insight", count: +count.value || 1, note: a.subject}), e) : null)));
+      phase.textContent = table.initiative ? "The initiative phase is under way: initiative rolls are set." : "";
+      phase.hidden = !table.initiative;
       const mine = stacksOf(t.pools, t.me);
       const took = t.lucky.has(t.me);
       fill(stacks, mine.map((p) => [p.id, p.remaining]).join(), mine.length
@@ -241,11 +256,36 @@ function openRollView(ctx, roll, put) {
   };
 }
 
+/** A player's request for an inspiration check, with the GM's Agree and Refuse. */
+function askView(ctx, put) {
+  const text = h("span");
+  const error = h("span", {class: "error small", role: "alert"});
+  let ask = null;
+  const answer = (grant, button) => ctx.act({type: "insight.answer", ask: ask.ask, grant}, {button, error});
+  const yes = h("button", {type: "button", class: "small", "data-needs": "live", onclick: () => answer(true, yes)}, "Agree");
+  const no = h("button", {type: "button", class: "secondary small", "data-needs": "live", onclick: () => answer(false, no)}, "Refuse");
+  const state = h("span", {class: "badge badge-good"}, "granted: waits for the spend");
+  return {
+    node: h("li", {class: "insight-ask"}, text, yes, no, state, error),
+    update(a) {
+      ask = a;
+      put(text, h("strong", null, a.name), " asks about ", h("q", null, a.subject), " ");
+      yes.hidden = no.hidden = a.granted;
+      state.hidden = !a.granted;
+      yes.setAttribute("aria-label", `Agree to ${a.name}'s inspiration check on ${a.subject}`);
+      no.setAttribute("aria-label", `Refuse ${a.name}'s inspiration check on ${a.subject}`);
+    },
+  };
+}
+
 export async function dashboard(ctx) {
   const {keyed, put} = await import("../gm-views.js"); // the dashboard's own views (not the room's)
   const $ = (id) => document.getElementById(id);
   const undo = $("undo-award");
   undo?.addEventListener("click", () => ctx.act({type: "pool.undo-award"}, {button: undo, error: $("undo-error")}));
+  const phaseBtn = $("initiative-phase");
+  phaseBtn?.addEventListener("click", () => ctx.act(
+    {type: ctx.state.table.initiative ? "initiative.end" : "initiative.begin"}, {button: phaseBtn, error: $("initiative-error")}));
   const open = new Map(); // roll seq -> summary
   return {
     gmSeatShown: true, // the GM has a pool of their own
@@ -272,6 +312,14 @@ export async function dashboard(ctx) {
       keyed($("open-rolls"), rolls, (r) => r.seq, (r) => openRollView(ctx, r, put));
       $("no-open").hidden = rolls.length > 0;
       $("open-count").textContent = rolls.length ? `(${rolls.length})` : "";
+      const table = ctx.state.table || {};
+      const asks = table.insight_asks || [];
+      keyed($("insight-asks"), asks, (a) => a.ask, () => askView(ctx, put));
+      $("no-asks").hidden = asks.length > 0;
+      if (phaseBtn) {
+        phaseBtn.textContent = table.initiative ? "End the initiative phase" : "Begin the initiative phase";
+        $("initiative-state").textContent = table.initiative ? "Initiative phase: initiative rolls are set." : "";
+      }
     },
     characterInfo: (sheet) => (sheet.level != null ? `level ${sheet.level}` : ""),
     noPool: (seat, hasChars) => (seat.role === "gm" ? "The GM's pool comes with the first player's pool."

@@ -90,9 +90,23 @@ def unsent_bytes(connection: Any) -> Callable[[], int | None]:
     return unsent
 
 
-def close_with_reason(connection: Any, *, code: int, reason: str, drop: bool) -> None:
+def close_with_reason(
+    connection: Any, *, code: int, reason: str, drop: bool, drop_queued: float | None = None
+) -> None:
     """Send a close frame with a reason (daphne's own close message carries only a code);
-    ``drop``: let the connection go at once, unread buffer and all."""
+    ``drop``: let the connection go at once, unread buffer and all. ``drop_queued``: first
+    forget the frames queued and not yet handed to the network (Twisted's ``_tempDataBuffer``,
+    whole writes, one frame each, so the stream stays whole), then wait that many seconds for
+    the client to read up to the close frame and answer it (autobahn's
+    ``closeHandshakeTimeout``) before the connection is dropped."""
+    if drop_queued is not None:
+        transport = getattr(connection, "transport", None)
+        try:
+            transport._tempDataBuffer.clear()
+            transport._tempDataLen = 0
+        except AttributeError as exc:
+            _moved("Twisted's transport write buffer", str(exc))
+        connection.closeHandshakeTimeout = drop_queued
     connection.sendClose(code=code, reason=reason)
     transport = getattr(connection, "transport", None)
     if drop and transport is not None:

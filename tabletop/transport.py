@@ -21,6 +21,9 @@ from . import adapters
 log = logging.getLogger(__name__)
 
 SCOPE_KEY = "tabletop.connection"
+# How long a socket let go for not reading has to read up to its close frame (and its reason)
+# before the connection is dropped; what it holds meanwhile is what was already on its way.
+CLOSE_READ_SECONDS = 10.0
 
 
 class SocketProbe:
@@ -44,14 +47,25 @@ def unsent_bytes(scope: dict[str, Any]) -> Callable[[], int | None] | None:
     return None if connection is None else adapters.unsent_bytes(connection)
 
 
-async def close_with_reason(consumer: Any, *, code: int, reason: str, drop: bool = False) -> None:
+async def close_with_reason(
+    consumer: Any,
+    *,
+    code: int,
+    reason: str,
+    drop: bool = False,
+    drop_queued: float | None = None,
+) -> None:
     """Close the socket with a code and a reason the client can show. ``drop``: let the
-    connection go at once (for a client that does not read, which would not take the close
-    frame either, and whose unread buffer is what must be freed)."""
+    connection go at once (its unread buffer is what must be freed; the client never reads
+    the close frame). ``drop_queued``: for a client that stopped reading, forget what is queued
+    for it and not yet on the network, so the close frame follows what it already has, and
+    drop the connection if it has not read that within so many seconds."""
     connection = consumer.scope.get(SCOPE_KEY)
     if connection is not None:
         try:
-            adapters.close_with_reason(connection, code=code, reason=reason, drop=drop)
+            adapters.close_with_reason(
+                connection, code=code, reason=reason, drop=drop, drop_queued=drop_queued
+            )
             return
         except Exception:
             log.exception("closing a socket with a reason failed")

@@ -255,6 +255,8 @@ TABLETOP = {
     # Exports: made at once by a process (the rest wait up to ACTION_DEADLINE_SECONDS, then
     # HTTP 503), and how many a viewer (a seat, or a spectator's address) and a watch link may
     # ask for a minute (bursts of the same).
+    # Where ended sessions' records are kept once made (docs/operations.md, "Limits").
+    "EXPORT_DIR": Path(os.environ.get("TABLETOP_EXPORT_DIR", DATA_DIR / "exports")),
     "EXPORTS_IN_FLIGHT": int(os.environ.get("TABLETOP_EXPORTS_IN_FLIGHT", "2")),
     "EXPORTS_PER_MINUTE": float(os.environ.get("TABLETOP_EXPORTS_PER_MINUTE", "6")),
     "LINK_EXPORTS_PER_MINUTE": float(os.environ.get("TABLETOP_LINK_EXPORTS_PER_MINUTE", "30")),

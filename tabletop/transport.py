@@ -1,4 +1,5 @@
-"""What the room and watch sockets need from the server under them that ASGI does not say.
+"""What the room and watch sockets (and downloads) need from the server under them that ASGI
+does not say.
 
 Daphne writes every message into the connection's buffer at once and never pushes back: a
 client that stops reading would keep all of it in the server's memory. ``SocketProbe`` (the
@@ -36,7 +37,19 @@ class SocketProbe:
             if connection is not None:
                 adapters.close_frame_on_protocol_faults(connection)
                 scope = {**scope, SCOPE_KEY: connection}
+        elif scope["type"] == "http":
+            # (a download streams only as fast as its client reads: tabletop/views/export.py)
+            request = adapters.daphne_http_request(send)
+            if request is not None:
+                scope = {**scope, SCOPE_KEY: request}
         await self.app(scope, receive, send)
+
+
+def abort(scope: dict[str, Any]) -> None:
+    """Drop the connection under a request or socket at once, where the server tells how."""
+    connection = scope.get(SCOPE_KEY)
+    if connection is not None:
+        adapters.abort(connection)
 
 
 def unsent_bytes(scope: dict[str, Any]) -> Callable[[], int | None] | None:

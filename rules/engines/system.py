@@ -109,12 +109,23 @@ class GameSystem:
     def request_from_sheet(
         self, sheet: Mapping[str, Any], settings: Mapping[str, Any], options: Mapping[str, Any]
     ) -> dict[str, Any]:
-        """Default: the options are the request; systems with sheets override."""
+        """The request ``options`` make from a character's sheet, the campaign's settings
+        checked first (systems with sheets define ``_from_checked``)."""
+        if not self.sheet_fields:
+            return self._from_checked(sheet, settings, options)  # (no sheet to check)
+        return self._from_checked(
+            self.validate_sheet(sheet), self.validate_settings(settings), options
+        )
+
+    def _from_checked(
+        self, sheet: Mapping[str, Any], settings: Mapping[str, Any], options: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """``request_from_sheet`` with the sheet and settings already checked: ``quick_rolls``
+        checks them once for all its rolls, so building them costs time linear in the sheet.
+        Default: the options are the request."""
         return self.normalise(dict(options))
 
-    def quick_rolls(
-        self, sheet: Mapping[str, Any], settings: Mapping[str, Any]
-    ) -> list[QuickRoll]:
+    def quick_rolls(self, sheet: Mapping[str, Any], settings: Mapping[str, Any]) -> list[QuickRoll]:
         """Ready-made requests from a sheet, each ``{"label": str, "request": {...}}``."""
         return []
 
@@ -178,8 +189,9 @@ class GameSystem:
         settings: Mapping[str, Any],
         options: Mapping[str, Any],
     ) -> QuickRoll:
-        """One of ``quick_rolls``: ``{"label": label, "request": ...}`` from the sheet."""
-        return {"label": label, "request": self.request_from_sheet(sheet, settings, options)}
+        """One of ``quick_rolls``: ``{"label": label, "request": ...}`` from the sheet and
+        settings, both already checked (once, by ``quick_rolls``)."""
+        return {"label": label, "request": self._from_checked(sheet, settings, options)}
 
 
 class ListedDice:

@@ -257,7 +257,7 @@ TABLETOP = {
     # ask for a minute (bursts of the same).
     # Where ended sessions' records are kept once made (docs/operations.md, "Limits").
     "EXPORT_DIR": Path(os.environ.get("TABLETOP_EXPORT_DIR", DATA_DIR / "exports")),
-    "EXPORTS_IN_FLIGHT": int(os.environ.get("TABLETOP_EXPORTS_IN_FLIGHT", "2")),
+    "EXPORTS_IN_FLIGHT": int(os.environ.get("TABLETOP_EXPORTS_IN_FLIGHT", "4")),
     "EXPORTS_PER_MINUTE": float(os.environ.get("TABLETOP_EXPORTS_PER_MINUTE", "6")),
     "LINK_EXPORTS_PER_MINUTE": float(os.environ.get("TABLETOP_LINK_EXPORTS_PER_MINUTE", "30")),
     # How often each process compares its rooms with the store (events lost by the channel

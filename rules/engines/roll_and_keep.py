@@ -469,16 +469,14 @@ class RollAndKeep(system.GameSystem):
         }
         return self.normalise(request)
 
-    def quick_rolls(
-        self, sheet: Mapping[str, Any], settings: Mapping[str, Any]
-    ) -> list[QuickRoll]:
+    def quick_rolls(self, sheet: Mapping[str, Any], settings: Mapping[str, Any]) -> list[QuickRoll]:
         sheet = self.validate_sheet(sheet)
         settings = self.validate_settings(settings)  # (once, for all the rolls)
         rolls: list[QuickRoll] = []
         for name, dice in sheet["attributes"].items():
             if dice < 1:
                 continue
-            request = self._from_checked(sheet, settings, {"attribute": name})
+            request = self.request_from_sheet(sheet, settings, {"attribute": name}, checked=True)
             rolls.append({"label": f"{name} {_roll_k_keep(request)}", "request": request})
         return rolls
 

@@ -107,12 +107,18 @@ class GameSystem:
         )
 
     def request_from_sheet(
-        self, sheet: Mapping[str, Any], settings: Mapping[str, Any], options: Mapping[str, Any]
+        self,
+        sheet: Mapping[str, Any],
+        settings: Mapping[str, Any],
+        options: Mapping[str, Any],
+        *,
+        checked: bool = False,
     ) -> dict[str, Any]:
-        """The request ``options`` make from a character's sheet, the campaign's settings
-        checked first (systems with sheets define ``_from_checked``)."""
-        if not self.sheet_fields:
-            return self._from_checked(sheet, settings, options)  # (no sheet to check)
+        """The request ``options`` make from a character's sheet and the campaign's settings,
+        both checked first unless ``checked`` says they were (systems with sheets define
+        ``_from_checked``)."""
+        if checked or not self.sheet_fields:
+            return self._from_checked(sheet, settings, options)
         return self._from_checked(
             self.validate_sheet(sheet), self.validate_settings(settings), options
         )
@@ -191,7 +197,8 @@ class GameSystem:
     ) -> QuickRoll:
         """One of ``quick_rolls``: ``{"label": label, "request": ...}`` from the sheet and
         settings, both already checked (once, by ``quick_rolls``)."""
-        return {"label": label, "request": self._from_checked(sheet, settings, options)}
+        request = self.request_from_sheet(sheet, settings, options, checked=True)
+        return {"label": label, "request": request}
 
 
 class ListedDice:

@@ -38,7 +38,7 @@ EVERYTHING = Viewer(seat_id=-1, is_gm=True)
 
 # A record is read from the store this many events at a time (a few milliseconds of the
 # database thread each), written out and let go before the next page is read.
-EXPORT_PAGE = 200
+EXPORT_PAGE = 100
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,9 @@
 """Download a session's record: ``/play/<code>/export.<json|md|html>`` for a seat (the events it
 may see), ``/watch/<code>/export.<fmt>`` for a spectator (the public ones).
 
-A record is streamed: read from the store a page at a time (a few milliseconds of the database
-thread each, so other rooms' actions go between the pages) and sent as fast as its client reads
-it, never whole in memory. An ended session's record is made once per viewer and format, kept
+A record is streamed: read from the store a page at a time, in threads of its own (never on the
+database thread other rooms' actions wait for), and sent as fast as its client reads it, never
+whole in memory. An ended session's record is made once per viewer and format, kept
 (``tabletop/storage.py``) and sent from the file afterwards. Each viewer and each watch link may
 ask for a few a minute, and a process makes only a few at once (docs/operations.md, "Limits")."""
 
@@ -13,10 +13,11 @@ import asyncio
 import math
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, Any
 
-from channels.db import database_sync_to_async
+from channels.db import DatabaseSyncToAsync
 from django.conf import settings
 from django.core.handlers.asgi import ASGIRequest
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
@@ -45,6 +46,9 @@ from .watch import gone
 UNREAD_BYTES = 1024 * 1024
 STALL_SECONDS = 30.0
 FILE_CHUNK = 256 * 1024
+
+# The threads records are made in (a process makes EXPORTS_IN_FLIGHT at once, taking turns).
+_writers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="export")
 
 _per_viewer = Buckets(0, 0)
 _per_link = Buckets(0, 0)
@@ -169,9 +173,12 @@ class Making:
 
 
 async def _made(request: HttpRequest, making: Making) -> AsyncIterator[bytes]:
+    # Pages are read and written in threads of their own (each with its own connection), never
+    # on the database thread the rooms' actions queue for: a roll never waits behind a page.
+    next_page = DatabaseSyncToAsync(making.next_page, thread_sensitive=False, executor=_writers)
     try:
         yield making.start()
-        while (data := await database_sync_to_async(making.next_page)()) is not None:
+        while (data := await next_page()) is not None:
             yield data
             if not await _paced(request):
                 return

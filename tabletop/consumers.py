@@ -160,7 +160,9 @@ class RoomConsumer(LeanWebsocketConsumer):
 
     async def _start(self, hello: dict[str, Any], after: int | None) -> bool:
         await self.delivery.send(hello, text=hello_text(hello))
-        if not await replay(self.delivery, after=after, upto=hello["last_seq"]):
+        if not await replay(
+            self.delivery, session_id=self.access.session.pk, after=after, upto=hello["last_seq"]
+        ):
             await self._error(None, "busy", BUSY)
             await close_with_reason(self, code=CLOSE_TRY_AGAIN, reason=BUSY)
             return False

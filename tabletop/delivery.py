@@ -115,17 +115,18 @@ class Delivery:
             self.refs[seq] = ref
 
     # --- events ---------------------------------------------------------------------------
-    async def replay(self, *, after: int | None, upto: int) -> None:
+    async def replay(
+        self, *, after: int | None, upto: int, fetch: FetchAfter | None = None
+    ) -> None:
         """The events after the client's ``after`` up to ``upto`` (the hello's ``last_seq``),
         read from the store a page at a time and sent as the client reads them; then live
         ones. The database thread is held for one page at a time, never the whole replay, and
-        only one page is in memory."""
+        only one page is in memory. ``fetch``: how pages are read (else ``fetch_after``)."""
+        read = fetch or self.fetch_after
         if after is not None:
             self.delivered = max(self.delivered, after)
             while self.delivered < upto:
-                page = await self.fetch_after(
-                    self.delivered, min(REPLAY_PAGE, upto - self.delivered)
-                )
+                page = await read(self.delivered, min(REPLAY_PAGE, upto - self.delivered))
                 before = self.delivered
                 for event in page:
                     if event["seq"] <= upto:

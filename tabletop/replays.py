@@ -9,14 +9,27 @@ other room's actions. A socket that waits past the action deadline for its turn 
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from channels.db import DatabaseSyncToAsync
 from django.conf import settings
 
 from .delivery import REPLAY_PAGE, Delivery
 from .limits import Slots
+from .selectors.events import events_after
 
 BUSY = "the server is sending many long histories just now; reconnect in a few seconds"
 
 _slots = Slots(0)
+# Long replays read their pages in threads of their own (each with its own connection), never
+# on the database thread the rooms' actions queue for.
+_readers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="replay")
+_read_page = DatabaseSyncToAsync(events_after, thread_sensitive=False, executor=_readers)
+
+
+async def _page(session_id: int, after: int, limit: int) -> list[dict[str, Any]]:
+    return await _read_page(session_id=session_id, after=after, limit=limit)
 
 
 def slots() -> Slots:
@@ -24,7 +37,7 @@ def slots() -> Slots:
     return _slots
 
 
-async def replay(delivery: Delivery, *, after: int | None, upto: int) -> bool:
+async def replay(delivery: Delivery, *, session_id: int, after: int | None, upto: int) -> bool:
     """Send what follows ``after`` up to ``upto``, then let live events through. False: the
     process had no slot for a long replay within the action deadline (nothing was sent)."""
     if after is None or upto - after <= REPLAY_PAGE:
@@ -34,7 +47,11 @@ async def replay(delivery: Delivery, *, after: int | None, upto: int) -> bool:
     if not await cap.take(settings.TABLETOP["ACTION_DEADLINE_SECONDS"]):
         return False
     try:
-        await delivery.replay(after=after, upto=upto)
+        await delivery.replay(
+            after=after,
+            upto=upto,
+            fetch=lambda after, limit: _page(session_id, after, limit),
+        )
     finally:
         cap.give_back()
     return True

@@ -130,7 +130,9 @@ class WatchConsumer(AsyncWebsocketConsumer):
         hello = await database_sync_to_async(_snapshot)(session)
         try:
             await self.delivery.send(hello)
-            if not await replay(self.delivery, after=after, upto=hello["last_seq"]):
+            if not await replay(
+                self.delivery, session_id=self.session.pk, after=after, upto=hello["last_seq"]
+            ):
                 await self._error(None, "busy", BUSY)
                 await close_with_reason(self, code=CLOSE_TRY_AGAIN, reason=BUSY)
                 return

@@ -35,7 +35,7 @@ def json_object(request: HttpRequest, *, max_bytes: int | None = None) -> dict[s
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
             length = 0
-        if max(length, len(request.body)) > max_bytes:
+        if length > max_bytes or (not length and len(request.body) > max_bytes):
             raise invalid(f"the body is {length:,} bytes; at most {max_bytes:,} are read here")
     try:
         body = parse_json(request.body or b"{}")

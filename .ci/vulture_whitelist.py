@@ -69,3 +69,5 @@ _.xframe_options_exempt  # django.middleware.clickjacking reads it from a view
 # Named in settings.MIDDLEWARE (settings are not scanned).
 SecurityHeadersMiddleware
 DatabaseOutageMiddleware
+# autobahn reads it: how long a closing socket may take to read up to its close frame.
+_.closeHandshakeTimeout

@@ -335,6 +335,11 @@ class Setup:
     def pids(self) -> list[int]:
         return [p.pid for p in self.processes]
 
+    def server_side(self, module: str, *args: str) -> str:
+        """What a server-side helper (``bench.servers.<module>``) prints, run with the
+        table's environment."""
+        return _run([PY, "-m", f"bench.servers.{module}", *args], env=self.env())
+
     def new_rooms(self, count: int = 1) -> list[str]:
         if self.kind == "bare":
             return [f"bare{time.monotonic_ns()}x{i}" for i in range(count)]

@@ -64,6 +64,27 @@ def daphne_connection(send: Any) -> Any | None:
     return protocol
 
 
+def daphne_http_request(send: Any) -> Any | None:
+    """The request behind an HTTP response's ``send`` when daphne serves it (Twisted's
+    ``http.Request``, whose ``transport`` is the connection's), else None."""
+    target = send.func if isinstance(send, functools.partial) else send
+    if not (getattr(target, "__module__", None) or "").startswith("daphne."):
+        return None
+    request = send.args[0] if isinstance(send, functools.partial) and send.args else None
+    if request is None or not hasattr(request, "transport"):
+        _moved("daphne's HTTP request", f"no transport behind {send!r}")
+        return None
+    return request
+
+
+def abort(connection: Any) -> None:
+    """Drop the connection at once (a download its client stopped reading: ending the body
+    normally would pass a cut-off file for a whole one)."""
+    transport = getattr(connection, "transport", None)
+    if transport is not None:
+        transport.abortConnection()
+
+
 def close_frame_on_protocol_faults(connection: Any) -> None:
     """A frame over daphne's 1 MiB limit (or another protocol fault) is answered with a close
     frame carrying its code and reason (1009 "message too big"), not a dropped connection
@@ -90,9 +111,23 @@ def unsent_bytes(connection: Any) -> Callable[[], int | None]:
     return unsent
 
 
-def close_with_reason(connection: Any, *, code: int, reason: str, drop: bool) -> None:
+def close_with_reason(
+    connection: Any, *, code: int, reason: str, drop: bool, drop_queued: float | None = None
+) -> None:
     """Send a close frame with a reason (daphne's own close message carries only a code);
-    ``drop``: let the connection go at once, unread buffer and all."""
+    ``drop``: let the connection go at once, unread buffer and all. ``drop_queued``: first
+    forget the frames queued and not yet handed to the network (Twisted's ``_tempDataBuffer``,
+    whole writes, one frame each, so the stream stays whole), then wait that many seconds for
+    the client to read up to the close frame and answer it (autobahn's
+    ``closeHandshakeTimeout``) before the connection is dropped."""
+    if drop_queued is not None:
+        transport = getattr(connection, "transport", None)
+        try:
+            transport._tempDataBuffer.clear()
+            transport._tempDataLen = 0
+        except AttributeError as exc:
+            _moved("Twisted's transport write buffer", str(exc))
+        connection.closeHandshakeTimeout = drop_queued
     connection.sendClose(code=code, reason=reason)
     transport = getattr(connection, "transport", None)
     if drop and transport is not None:

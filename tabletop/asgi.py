@@ -27,7 +27,7 @@ websocket_urlpatterns = [
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        "http": SocketProbe(django_asgi_app),
         # Origin is checked in the consumer: bots holding a seat token may connect without one.
         "websocket": SocketProbe(lazy_user_stack(URLRouter(websocket_urlpatterns))),
     }

@@ -29,11 +29,18 @@ from .origin import origin_allowed
 from .outage import DatabaseAway
 from .protocol.commands import Decoded, Refused
 from .protocol.wire import ANSWERED_BY_THE_SOCKET, decode, perform, precheck
+from .replays import BUSY, replay
 from .selectors.events import Viewer, dumps, events_after
 from .services.access import Access, seat_cookie_name
 from .services.errors import ServiceError
 from .services.events import room_group
-from .transport import BadQuery, close_with_reason, socket_query, unsent_bytes
+from .transport import (
+    CLOSE_READ_SECONDS,
+    BadQuery,
+    close_with_reason,
+    socket_query,
+    unsent_bytes,
+)
 from .turns import turns
 
 log = logging.getLogger(__name__)
@@ -143,29 +150,40 @@ class RoomConsumer(LeanWebsocketConsumer):
         self.joined = True
         await self.accept()
         with timing.span("hello"):
-            hello, replay = await arrivals.hello(access, after)
-        await self._guarded(self._start(hello, replay))
+            # (the replay is read after it, a page at a time: tabletop/replays.py)
+            hello, _ = await arrivals.hello(access, None)
+        if not await self._guarded(self._start(hello, after)):
+            return
         # Presence: one more socket of this seat is open (screens ask who is here).
         self.present = True
         await arrivals.present(access.seat.pk)
 
-    async def _start(self, hello: dict[str, Any], replay: list[dict[str, Any]]) -> None:
+    async def _start(self, hello: dict[str, Any], after: int | None) -> bool:
         await self.delivery.send(hello, text=hello_text(hello))
-        await self.delivery.replay(replay, upto=hello["last_seq"])
+        if not await replay(
+            self.delivery, session_id=self.access.session.pk, after=after, upto=hello["last_seq"]
+        ):
+            await self._error(None, "busy", BUSY)
+            await close_with_reason(self, code=CLOSE_TRY_AGAIN, reason=BUSY)
+            return False
         self.backlog_task = asyncio.create_task(self._guarded(self.delivery.drain()))
+        return True
 
-    async def _guarded(self, work: Any) -> None:
-        """Run this socket's sending; a client too far behind is let go with a reason."""
+    async def _guarded(self, work: Any) -> Any:
+        """Run this socket's sending; a client too far behind is let go with a reason (what
+        was queued for it and not yet on the network is dropped, so the close frame follows
+        what it has; one that does not read it within the stall time is dropped)."""
         try:
-            await work
+            return await work
         except TooFarBehind as exc:
             log.warning("closing a socket that stopped reading (%s bytes unsent)", exc.unsent)
             await close_with_reason(
                 self,
                 code=CLOSE_TOO_FAR_BEHIND,
                 reason="too far behind: reconnect with after=<last seq> to catch up",
-                drop=True,
+                drop_queued=CLOSE_READ_SECONDS,
             )
+            return None
 
     async def disconnect(self, code: int) -> None:
         if self.backlog_task is not None:

@@ -26,6 +26,9 @@ from .selectors.events import Viewer, can_see, dumps, for_viewer, owner_of
 log = logging.getLogger(__name__)
 
 BACKLOG_LIMIT = 1000  # events a socket may be behind before it catches up from the store
+# A replay reads the store this many events at a time (a few milliseconds of the database
+# thread each, ~3 KiB an event), so the other rooms' actions go between its pages.
+REPLAY_PAGE = 50
 # Daphne cannot send a message over 1 MiB; anything near it goes out as a stand-in.
 FRAME_LIMIT = 1024 * 1024
 DELIVERABLE = FRAME_LIMIT - 4096  # room for the `ref` the sender's copy carries
@@ -112,10 +115,24 @@ class Delivery:
             self.refs[seq] = ref
 
     # --- events ---------------------------------------------------------------------------
-    async def replay(self, events: list[dict[str, Any]], *, upto: int) -> None:
-        """The events after the client's ``after`` (from the store), then live ones."""
-        for event in events:
-            await self.deliver(event)
+    async def replay(
+        self, *, after: int | None, upto: int, fetch: FetchAfter | None = None
+    ) -> None:
+        """The events after the client's ``after`` up to ``upto`` (the hello's ``last_seq``),
+        read from the store a page at a time and sent as the client reads them; then live
+        ones. The database thread is held for one page at a time, never the whole replay, and
+        only one page is in memory. ``fetch``: how pages are read (else ``fetch_after``)."""
+        read = fetch or self.fetch_after
+        if after is not None:
+            self.delivered = max(self.delivered, after)
+            while self.delivered < upto:
+                page = await read(self.delivered, min(REPLAY_PAGE, upto - self.delivered))
+                before = self.delivered
+                for event in page:
+                    if event["seq"] <= upto:
+                        await self.deliver(event)
+                if self.delivered == before:
+                    break  # (nothing more stored: a seq the store does not hold)
         self.delivered = max(self.delivered, upto)
         self.ready = True
 

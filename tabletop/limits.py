@@ -9,6 +9,7 @@ still bounded.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import OrderedDict
 from typing import Any
@@ -68,3 +69,31 @@ class Buckets:
 
     def clear(self) -> None:
         self._buckets.clear()
+
+
+class Slots:
+    """At most ``size`` of something at once in a process (replays, exports). ``take`` waits
+    up to ``wait`` seconds for a free slot, in the event loop, and answers whether it got one;
+    whoever got one gives it back with ``give_back``. (Polled rather than an asyncio
+    semaphore: a slot is held for seconds, and a semaphore belongs to one event loop.)"""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.taken = 0
+
+    def try_take(self) -> bool:
+        if self.taken >= self.size:
+            return False
+        self.taken += 1
+        return True
+
+    async def take(self, wait: float) -> bool:
+        deadline = time.monotonic() + wait
+        while not self.try_take():
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(0.05)
+        return True
+
+    def give_back(self) -> None:
+        self.taken = max(0, self.taken - 1)

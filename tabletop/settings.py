@@ -247,6 +247,19 @@ TABLETOP = {
     "SEND_BUFFER_BYTES": int(os.environ.get("TABLETOP_SEND_BUFFER_BYTES", str(4 * 1024 * 1024))),
     # ... once it has stayed past that for this long (a slow reader is waited for that long).
     "SEND_STALL_SECONDS": float(os.environ.get("TABLETOP_SEND_STALL_SECONDS", "5")),
+    # Replays of a session's history (a socket opening with after=<seq> far behind) sent at
+    # once by a process; the rest wait up to ACTION_DEADLINE_SECONDS, then are told `busy`.
+    "REPLAYS_IN_FLIGHT": int(os.environ.get("TABLETOP_REPLAYS_IN_FLIGHT", "4")),
+    # Spectator sockets one watch link may hold open on a process.
+    "WATCHERS_PER_LINK": int(os.environ.get("TABLETOP_WATCHERS_PER_LINK", "50")),
+    # Exports: made at once by a process (the rest wait up to ACTION_DEADLINE_SECONDS, then
+    # HTTP 503), and how many a viewer (a seat, or a spectator's address) and a watch link may
+    # ask for a minute (bursts of the same).
+    # Where ended sessions' records are kept once made (docs/operations.md, "Limits").
+    "EXPORT_DIR": Path(os.environ.get("TABLETOP_EXPORT_DIR", DATA_DIR / "exports")),
+    "EXPORTS_IN_FLIGHT": int(os.environ.get("TABLETOP_EXPORTS_IN_FLIGHT", "4")),
+    "EXPORTS_PER_MINUTE": float(os.environ.get("TABLETOP_EXPORTS_PER_MINUTE", "6")),
+    "LINK_EXPORTS_PER_MINUTE": float(os.environ.get("TABLETOP_LINK_EXPORTS_PER_MINUTE", "30")),
     # How often each process compares its rooms with the store (events lost by the channel
     # layer, e.g. during a Redis outage, reach sockets within about twice this).
     "STORE_WATCH_SECONDS": float(os.environ.get("TABLETOP_STORE_WATCH_SECONDS", "1")),

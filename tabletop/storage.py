@@ -1,4 +1,12 @@
-"""Static files in production: hashed names for caching, also inside ES module imports."""
+"""Files the table keeps: static files in production (hashed names for caching, also inside ES
+module imports) and the records of ended sessions."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import IO
 
 from whitenoise.storage import CompressedManifestStaticFilesStorage
 
@@ -7,3 +15,31 @@ class StaticFilesStorage(CompressedManifestStaticFilesStorage):
     # The room page is small ES modules importing each other; rewrite those imports to the
     # hashed names too, so browsers never mix an old module with a new one.
     support_js_module_import_aggregation = True
+
+
+class KeptRecords:
+    """Records of ended sessions, made once and kept as files under ``root``: an ended session
+    never changes, so its export is the same for every later download by the same viewer.
+    One file per session, viewer and format; a file appears whole or not at all (it is
+    written beside its place and renamed)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def path(self, session_id: int, viewer: str, fmt: str) -> Path:
+        return self.root / str(session_id) / f"{viewer}.{fmt}"
+
+    def writer(self, path: Path) -> IO[bytes]:
+        """A file to write ``path`` into; ``keep`` makes it ``path``, ``forget`` drops it."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return tempfile.NamedTemporaryFile(dir=path.parent, suffix=".part", delete=False)
+
+    @staticmethod
+    def keep(handle: IO[bytes], path: Path) -> None:
+        handle.close()
+        os.replace(handle.name, path)
+
+    @staticmethod
+    def forget(handle: IO[bytes]) -> None:
+        handle.close()
+        Path(handle.name).unlink(missing_ok=True)

@@ -1,4 +1,5 @@
-"""What the room and watch sockets need from the server under them that ASGI does not say.
+"""What the room and watch sockets (and downloads) need from the server under them that ASGI
+does not say.
 
 Daphne writes every message into the connection's buffer at once and never pushes back: a
 client that stops reading would keep all of it in the server's memory. ``SocketProbe`` (the
@@ -21,6 +22,9 @@ from . import adapters
 log = logging.getLogger(__name__)
 
 SCOPE_KEY = "tabletop.connection"
+# How long a socket let go for not reading has to read up to its close frame (and its reason)
+# before the connection is dropped; what it holds meanwhile is what was already on its way.
+CLOSE_READ_SECONDS = 10.0
 
 
 class SocketProbe:
@@ -33,7 +37,19 @@ class SocketProbe:
             if connection is not None:
                 adapters.close_frame_on_protocol_faults(connection)
                 scope = {**scope, SCOPE_KEY: connection}
+        elif scope["type"] == "http":
+            # (a download streams only as fast as its client reads: tabletop/views/export.py)
+            request = adapters.daphne_http_request(send)
+            if request is not None:
+                scope = {**scope, SCOPE_KEY: request}
         await self.app(scope, receive, send)
+
+
+def abort(scope: dict[str, Any]) -> None:
+    """Drop the connection under a request or socket at once, where the server tells how."""
+    connection = scope.get(SCOPE_KEY)
+    if connection is not None:
+        adapters.abort(connection)
 
 
 def unsent_bytes(scope: dict[str, Any]) -> Callable[[], int | None] | None:
@@ -44,14 +60,25 @@ def unsent_bytes(scope: dict[str, Any]) -> Callable[[], int | None] | None:
     return None if connection is None else adapters.unsent_bytes(connection)
 
 
-async def close_with_reason(consumer: Any, *, code: int, reason: str, drop: bool = False) -> None:
+async def close_with_reason(
+    consumer: Any,
+    *,
+    code: int,
+    reason: str,
+    drop: bool = False,
+    drop_queued: float | None = None,
+) -> None:
     """Close the socket with a code and a reason the client can show. ``drop``: let the
-    connection go at once (for a client that does not read, which would not take the close
-    frame either, and whose unread buffer is what must be freed)."""
+    connection go at once (its unread buffer is what must be freed; the client never reads
+    the close frame). ``drop_queued``: for a client that stopped reading, forget what is queued
+    for it and not yet on the network, so the close frame follows what it already has, and
+    drop the connection if it has not read that within so many seconds."""
     connection = consumer.scope.get(SCOPE_KEY)
     if connection is not None:
         try:
-            adapters.close_with_reason(connection, code=code, reason=reason, drop=drop)
+            adapters.close_with_reason(
+                connection, code=code, reason=reason, drop=drop, drop_queued=drop_queued
+            )
             return
         except Exception:
             log.exception("closing a socket with a reason failed")

@@ -2,7 +2,12 @@
 
 The room socket's ordering (``tabletop/delivery.py``) for a viewer with no seat: every event
 arrives, hidden ones redacted exactly as to a player with no part in them, and every action is
-refused ``forbidden``. Revoking the link closes its sockets at once."""
+refused ``forbidden``. Revoking the link closes its sockets at once.
+
+Every refusal is a close code with a reason the page can show (never a refused handshake, which
+a browser cannot tell from a network fault): 4403 for an unknown or revoked link, 4429 for a
+link with too many sockets open on this process, 4503 for a replay that found no turn in time,
+4408 for a spectator that stopped reading."""
 
 from __future__ import annotations
 
@@ -19,6 +24,7 @@ from .delivery import Delivery, TooFarBehind
 from .hub import hub
 from .limits import TokenBucket
 from .models import GameSession
+from .replays import BUSY, replay
 from .selectors.events import events_after
 from .selectors.room import room_state
 from .services.events import room_group
@@ -29,14 +35,26 @@ from .services.watch import (
     watched_session,
     without_invite,
 )
-from .transport import BadQuery, close_with_reason, socket_query, unsent_bytes
+from .transport import (
+    CLOSE_READ_SECONDS,
+    BadQuery,
+    close_with_reason,
+    socket_query,
+    unsent_bytes,
+)
 
 CLOSE_BAD_REQUEST = 4400
-CLOSE_FORBIDDEN = 4403  # an unknown or revoked link, as an outsider gets on the room socket
+CLOSE_FORBIDDEN = 4403  # an unknown or revoked link
 CLOSE_TOO_FAR_BEHIND = 4408
+CLOSE_TOO_MANY = 4429  # the link has WATCHERS_PER_LINK sockets open on this process
+CLOSE_TRY_AGAIN = 4503  # no turn for the replay in time: try again in a moment
+UNKNOWN_LINK = "this watch link is unknown or was revoked"
+
+# Open sockets per watch link, in this process.
+_watchers: dict[int, int] = {}
 
 
-def _snapshot(session: GameSession, after: int | None) -> tuple[dict[str, Any], list[dict]]:
+def _snapshot(session: GameSession) -> dict[str, Any]:
     session.refresh_from_db(fields=["last_seq", "status", "ended_at", "table_state", "server_seed"])
     last_seq = session.last_seq
     hello = {
@@ -47,8 +65,7 @@ def _snapshot(session: GameSession, after: int | None) -> tuple[dict[str, Any], 
         "state": room_state(session=session, viewer=SPECTATOR, last_seq=last_seq),
     }
     hello["state"] = {**hello["state"], "session": without_invite(hello["state"]["session"])}
-    replay = [] if after is None else events_after(session_id=session.pk, after=after)
-    return hello, [e for e in replay if e["seq"] <= last_seq]
+    return hello
 
 
 class WatchConsumer(AsyncWebsocketConsumer):
@@ -57,21 +74,35 @@ class WatchConsumer(AsyncWebsocketConsumer):
     delivery: Delivery | None = None
     drain_task: asyncio.Task[None] | None = None
     watching: str | None = None
+    counted: int | None = None
     joined = False
+
+    async def _refuse(self, code: int, reason: str) -> None:
+        await self.accept()
+        await close_with_reason(self, code=code, reason=reason)
 
     async def connect(self) -> None:
         code = self.scope["url_route"]["kwargs"]["code"]
         try:
             _, after = socket_query(self.scope)
         except BadQuery:
-            await self.close(code=CLOSE_BAD_REQUEST)
+            await self._refuse(CLOSE_BAD_REQUEST, "after= must be a number: the last seq seen")
             return
         found = await database_sync_to_async(watched_session)(code=code)
         if found is None:
-            await self.close(code=CLOSE_FORBIDDEN)
+            await self._refuse(CLOSE_FORBIDDEN, UNKNOWN_LINK)
             return
         # No Origin check: the link itself is the credential, and it rides on no cookie.
         link, session = found
+        cap = settings.TABLETOP["WATCHERS_PER_LINK"]
+        if _watchers.get(link.pk, 0) >= cap:
+            await self._refuse(
+                CLOSE_TOO_MANY,
+                f"this watch link has {cap} spectators on this server already; try again later",
+            )
+            return
+        self.counted = link.pk
+        _watchers[link.pk] = _watchers.get(link.pk, 0) + 1
         self.session = session
         conf = settings.TABLETOP
         self.bucket = TokenBucket(conf["RATE_PER_SECOND"], conf["RATE_BURST"])
@@ -90,16 +121,21 @@ class WatchConsumer(AsyncWebsocketConsumer):
         # A revocation between the lookup and joining the link's group would not reach this
         # socket: look again now that it would.
         if not await database_sync_to_async(link_is_live)(link_id=link.pk):
-            await self.close(code=CLOSE_FORBIDDEN)
+            await self._refuse(CLOSE_FORBIDDEN, UNKNOWN_LINK)
             return
         # Join the room before reading last_seq: anything committed later arrives live.
         await hub.join(self.layer, self.group, self, session_id=session.pk)
         self.joined = True
         await self.accept()
-        hello, replay = await database_sync_to_async(_snapshot)(session, after)
+        hello = await database_sync_to_async(_snapshot)(session)
         try:
             await self.delivery.send(hello)
-            await self.delivery.replay(replay, upto=hello["last_seq"])
+            if not await replay(
+                self.delivery, session_id=self.session.pk, after=after, upto=hello["last_seq"]
+            ):
+                await self._error(None, "busy", BUSY)
+                await close_with_reason(self, code=CLOSE_TRY_AGAIN, reason=BUSY)
+                return
         except TooFarBehind:
             await self._let_go()
             return
@@ -111,10 +147,14 @@ class WatchConsumer(AsyncWebsocketConsumer):
         return self.delivery.delivered if self.delivery is not None and self.delivery.ready else 0
 
     async def _let_go(self) -> None:
+        # What was queued and not yet handed to the network is dropped, so the close frame
+        # comes right after what the client was already sent: a client that reads again
+        # within CLOSE_READ_SECONDS reads 4408 and its reason (one that never does is dropped).
         await close_with_reason(
             self,
             code=CLOSE_TOO_FAR_BEHIND,
             reason="too far behind: reconnect with after=<last seq> to catch up",
+            drop_queued=CLOSE_READ_SECONDS,
         )
 
     async def _send_text(self, text: str) -> None:
@@ -144,6 +184,13 @@ class WatchConsumer(AsyncWebsocketConsumer):
         session only (the next one has watch links of its own)."""
 
     async def disconnect(self, code: int) -> None:
+        if self.counted is not None:
+            left = _watchers.get(self.counted, 1) - 1
+            if left > 0:
+                _watchers[self.counted] = left
+            else:
+                _watchers.pop(self.counted, None)
+            self.counted = None
         if self.drain_task is not None:
             self.drain_task.cancel()
         if self.watching is not None:
@@ -187,4 +234,4 @@ class WatchConsumer(AsyncWebsocketConsumer):
     async def watch_revoked(self, message: dict[str, Any]) -> None:
         if self.delivery is not None:
             await self._error(None, "forbidden", "this watch link was revoked")
-        await self.close(code=CLOSE_FORBIDDEN)
+        await close_with_reason(self, code=CLOSE_FORBIDDEN, reason="this watch link was revoked")

@@ -356,14 +356,13 @@ class D6Chance(system.GameSystem):
         dice, pips = parse_code(sheet[group][name], field=f"sheet.{group}.{name}")
         return name, dice, pips
 
-    def request_from_sheet(
+    def _from_checked(
         self, sheet: Mapping[str, Any], settings: Mapping[str, Any], options: Mapping[str, Any]
     ) -> dict[str, Any]:
         """Options: ``skill`` or ``attribute`` (a name on the sheet; its pips join the
         modifier), ``synergy_skill`` (a complementary skill on the sheet) or ``synergy`` (its
         dice), and any request field: ``bonus``, ``time_doublings``, ``character_point`` (needs
         a point left on the sheet), ``actions``, ``modifier``, ``difficulty``, ``rush``."""
-        sheet = self.validate_sheet(sheet)
         self._check_options(options, _OPTIONS)
         _, dice, pips = self._code(sheet, options)
         modifier = whole_number(options.get("modifier", 0), "options.modifier")
@@ -384,6 +383,7 @@ class D6Chance(system.GameSystem):
         self, sheet: Mapping[str, Any], settings: Mapping[str, Any]
     ) -> list[QuickRoll]:
         sheet = self.validate_sheet(sheet)
+        settings = self.validate_settings(settings)  # (once, for all the rolls)
         return [
             self._quick_roll(f"{name} {code}", sheet, settings, {key: name})
             for group, key in (("attributes", "attribute"), ("skills", "skill"))

@@ -233,6 +233,7 @@ class RollAndKeep(system.GameSystem):
         Field(
             "attributes",
             "counts",
+            max_items=50,
             label="Attributes",
             help="Name -> dice.",
             default=dict.fromkeys(DEFAULT_LINKS, 1),
@@ -242,6 +243,7 @@ class RollAndKeep(system.GameSystem):
         Field(
             "specialities",
             "counts",
+            max_items=200,
             label="Specialities",
             help="Name -> count, e.g. Deceit: 1.",
             default={},
@@ -251,6 +253,7 @@ class RollAndKeep(system.GameSystem):
         Field(
             "mana",
             "counts",
+            max_items=50,
             label="Mana",
             help="Permanent mana by colour.",
             default={},
@@ -434,15 +437,13 @@ class RollAndKeep(system.GameSystem):
 
     # -- sheets ----------------------------------------------------------------------------
 
-    def request_from_sheet(
+    def _from_checked(
         self, sheet: Mapping[str, Any], settings: Mapping[str, Any], options: Mapping[str, Any]
     ) -> dict[str, Any]:
         """Options: ``attribute`` (a name on the sheet), ``speciality`` (a name, a list of
         names, or null), ``difficulty`` (number or name; default the campaign's usual),
         ``required``, ``opponent`` (``{"roll", "keep"}``). The attribute's colour comes from
         the campaign's ``links`` (an attribute not listed links to no colour)."""
-        sheet = self.validate_sheet(sheet)
-        settings = self.validate_settings(settings)
         self._check_options(
             options, {"attribute", "speciality", "difficulty", "required", "opponent"}
         )
@@ -468,15 +469,14 @@ class RollAndKeep(system.GameSystem):
         }
         return self.normalise(request)
 
-    def quick_rolls(
-        self, sheet: Mapping[str, Any], settings: Mapping[str, Any]
-    ) -> list[QuickRoll]:
+    def quick_rolls(self, sheet: Mapping[str, Any], settings: Mapping[str, Any]) -> list[QuickRoll]:
         sheet = self.validate_sheet(sheet)
+        settings = self.validate_settings(settings)  # (once, for all the rolls)
         rolls: list[QuickRoll] = []
         for name, dice in sheet["attributes"].items():
             if dice < 1:
                 continue
-            request = self.request_from_sheet(sheet, settings, {"attribute": name})
+            request = self.request_from_sheet(sheet, settings, {"attribute": name}, checked=True)
             rolls.append({"label": f"{name} {_roll_k_keep(request)}", "request": request})
         return rolls
 

@@ -1,7 +1,8 @@
 """Field schemas: one description per request, sheet and campaign setting.
 
 A system declares its fields once; ``validate`` checks data against them (naming the field
-that is wrong and why), and the table builds its forms from ``as_json``. Types:
+that is wrong and why), and the table builds its forms from ``as_json``, which states every
+field's size (``max_length`` of text, ``max_items`` of the types that hold many values). Types:
 
 - ``int``: ``min``/``max`` inclusive; bools are refused.
 - ``bool``
@@ -13,7 +14,8 @@ that is wrong and why), and the table builds its forms from ``as_json``. Types:
 - ``json``: any JSON object, checked later by a schema of its own (an engine's request).
 - ``die``: ``"dN"`` with N in ``choices`` when given.
 - ``dice``: a list of dice (``max_items``, ``choices``).
-- ``counts``: a mapping from names in ``choices`` (or any short name) to ints in ``min``..``max``.
+- ``counts``: a mapping from names in ``choices`` (or any short name) to ints in ``min``..``max``
+  (``max_items`` entries at most).
 - ``object``: nested ``fields``.
 - ``map``: a mapping from short names (in ``choices`` when given) to values each checked
   against the one field in ``fields`` (``max_items`` entries at most).
@@ -29,6 +31,8 @@ from .dice import parse_die
 from .errors import RuleError
 
 _MISSING = object()
+# The field types that hold many values: each has ``max_items``.
+COLLECTIONS = frozenset({"list", "dice", "counts", "map"})
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,11 @@ class Field:
             value = getattr(self, key)
             if value is not None:
                 out[key] = list(value) if key == "choices" else value
+        # Every field's size is part of its declaration, and forms show it.
+        if self.type == "text":
+            out["max_length"] = self.max_length
+        elif self.type in COLLECTIONS:
+            out["max_items"] = self.max_items
         if self.required:
             out["required"] = True
         if self.nullable:
@@ -199,6 +208,8 @@ def _name(spec: Field, key: Any, where: str) -> str:
 def _check_counts(spec: Field, value: Any, where: str) -> dict[str, int]:
     if not isinstance(value, Mapping):
         raise RuleError(where, f"expected a mapping of names to numbers, got {value!r}")
+    if len(value) > spec.max_items:
+        raise RuleError(where, f"at most {spec.max_items} entries, got {len(value)}")
     return {_name(spec, key, where): _int(n, f"{where}.{key}", spec) for key, n in value.items()}
 
 

@@ -7,10 +7,21 @@ let serial = 0;
 const nextId = (name) => `sh-${++serial}-${String(name).replace(/\W/g, "-")}`;
 const labelOf = (spec) => spec.label || spec.name;
 
+const KEY_LENGTH = 60; // the longest name in a "name -> value" table (rules/engines/schema.py)
+
+/** The size the schema allows a field, in words: every field states one (the server refuses more). */
+function limitOf(spec) {
+  if (spec.type === "text" && spec.max_length != null) return `At most ${spec.max_length} characters.`;
+  if (spec.max_items == null) return "";
+  const what = spec.type === "dice" ? "dice" : spec.type === "list" ? "items" : "entries";
+  return `At most ${spec.max_items} ${what}.`;
+}
+
 /** One field: {node, get(), set(value), error(path, message) -> bool}. */
 function control(spec, path) {
   const id = nextId(path);
-  const help = spec.help ? h("small", {class: "help sheet-help", id: `${id}-help`}, spec.help) : null;
+  const words = [spec.help, limitOf(spec)].filter(Boolean).join(" ");
+  const help = words ? h("small", {class: "help sheet-help", id: `${id}-help`}, words) : null;
   const describedBy = help ? `${id}-help` : null;
   const err = h("span", {class: "field-error", id: `${id}-error`, hidden: true});
   let input;
@@ -80,10 +91,10 @@ function table(spec, path, help) {
   const err = h("span", {class: "field-error", hidden: true});
   const legend = labelOf(spec);
   const addRow = (name = "", value = "") => {
-    const key = h("input", {type: "text", value: name, "aria-label": `${legend}: name`, autocomplete: "off", placeholder: "name"});
+    const key = h("input", {type: "text", value: name, "aria-label": `${legend}: name`, autocomplete: "off", placeholder: "name", maxlength: KEY_LENGTH});
     const val = h("input", numeric
-      ? {type: "number", step: 1, value, "aria-label": `${legend}: value`, inputmode: "numeric"}
-      : {type: "text", value, "aria-label": `${legend}: value`, placeholder: "3D+1", autocomplete: "off"});
+      ? {type: "number", step: 1, value, "aria-label": `${legend}: value`, inputmode: "numeric", min: spec.min, max: spec.max}
+      : {type: "text", value, "aria-label": `${legend}: value`, placeholder: "3D+1", autocomplete: "off", maxlength: spec.fields?.[0]?.max_length});
     const row = h("div", {class: "row"}, key, val,
       h("button", {type: "button", class: "secondary small", onclick: () => row.remove()}, "Remove"));
     rows.append(row);

@@ -9,7 +9,7 @@ const MAX_DELAY = 30000;
 export class RoomSocket {
   constructor(path, handlers) {
     this.path = path;
-    this.on = handlers; // {hello, event, error, status}
+    this.on = handlers; // {hello, event, error, status, closed?}
     this.lastSeq = 0;
     this.attempt = 0;
     this.ws = null;
@@ -99,11 +99,13 @@ export class RoomSocket {
       }
       this.receive(data);
     };
-    ws.onclose = () => {
+    ws.onclose = (closed) => {
       if (ws !== this.ws) return;
       this.forget();
       this.ws = null;
       this.ready = false;
+      // The page hears why (a close code and reason) before the socket tries again.
+      if (this.on.closed) this.on.closed(closed.code, closed.reason);
       this.retry();
     };
   }

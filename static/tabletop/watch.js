@@ -22,6 +22,11 @@ function revoked(message) {
 const socket = new RoomSocket(page.socket, {
   status: showConnection,
   hello() {},
+  closed(code, reason) {
+    // 4403: the link is unknown or was revoked; anything else (busy, too many spectators on
+    // this link, too far behind) is worth trying again.
+    if (code === 4403) revoked(reason ? `${reason[0].toUpperCase()}${reason.slice(1)}.` : "");
+  },
   error(msg) {
     if (msg.code === "forbidden") revoked(`${msg.message[0].toUpperCase()}${msg.message.slice(1)}.`);
   },

@@ -79,9 +79,21 @@ SAVED_ROLL_CHANGE = Body(
     "rename a saved roll, or change what it rolls (JSON; DELETE forgets it)",
 )
 
+# A sheet's or the settings' whole body, as JSON: each field has its own limit in the system's
+# schema, and this bounds what is read before they are checked.
+SHEET_BYTES = 64 * 1024
+
 SHEET = Body(
     "POST /play/<code>/sheet/<character id>",
-    (Field("sheet", "json", label="Sheet", required=True, help="checked against the system"),),
+    (
+        Field(
+            "sheet",
+            "json",
+            label="Sheet",
+            required=True,
+            help="checked against the system; the body at most 64 KiB",
+        ),
+    ),
     "a character's sheet, by its player or the GM (JSON)",
 )
 
@@ -89,7 +101,11 @@ SETTINGS = Body(
     "POST /play/<code>/settings",
     (
         Field(
-            "settings", "json", label="Settings", required=True, help="checked against the system"
+            "settings",
+            "json",
+            label="Settings",
+            required=True,
+            help="checked against the system; the body at most 64 KiB",
         ),
     ),
     "the campaign's settings, by the GM (JSON)",

@@ -25,10 +25,18 @@ def error_answer(exc: ServiceError) -> JsonResponse:
     return JsonResponse(body, status=STATUS_FOR.get(exc.code, 400))
 
 
-def json_object(request: HttpRequest) -> dict[str, Any]:
-    """The JSON object a request's body holds; ServiceError ``invalid`` for anything else."""
+def json_object(request: HttpRequest, *, max_bytes: int | None = None) -> dict[str, Any]:
+    """The JSON object a request's body holds; ServiceError ``invalid`` for anything else, or
+    for a body over ``max_bytes`` (refused from its length, before it is read)."""
     if request.content_type != "application/json":
         raise invalid("send JSON (Content-Type: application/json)")
+    if max_bytes is not None:
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0
+        if length > max_bytes or (not length and len(request.body) > max_bytes):
+            raise invalid(f"the body is {length:,} bytes; at most {max_bytes:,} are read here")
     try:
         body = parse_json(request.body or b"{}")
     except ValueError:

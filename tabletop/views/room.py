@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import time
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -102,6 +104,10 @@ def switch_seat(request: HttpRequest, code: str) -> HttpResponse:
     return response
 
 
+# What the room page may spend building its characters' quick rolls.
+QUICK_ROLLS_SECONDS = 1.0
+
+
 def room_context(access: Access) -> dict[str, Any]:
     session, seat = access.session, access.seat
     system = get_system(session.campaign.system)
@@ -110,11 +116,15 @@ def room_context(access: Access) -> dict[str, Any]:
         list(seat.characters.all()) if not seat.is_gm else list(session.campaign.characters.all())
     )
     quick = []
+    # Each sheet's quick rolls cost time linear in the sheet, and sheets are bounded by their
+    # schema; a campaign of many characters still stops here once the page's time is spent
+    # (the rest get their quick rolls on the next load, and none on this one).
+    deadline = time.monotonic() + QUICK_ROLLS_SECONDS
     for character in characters:
-        try:
-            rolls = system.quick_rolls(character.sheet or {}, settings_)
-        except RuleError:
-            rolls = []
+        rolls: list[Any] = []
+        if time.monotonic() < deadline:
+            with contextlib.suppress(RuleError):  # (a sheet its schema refuses: none)
+                rolls = system.quick_rolls(character.sheet or {}, settings_)
         quick.append({"character": {"id": character.pk, "name": character.name}, "rolls": rolls})
     page = {
         "session": session_summary(session),

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -96,3 +98,25 @@ def test_a_sample_goes_to_the_package_of_its_innermost_frame():
     assert out["samples"] == 4  # the main thread's only
     assert out["by_package"] == {"the table (tabletop/)": 75.0, "twisted": 25.0}
     assert out["table_code_in_stack"] == 100.0
+
+
+CASES = {
+    "replay": (["--events", "120", "--spectators", "2"], "replays done"),
+    "export": (["--events", "120", "--exports", "2"], "200"),
+    "sheet": (["--tropes", "60"], "sheet 400"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_hostile_benchs_replay_export_and_sheet_cases_run(tmp_path, case):
+    extra, expected = CASES[case]
+    out = run_bench(
+        tmp_path,
+        "hostile",
+        *("--case", case, "--configs", "protected", "--runs", "1", "--seconds", "2"),
+        *("--drain", "0.5", "--settle", "0.5", "--players", "2", *extra),
+        name=f"hostile-{case}",
+    )
+    run = out["results"][0]["runs"][0]
+    assert run["hostile"]["lost"] == 0 and run["calm"]["lost"] == 0
+    assert run["hostile"]["outcome"].get(expected), run["hostile"]["outcome"]

@@ -20,6 +20,9 @@ class SheetFormTests(BrowserTestCase):
         self.sit_down(ana, session, "Ana", character="Kael")
         ana.click('details.sheet summary:has-text("Kael\'s sheet")')
         form = ana.locator("form.sheet-form")
+        # Every field says how much it takes, as its schema does (the server refuses more).
+        form.locator(".sheet-help:has-text('At most 200 entries.')").first.wait_for()
+        self.assertEqual(form.get_by_label("Class", exact=True).get_attribute("maxlength"), "100")
         form.get_by_label("Level", exact=True).fill("-2")
         form.locator("button[type=submit]").click()
         form.locator(".field-error:not([hidden])").wait_for()

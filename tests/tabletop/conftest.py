@@ -29,9 +29,11 @@ def _fresh_budgets():
     """Every test starts with full budgets (joins per address, odds and work per seat)."""
     from tabletop import consumers
     from tabletop.services import webhooks
-    from tabletop.views import room
+    from tabletop.views import export, room
 
     for buckets in (
+        export._per_viewer,
+        export._per_link,
         room._join_buckets,
         room._odds_buckets,
         consumers._buckets,
@@ -40,6 +42,13 @@ def _fresh_budgets():
         webhooks._adds,
     ):
         buckets.clear()
+    export._making.taken = 0
+
+
+@pytest.fixture(autouse=True)
+def _kept_records(settings, tmp_path):
+    """Ended sessions' records are kept in a folder of the test's own."""
+    settings.TABLETOP = {**settings.TABLETOP, "EXPORT_DIR": tmp_path / "exports"}
 
 
 @pytest.fixture(autouse=True)

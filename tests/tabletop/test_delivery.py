@@ -52,7 +52,7 @@ def socket(viewer: Viewer, store: Store, **kwargs: Any) -> tuple[Delivery, list[
 async def test_live_events_in_order_go_straight_out_and_a_gap_is_filled_from_the_store():
     store = Store([event(1), event(2), event(3)])
     delivery, sent = socket(ANA, store)
-    await delivery.replay([], upto=0)
+    await delivery.replay(after=None, upto=0)
     await delivery.offer(message_payload(event(1)))
     assert store.reads == 0
     # 2 was lost on the way: 3 waits, the store brings 2, then 3 goes out.
@@ -63,9 +63,9 @@ async def test_live_events_in_order_go_straight_out_and_a_gap_is_filled_from_the
 
 
 async def test_hidden_events_reach_others_redacted_with_their_seq():
-    store = Store([])
+    store = Store([event(1, visibility="self")])
     delivery, sent = socket(BO, store)
-    await delivery.replay([event(1, visibility="self")], upto=1)
+    await delivery.replay(after=0, upto=1)
     await delivery.offer(message_payload(event(2, visibility="gm")))
     assert [(m["seq"], m["data"]) for m in sent] == [(1, {"hidden": True}), (2, {"hidden": True})]
 
@@ -74,18 +74,18 @@ async def test_an_event_too_large_to_send_goes_out_as_a_stand_in_never_skipped()
     huge = event(2, data={"dice": ["x" * 100] * 20000})
     store = Store([event(1), huge, event(3)])
     delivery, sent = socket(ANA, store)
-    await delivery.replay(store.events[:2], upto=2)  # replay (the stored path)
+    await delivery.replay(after=0, upto=2)  # replay (the stored path)
     await delivery.offer(message_payload(event(3)))
     assert [m["seq"] for m in sent] == [1, 2, 3]
     assert sent[1]["data"]["too_large"] is True and sent[1]["kind"] == "roll"
     live, sent_live = socket(ANA, store)
-    await live.replay([], upto=1)
+    await live.replay(after=None, upto=1)
     await live.offer(message_payload(huge))  # the live path (one JSON for the whole room)
     assert sent_live[0]["seq"] == 2 and sent_live[0]["data"]["too_large"] is True
     # A hidden one is small for those who may not see it, and a stand-in for those who may.
     hidden = message_payload(event(4, visibility="self", data=huge["data"]))
     other, other_sent = socket(BO, store)
-    await other.replay([], upto=3)
+    await other.replay(after=None, upto=3)
     await other.offer(hidden)
     assert other_sent[0]["data"] == {"hidden": True}
 
@@ -95,7 +95,7 @@ async def test_a_slow_reader_is_waited_for_without_holding_up_the_room():
     delivery, sent = socket(
         ANA, Store([]), unsent=lambda: unsent[0], max_unsent=1000, stall_seconds=5
     )
-    await delivery.replay([], upto=0)
+    await delivery.replay(after=None, upto=0)
     unsent[0] = 5000  # behind: the hub's offer returns at once, the event waits
     assert await delivery.offer(message_payload(event(1)))
     drain = asyncio.ensure_future(delivery.drain())
@@ -112,7 +112,7 @@ async def test_a_client_too_far_behind_is_let_go_instead_of_buffered():
     delivery, sent = socket(
         ANA, Store([]), unsent=lambda: unsent[0], max_unsent=1000, stall_seconds=0.1
     )
-    await delivery.replay([], upto=0)
+    await delivery.replay(after=None, upto=0)
     await delivery.offer(message_payload(event(1)))
     unsent[0] = 5000  # the client stopped reading
     assert await delivery.offer(message_payload(event(2)))
@@ -141,7 +141,30 @@ async def test_a_live_frame_asks_once_how_much_its_client_has_not_read():
         return 0
 
     delivery, sent = socket(ANA, Store([]), unsent=unsent)
-    await delivery.replay([], upto=0)
+    await delivery.replay(after=None, upto=0)
     for seq in (1, 2, 3):
         await delivery.offer(message_payload(event(seq)))
     assert [m["seq"] for m in sent] == [1, 2, 3] and len(asked) == 3
+
+
+async def test_a_replay_reads_the_store_a_page_at_a_time_as_the_client_reads():
+    """A replay of a long session never reads it whole: one page of the store at a time, each
+    sent before the next is read (the database thread serves other rooms in between)."""
+    from tabletop.delivery import REPLAY_PAGE
+
+    store = Store([event(seq) for seq in range(1, 3 * REPLAY_PAGE + 8)])
+    pages: list[int] = []
+    reading = store.after
+
+    async def after(after: int, limit: int) -> list[dict[str, Any]]:
+        assert limit <= REPLAY_PAGE
+        page = await reading(after, limit)
+        pages.append(len(page))
+        return page
+
+    store.after = after  # type: ignore[method-assign]
+    delivery, sent = socket(ANA, store)
+    await delivery.replay(after=5, upto=3 * REPLAY_PAGE + 2)
+    assert [m["seq"] for m in sent] == list(range(6, 3 * REPLAY_PAGE + 3))
+    assert pages == [REPLAY_PAGE, REPLAY_PAGE, REPLAY_PAGE - 3]
+    assert delivery.ready and delivery.delivered == 3 * REPLAY_PAGE + 2

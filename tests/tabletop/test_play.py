@@ -134,3 +134,38 @@ def test_every_interface_prints_an_address_others_can_use():
     text = run_play("--host", "0.0.0.0")
     hosts = re.findall(r"^generic invite: http://([^/:]+|\[[^]]+\]):8000/", text, re.M)
     assert hosts and hosts[0] != "0.0.0.0"
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.20", "table.example"])
+def test_play_beyond_this_machine_never_serves_debug_pages(host, monkeypatch):
+    monkeypatch.setattr(settings, "DEBUG", True)
+    text = run_play("--host", host)
+    assert settings.DEBUG is False
+    assert "debug pages: off (serving beyond this machine)" in text
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1", "localhost"])
+def test_play_on_loopback_keeps_the_developers_debug_setting(host, monkeypatch):
+    monkeypatch.setattr(settings, "DEBUG", True)
+    assert "debug pages" not in run_play("--host", host)
+    assert settings.DEBUG is True
+
+
+def test_production_never_turns_debug_on():
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-c", "from django.conf import settings; print(settings.DEBUG)"],
+        env={
+            "PATH": "/usr/bin:/bin",
+            "DJANGO_SETTINGS_MODULE": "tabletop.settings",
+            "TABLETOP_ENV": "production",
+            "SECRET_KEY": "x" * 50,
+            "ALLOWED_HOSTS": "table.example",
+            "DEBUG": "1",
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.stdout.strip() == "False", done.stderr

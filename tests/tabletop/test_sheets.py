@@ -75,3 +75,31 @@ def test_settings_are_the_gms(zoria, gm):
     assert session.campaign.settings["multi_character"] == "divided"
     bad = post(boss, url, {"settings": {"multi_character": "everyone"}})
     assert bad.status_code == 400 and bad.json()["error"]["field"] == "settings.multi_character"
+
+
+def test_a_sheet_past_its_limits_is_refused_in_plain_words_and_changes_nothing(zoria):
+    session, kael, _ = zoria
+    ana = sit(session, "Ana", kael)
+    url = f"/play/{session.invite_code}/sheet/{kael.pk}"
+    # 2.4 MB of skills: refused from the body's size, before it is read as JSON.
+    huge = post(ana, url, {"sheet": {"skills": {f"Skill {i:06}": 1 for i in range(100_000)}}})
+    assert huge.status_code == 400
+    assert "at most 65,536 are read here" in huge.json()["error"]["message"]
+    # Under the body's size but past a field's count: the field is named.
+    many = post(ana, url, {"sheet": {"skills": {f"Skill {i}": 1 for i in range(201)}}})
+    assert many.status_code == 400 and many.json()["error"]["field"] == "sheet.skills"
+    assert "at most 200 entries" in many.json()["error"]["message"]
+    kael.refresh_from_db()
+    assert kael.sheet == {"level": 7}
+
+
+def test_the_room_page_shows_each_fields_size_in_the_sheet_schema(zoria):
+    session, kael, _ = zoria
+    ana = sit(session, "Ana", kael)
+    page = ana.get(f"/play/{session.invite_code}/").content.decode()
+    data = json.loads(
+        page.split('id="room-data" type="application/json">', 1)[1].split("</script>")[0]
+    )
+    fields = {f["name"]: f for f in data["sheet_schema"]}
+    assert fields["class"]["max_length"] == 100
+    assert fields["skills"]["max_items"] == 200

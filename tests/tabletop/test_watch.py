@@ -17,6 +17,7 @@ from tabletop.services.errors import ServiceError
 from tabletop.services.sessions import create_session, start_session
 from tabletop.services.watch import create_watch_link, revoke_watch_link
 
+from .bulk import add_rolls
 from .test_consumer import connect, next_event, roll, seat_token
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
@@ -41,11 +42,17 @@ async def watch(code: str, after: int | None = None) -> tuple[WebsocketCommunica
     return comm, hello
 
 
-async def watch_refused(code: str) -> bool:
+async def watch_refused(
+    code: str, reason: str = "this watch link is unknown or was revoked"
+) -> bool:
+    """Refused as docs/protocol.md says: the handshake succeeds (a browser cannot tell a refused
+    handshake from a network fault), then a close 4403 with a reason the page shows."""
     comm = WebsocketCommunicator(application, f"/ws/watch/{code}/")
     connected, _ = await comm.connect()
+    assert connected, "refused at the handshake (HTTP 403) instead of a close 4403"
+    closed = await comm.receive_output(timeout=5)
     await comm.disconnect()
-    return not connected
+    return closed == {"type": "websocket.close", "code": 4403, "reason": reason}
 
 
 async def test_a_spectator_sees_public_rolls_and_hidden_ones_exactly_as_an_uninvolved_player():
@@ -115,7 +122,11 @@ async def test_a_revoked_link_is_refused_and_its_open_sockets_are_closed():
     )
     farewell = await spectator.receive_json_from(timeout=5)
     assert farewell["code"] == "forbidden" and "revoked" in farewell["message"]
-    assert (await spectator.receive_output(timeout=5))["type"] == "websocket.close"
+    assert await spectator.receive_output(timeout=5) == {
+        "type": "websocket.close",
+        "code": 4403,
+        "reason": "this watch link was revoked",
+    }
     assert await watch_refused(table["link"].code)
     assert await watch_refused("no-such-link")
     # The invite code is not a watch code, nor the other way round.
@@ -154,3 +165,53 @@ async def test_a_link_revoked_while_its_socket_connects_is_refused(monkeypatch):
 
     monkeypatch.setattr(watch_consumer, "watched_session", lookup_then_revoke)
     assert await watch_refused(table["link"].code)
+
+
+async def test_a_link_holds_at_most_its_cap_of_sockets_on_a_process(settings):
+    settings.TABLETOP = {**settings.TABLETOP, "WATCHERS_PER_LINK": 2}
+    table = await make_watched_table()
+    first, _ = await watch(table["link"].code)
+    second, _ = await watch(table["link"].code)
+    third = WebsocketCommunicator(application, f"/ws/watch/{table['link'].code}/")
+    assert (await third.connect())[0]
+    closed = await third.receive_output(timeout=5)
+    assert closed["code"] == 4429 and "2 spectators" in closed["reason"]
+    await third.disconnect()
+    # One leaves: a place is free again.
+    await first.disconnect()
+    again, hello = await watch(table["link"].code)
+    assert hello["type"] == "hello"
+    for comm in (second, again):
+        await comm.disconnect()
+
+
+async def test_a_long_replay_waits_for_a_turn_and_past_the_deadline_is_told_busy(settings):
+    from tabletop import replays
+    from tabletop.delivery import REPLAY_PAGE
+
+    settings.TABLETOP = {
+        **settings.TABLETOP,
+        "REPLAYS_IN_FLIGHT": 1,
+        "ACTION_DEADLINE_SECONDS": 0.2,
+    }
+    table = await make_watched_table()
+    await database_sync_to_async(add_rolls)(table["session"], REPLAY_PAGE + 2)
+    taken = replays.slots()
+    assert taken.try_take()  # another replay holds the process's only turn
+    try:
+        # A short catch-up needs no turn; a long replay waits, then is told busy with 4503.
+        near, _ = await watch(table["link"].code, after=REPLAY_PAGE)
+        assert (await next_event(near))["seq"] == REPLAY_PAGE + 1
+        far, _ = await watch(table["link"].code, after=0)
+        refusal = await far.receive_json_from(timeout=5)
+        assert refusal["code"] == "busy" and "reconnect" in refusal["message"]
+        closed = await far.receive_output(timeout=5)
+        assert closed["code"] == 4503 and closed["reason"] == refusal["message"]
+    finally:
+        taken.give_back()
+    # With the turn free the same replay goes through, every seq once, in order.
+    far, hello = await watch(table["link"].code, after=0)
+    seqs = [(await next_event(far))["seq"] for _ in range(hello["last_seq"])]
+    assert seqs == list(range(1, hello["last_seq"] + 1))
+    for comm in (near, far):
+        await comm.disconnect()

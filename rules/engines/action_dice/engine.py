@@ -80,6 +80,7 @@ class ActionDice(system.GameSystem):
         Field(
             "restricted_dice",
             "counts",
+            max_items=50,
             label="Restricted / specialized action dice",
             help="Class of actions or skill -> action dice of their own each round.",
             default={},
@@ -211,15 +212,13 @@ class ActionDice(system.GameSystem):
             }
         return out
 
-    def request_from_sheet(
+    def _from_checked(
         self, sheet: Mapping[str, Any], settings: Mapping[str, Any], options: Mapping[str, Any]
     ) -> dict[str, Any]:
         """Options: ``trait`` (an attribute, skill or combat skill on the sheet), and
         ``action_dice`` (default 1 for a trait that needs an action, 0 for a passive one; never
         more than the sheet's), ``sequence``, ``modifier``, ``difficulty``, ``average``
         (default: the campaign's ``average_passive`` for a passive roll)."""
-        sheet = self.validate_sheet(sheet)
-        settings = self.validate_settings(settings)
         self._check_options(options, SHEET_OPTIONS)
         name = options.get("trait")
         found = next((g for g in TRAIT_GROUPS if isinstance(name, str) and name in sheet[g]), None)
@@ -249,6 +248,7 @@ class ActionDice(system.GameSystem):
         self, sheet: Mapping[str, Any], settings: Mapping[str, Any]
     ) -> list[QuickRoll]:
         sheet = self.validate_sheet(sheet)
+        settings = self.validate_settings(settings)  # (once, for all the rolls)
         return [
             self._quick_roll(f"{name} {text}", sheet, settings, {"trait": name})
             for group in TRAIT_GROUPS

@@ -42,6 +42,7 @@ class Discordian(system.GameSystem):
         Field(
             "tropes",
             "counts",
+            max_items=50,
             label="Tropes",
             help="Trope name -> die size (4, 6, 8, 10 or 12); one trope die per roll.",
             default={},
@@ -51,13 +52,21 @@ class Discordian(system.GameSystem):
         Field(
             "trademarks",
             "counts",
+            max_items=50,
             label="Trademarks",
             help="Trademark name -> die size (4, 6, 8, 10 or 12); added when it applies.",
             default={},
             min=4,
             max=12,
         ),
-        Field("hooks", "text", label="Hooks", help="They set the TN of each roll.", default=""),
+        Field(
+            "hooks",
+            "text",
+            label="Hooks",
+            help="They set the TN of each roll.",
+            default="",
+            max_length=500,
+        ),
         Field("tn", "int", label="Usual TN", default=5, choices=TNS),
         Field("luck_die", "die", label="Luck die", default="d6", choices=PC_DICE),
         Field(
@@ -209,13 +218,12 @@ class Discordian(system.GameSystem):
                     raise RuleError(f"sheet.{group}.{name}", f"die size must be one of {PC_SIDES}")
         return out
 
-    def request_from_sheet(
+    def _from_checked(
         self, sheet: Mapping[str, Any], settings: Mapping[str, Any], options: Mapping[str, Any]
     ) -> dict[str, Any]:
         """Options: ``trope`` and ``trademark`` (names on the sheet), ``luck_dice`` (luck dice
         bought with Instant Karma), ``bonus_dice`` (GM's extra dice), ``tn`` (default the
         sheet's), ``challenge``, ``discord``, ``protect``, ``opponent`` (a request)."""
-        sheet = self.validate_sheet(sheet)
         known = {
             "trope", "trademark", "luck_dice", "bonus_dice", "tn", "challenge", "discord",
             "protect", "opponent", "infinite_fives",
@@ -252,6 +260,7 @@ class Discordian(system.GameSystem):
         self, sheet: Mapping[str, Any], settings: Mapping[str, Any]
     ) -> list[QuickRoll]:
         sheet = self.validate_sheet(sheet)
+        settings = self.validate_settings(settings)  # (once, for all the rolls)
         choices: list[tuple[str, dict[str, str]]] = []
         if sheet["hero_dice"]:
             choices.append(("Hero Dice", {}))

@@ -51,6 +51,7 @@ class Zoria(system.GameSystem):
         Field(
             "abilities",
             "counts",
+            max_items=50,
             label="Ability modifiers",
             help="Ability name -> modifier (Reason, Intuition and Knowledge feed insight rolls).",
             default={},
@@ -60,6 +61,7 @@ class Zoria(system.GameSystem):
         Field(
             "skills",
             "counts",
+            max_items=200,
             label="Skills",
             help="Skill name -> total check bonus.",
             default={},
@@ -190,13 +192,12 @@ class Zoria(system.GameSystem):
 
     # -- sheets ----------------------------------------------------------------------------
 
-    def request_from_sheet(
+    def _from_checked(
         self, sheet: Mapping[str, Any], settings: Mapping[str, Any], options: Mapping[str, Any]
     ) -> dict[str, Any]:
         """Options: one of ``skill`` (a skill name), ``ability`` (an ability name) or
         ``insight`` (Reason, Intuition or Knowledge: 1d20 + level + that modifier); then
         ``modifier``, ``dc``, ``action_dice``, ``crit_range``, ``botch_range``."""
-        sheet = self.validate_sheet(sheet)
         known = {"skill", "ability", "insight", "modifier", "dc", "action_dice", "crit_range",
                  "botch_range"}  # fmt: skip
         self._check_options(options, known)
@@ -228,6 +229,7 @@ class Zoria(system.GameSystem):
         self, sheet: Mapping[str, Any], settings: Mapping[str, Any]
     ) -> list[QuickRoll]:
         sheet = self.validate_sheet(sheet)
+        settings = self.validate_settings(settings)  # (once, for all the rolls)
         best = max(INSIGHT_ABILITIES, key=lambda a: _lookup(sheet["abilities"], a) or 0)
         choices: list[tuple[str, dict[str, str]]] = [("d20", {})]
         choices += [(name, {"skill": name}) for name in sheet["skills"]]

@@ -8,7 +8,14 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ...models import GameSession, Seat, SessionStatus
-from ...services.export import EVERYTHING, FORMATS, render, session_record, viewer_for_seat
+from ...services.export import (
+    EVERYTHING,
+    FORMATS,
+    WRITERS,
+    chunks,
+    session_record,
+    viewer_for_seat,
+)
 from ...services.seats import table_gm_seat
 from ...services.watch import SPECTATOR
 
@@ -60,10 +67,14 @@ class Command(BaseCommand):
             raise CommandError(
                 f"--as: gm, spectator, all or the id of a seat of this session, not {viewer!r}"
             )
-        text = render(record, format)
+        # A page of events at a time: a long session is never whole in memory.
+        writer = WRITERS[format](record)
+        parts = chunks(record, writer)
         if output:
             with open(output, "w", encoding="utf-8") as handle:
-                handle.write(text)
-            self.stdout.write(f"{len(record.events)} events written to {output}")
+                for part in parts:
+                    handle.write(part)
+            self.stdout.write(f"{writer.events} events written to {output}")
         else:
-            self.stdout.write(text, ending="")
+            for part in parts:
+                self.stdout.write(part, ending="")

@@ -1,5 +1,6 @@
 """``python manage.py play``: migrate, set up the demo table, serve it (127.0.0.1:8000 unless
-``--host``/``--port`` say otherwise; ``--host 0.0.0.0`` serves the local network)."""
+``--host``/``--port`` say otherwise; ``--host 0.0.0.0`` serves the local network, and then,
+as on any address but loopback, never with Django's debug pages)."""
 
 from __future__ import annotations
 
@@ -46,6 +47,16 @@ def lan_addresses() -> list[str]:
     return sorted(seen, key=lambda a: ":" in a)  # IPv4 first
 
 
+def _loopback(host: str) -> bool:
+    """Whether ``host`` serves this machine alone (127.0.0.0/8, ::1, localhost)."""
+    if host.lower() in {"localhost", "localhost."}:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]").split("%")[0]).is_loopback
+    except ValueError:
+        return False  # a name: whatever it points at, assume others can reach it
+
+
 def _url_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
@@ -70,6 +81,11 @@ class Command(BaseCommand):
     def handle(self, *args: Any, host: str, port: int, no_serve: bool, **options: Any) -> None:
         if not no_serve:
             self._check_free(host, port)  # before anything changes
+        beyond = not _loopback(host)
+        if beyond:
+            # Django's debug pages show settings, source and tracebacks to whoever asks: never
+            # to the rest of the network.
+            settings.DEBUG = False
         shown = self._allow(host)
         call_command("migrate", interactive=False, verbosity=0)
         gm, password = demo_gm(secret_file=settings.DATA_DIR / "demo-gm-password")
@@ -85,6 +101,8 @@ class Command(BaseCommand):
         lines.append(f"home: {base}/  (log in at {base}/accounts/login/)")
         for other in shown[1:]:
             lines.append(f"also at: http://{_url_host(other)}:{port}/")
+        if beyond:
+            lines.append("debug pages: off (serving beyond this machine)")
 
         def announce() -> None:
             sys.stdout.write("\n".join(lines) + "\n")

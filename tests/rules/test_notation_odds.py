@@ -3,7 +3,6 @@ against icepool, against closed forms, and against a seeded sample of the fair s
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from fractions import Fraction
 from typing import Any
@@ -13,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rules.engines.dist import BUDGET_MICROSECONDS, Budget
 from rules.engines.errors import OddsTooLarge, RuleError
 from rules.engines.fair import FairStream
 from rules.engines.limits import MAX_CHAIN
@@ -185,11 +185,13 @@ def test_exploding_pool_with_drop_against_icepool() -> None:
     ["100d100", "1000d1000", "300d10kh150", "20d100!!kh10", "500d6*500d6", "1d1000*1d1000*1d1000",
      "1d1000!>3", "50d20!kh25", "(1d1000*1d1000)+(1d1000*1d1000)"],
 )  # fmt: skip
-def test_oversized_odds_stop_quickly_and_say_so(text: str) -> None:
-    start = time.perf_counter()
+def test_oversized_odds_stop_within_the_budget_and_say_so(text: str) -> None:
+    budget = Budget()
     with pytest.raises(OddsTooLarge) as info:
-        distribution(parse(text))
-    assert time.perf_counter() - start < 2.0
+        distribution(parse(text), budget)
+    # Refused by the budget, before the step that would have gone past it (wall-clock
+    # figures are the benchmarks' business: docs/benchmarks.md).
+    assert budget.spent > budget.limit
     assert info.value.field == "notation"
     assert "rolling it still works" in info.value.reason
 
@@ -199,12 +201,14 @@ def test_oversized_odds_stop_quickly_and_say_so(text: str) -> None:
     ["3d6", "4d6kh3+2", "1d20+7", "2d20kh1+5", "10d10>8f1", "8d6!", "6d10!!k3", "100d6",
      "4d6!kh3", "(1d100)*(1d100)", "20d6kh10", "10d100", "3d6!>5r1"],
 )  # fmt: skip
-def test_ordinary_odds_are_fast(text: str) -> None:
+def test_ordinary_odds_cost_a_small_part_of_the_budget(text: str) -> None:
     expr = parse(text)
     expr._cache.clear()
-    start = time.perf_counter()
-    odds = distribution(expr)
-    assert time.perf_counter() - start < 0.5  # typically a few ms; loose for busy machines
+    budget = Budget()
+    odds = distribution(expr, budget)
+    # The budget counts estimated microseconds of work: everyday notation stays far below
+    # what one request may take (the slowest here, 8d6!, about 13,000 of 120,000).
+    assert budget.spent < BUDGET_MICROSECONDS / 4
     assert abs(sum(odds.values()) - 1) < Fraction(1, 10**9)
 
 

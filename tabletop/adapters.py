@@ -214,13 +214,3 @@ class LazyUserMiddleware(AuthMiddleware):
     async def resolve_scope(self, scope: dict[str, Any]) -> None:
         request = SimpleNamespace(session=scope["session"])
         scope["user"] = SimpleLazyObject(lambda: auth.get_user(request))
-
-
-# -- Django: a transaction's on-commit callbacks -------------------------------------------------
-
-
-def waiting_for_commit(connection: Any) -> list[Callable[[], Any]]:
-    """The callbacks the connection's open transaction will run when it commits (Django drops
-    those of savepoints rolled back): ``connection.run_on_commit``, ``(savepoint ids, callback,
-    robust)`` each."""
-    return [callback for _savepoints, callback, _robust in connection.run_on_commit]

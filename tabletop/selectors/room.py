@@ -10,14 +10,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..models import Character, GameSession, Seat, Visibility
+from ..services.withheld import pending_withheld_of, seen_counts, withheld_view
 from .events import Viewer, dumps
-from .pools import (
-    pending_withheld_of,
-    pools_states,
-    seen_counts,
-    visible_open_rolls,
-    withheld_view,
-)
+from .pools import pools_states, visible_open_rolls
 
 # A room's state as the whole table has it, per session: (last_seq, built at, state). Sockets
 # connecting at the same moment (a class logging in, a reconnect after a network blip) would

@@ -11,13 +11,17 @@ import importlib
 import pkgutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rules.engines import GameSystem
 from rules.engines.schema import Field
 
 from ..models import Character, Event, GameSession, Seat
+from ..protocol import events as catalogue
 from ..protocol.commands import Command
+
+if TYPE_CHECKING:
+    from ..services.events import UnitOfWork
 
 
 @dataclass
@@ -27,6 +31,7 @@ class RollContext:
     character (a seat's only one) and hide the roll further (``visibility``); what it sets is
     what the roll records."""
 
+    uow: UnitOfWork  # what the roll's change records in
     seat: Seat
     session: GameSession  # locked for this transaction
     system: str
@@ -47,6 +52,12 @@ class TableSystem:
     public_options: ClassVar[tuple[str, ...]] = ()
     # Characters the demo campaign (``manage.py play``) starts with.
     demo_characters: ClassVar[tuple[Mapping[str, Any], ...]] = ()
+    # The events its rules record beyond the core's and its commands' (kinds, data, who sees
+    # them, the log line), and the words its log lines use: a spend's ``use``, a resource's
+    # name (one, many).
+    events: ClassVar[tuple[catalogue.EventType, ...]] = ()
+    use_words: ClassVar[Mapping[str, catalogue.UseWords]] = {}
+    resource_words: ClassVar[Mapping[str, tuple[str, str]]] = {}
 
     def kept_resources(self, engine: GameSystem) -> list[str]:
         """The engine's per-character resources the table keeps as amounts on the character
@@ -70,13 +81,13 @@ class TableSystem:
     def settle(self, ctx: RollContext, roll: Event) -> None:
         """What follows a stored roll, in the same transaction."""
 
-    def seat_joined(self, seat: Seat) -> None:
+    def seat_joined(self, uow: UnitOfWork, seat: Seat) -> None:
         """A seat sat down (at any time; the session may be live)."""
 
-    def session_started(self, session: GameSession) -> None:
+    def session_started(self, uow: UnitOfWork, session: GameSession) -> None:
         """The session went live (inside its transaction)."""
 
-    def session_ended(self, session: GameSession, by: Seat) -> None:
+    def session_ended(self, uow: UnitOfWork, session: GameSession, by: Seat) -> None:
         """The session is ending (inside its transaction, before the ``session.end`` event):
         close what is still open; nothing changes after this."""
 
@@ -95,6 +106,8 @@ def register(table: TableSystem, commands: tuple[Command, ...]) -> None:
         raise AssertionError(f"table system {table.id!r} declares a command twice")
     _SYSTEMS[table.id] = table
     _COMMANDS[table.id] = by_type
+    declared = [*table.events, *(e for c in commands for e in c.events)]
+    catalogue.declare(events=tuple(declared), uses=table.use_words, resources=table.resource_words)
 
 
 def load() -> None:

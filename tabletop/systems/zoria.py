@@ -18,13 +18,13 @@ from rules.engines.schema import Field
 
 from ..models import Event, GameSession, Seat, SeatRole, Visibility
 from ..models.pools import OpenRoll, Pool, PoolKind, SeatPoolState
+from ..protocol import events as ev
 from ..protocol.commands import ID, Command
 from ..selectors.events import Viewer, can_see
 from ..selectors.pools import open_roll_summary
 from ..services.errors import conflict, forbidden, invalid, not_found
-from ..services.events import change, next_seq, record_event
+from ..services.events import UnitOfWork, change, next_seq
 from ..services.pools import (
-    forget_moves,
     give_dice,
     pools_changed,
     record_pool_event,
@@ -39,6 +39,7 @@ from .base import (
     folded,
     gm_session,
     live_seq,
+    resource_award,
     roll_change,
     save_table_state,
     seat_change,
@@ -89,7 +90,7 @@ def _stack(seat: Seat, kind: str, count: int, sides: int, **bound: Any) -> Pool:
     )
 
 
-def deal_pool(*, seat: Seat, by: Seat | None = None) -> Event | None:
+def deal_pool(uow: UnitOfWork, *, seat: Seat, by: Seat | None = None) -> Event | None:
     """Give a player their session pool (at the start, or when they sit down later) and grow the
     GM's pool to match. Call inside a transaction; idempotent per seat."""
     if seat.is_gm or Pool.objects.filter(seat=seat, kind=PoolKind.SESSION_DICE).exists():
@@ -97,7 +98,7 @@ def deal_pool(*, seat: Seat, by: Seat | None = None) -> Event | None:
     stacks = _starting_pool(seat)
     if not stacks:
         return None
-    forget_moves()  # a change begins: nothing of one that failed carries over
+    uow.begin()  # a change of its own begins: nothing before it carries over
     seq = next_seq(session_id=seat.session_id)  # also locks the session row: GM growth is serial
     changed = [_stack(seat, PoolKind.SESSION_DICE, count, sides).pk for count, sides in stacks]
     changed += [bonus.pk for bonus in _bonus_dice(seat)]
@@ -107,6 +108,7 @@ def deal_pool(*, seat: Seat, by: Seat | None = None) -> Event | None:
     changed.append(_grow_gm_pool(session=seat.session).pk)
     dealt = " + ".join(f"{count}d{sides}" for count, sides in stacks)
     return record_pool_event(
+        uow,
         session_id=seat.session_id,
         actor=by or seat,
         seq=seq,
@@ -185,8 +187,8 @@ def _pick_stack(seat: Seat, pool_id: int | None, *, character_id: int | None) ->
     return pool
 
 
-def _take(pool: Pool, count: int = 1) -> None:
-    if not take_dice(pool_id=pool.pk, count=count):
+def _take(uow: UnitOfWork, pool: Pool, count: int = 1) -> None:
+    if not take_dice(uow, pool_id=pool.pk, count=count):
         left = Pool.objects.values_list("remaining", flat=True).get(pk=pool.pk)
         raise conflict(f"only {left} d{pool.sides} left in that pool")
 
@@ -297,7 +299,160 @@ def _dark_agenda(ctx: RollContext) -> bool:
 # --- the table system -----------------------------------------------------------------------
 
 
+# The events Zoria's table records (its checks, its dice pools), beyond the core's.
+EVENTS: tuple[ev.EventType, ...] = (
+    ev.EventType(
+        "pool",
+        "insight-ask",
+        (ev.ACTION, ev.SEAT, Field("subject", "text", max_length=200), ev.TABLE, ev.TEXT),
+        ev.PUBLIC,
+        "everyone",
+        "a player asks the GM to make an inspiration check",
+    ),
+    ev.EventType(
+        "pool",
+        "insight-answer",
+        (
+            ev.ACTION,
+            ev.int_field("ask", min=1),
+            ev.SEAT,
+            Field("granted", "bool"),
+            ev.TABLE,
+            ev.TEXT,
+        ),
+        ev.PUBLIC,
+        "everyone",
+        "the GM grants or refuses an inspiration check",
+    ),
+    ev.EventType(
+        "pool",
+        "initiative",
+        (
+            ev.ACTION,
+            Field("phase", "bool", help="whether the initiative phase is on"),
+            ev.TABLE,
+            ev.TEXT,
+        ),
+        ev.PUBLIC,
+        "everyone",
+        "the GM begins or ends the initiative phase",
+    ),
+    ev.EventType(
+        "roll.close",
+        None,
+        (
+            ev.int_field("roll", min=1, required=True),
+            Field("result", "text", max_length=200),
+            ev.OPEN_ROLL,
+            ev.TEXT,
+        ),
+        ev.ANY,
+        "as hidden as the roll (judged for its roller)",
+        "the GM declared an open roll's result: no more dice on it",
+    ),
+    ev.EventType(
+        "pool",
+        "spend",
+        (
+            ev.ACTION,
+            Field("effect", "text", required=True),
+            ev.ROLL_SEQ,
+            ev.COUNT,
+            ev.NOTE,
+            Field(
+                "subject", "text", nullable=True, max_length=200, help="what an insight is about"
+            ),
+            ev.OPEN_ROLL,
+            ev.POOLS,
+            ev.TABLE,
+            ev.TEXT,
+        ),
+        ev.ANY,
+        ev.POOL_RULE,
+        "dice spent from a pool for an effect (`effect`)",
+        matches=lambda data: "use" not in data,
+    ),
+    ev.EventType(
+        "pool",
+        "award",
+        (ev.ACTION, ev.SEAT, ev.COUNT, ev.POOLS, ev.TEXT),
+        ev.PUBLIC,
+        "everyone",
+        "the GM awarded a player dice (the GM's pool grows to match)",
+        matches=lambda data: not resource_award(data),
+    ),
+    ev.EventType(
+        "pool",
+        "undo-award",
+        (ev.ACTION, ev.int_field("undoes", min=1), ev.SEAT, ev.COUNT, ev.POOLS, ev.TEXT),
+        ev.PUBLIC,
+        "everyone",
+        "the GM took back an award (`undoes`: its seq)",
+    ),
+    ev.EventType(
+        "pool",
+        "refund",
+        (
+            ev.ACTION,
+            ev.ROLL_SEQ,
+            ev.SEAT,
+            ev.COUNT,
+            ev.objs_field("returned", help='{"pool", "count"}: the stacks the dice went back to'),
+            ev.NOTE,
+            ev.OPEN_ROLL,
+            ev.POOLS,
+            ev.TEXT,
+        ),
+        ev.ANY,
+        ev.POOL_RULE,
+        "the GM gave back dice spent on a roll's critical (`seat`: who spent them)",
+    ),
+    ev.EventType(
+        "pool",
+        "lucky-break",
+        (ev.ACTION, ev.SEAT, ev.int_field("given_up", min=0), ev.POOLS, ev.TEXT),
+        ev.PUBLIC,
+        "everyone",
+        "a player gave up their whole pool for a lucky break",
+    ),
+    ev.EventType(
+        "pool",
+        "deal",
+        (ev.ACTION, ev.SEAT, ev.POOLS, ev.TEXT),
+        ev.PUBLIC,
+        "everyone",
+        "a player's pool dealt (the GM's grows to match)",
+    ),
+    ev.EventType(
+        "pool",
+        "use",
+        (
+            ev.ACTION,
+            ev.ROLL_SEQ,
+            ev.DICE,
+            ev.CLIENT_SEED,
+            ev.int_field("added"),
+            ev.OPEN_ROLL,
+            ev.POOLS,
+            ev.TEXT,
+        ),
+        ev.ANY,
+        ev.POOL_RULE,
+        "a die from a pool rolled and added to an open roll",
+    ),
+    ev.EventType(
+        "pool",
+        "close",
+        (ev.ACTION, Field("rolls", "list", fields=(ev.int_field("seq", min=1),)), ev.TEXT),
+        ev.PUBLIC,
+        "everyone",
+        "the session ends: rolls still open close as they stand",
+    ),
+)
+
+
 class ZoriaTable(TableSystem):
+    events = EVENTS
     id = "zoria"
     roll_options = (
         Field(
@@ -387,7 +542,7 @@ class ZoriaTable(TableSystem):
             from_bonus = min(count, bonus.remaining) if bonus else 0
             for stack, n in ((bonus, from_bonus), (pool, count - from_bonus)):
                 if stack is not None and n:
-                    _take(stack, n)
+                    _take(ctx.uow, stack, n)
                     taken.append(stack.pk)
         _touch(ctx.seat)
         dice = ", ".join(f"{n}d{s}" for s, n in sorted(wanted.items()))
@@ -460,14 +615,14 @@ class ZoriaTable(TableSystem):
             declared=check["declared"],
         )
 
-    def seat_joined(self, seat: Seat) -> None:
-        deal_pool(seat=seat)
+    def seat_joined(self, uow: UnitOfWork, seat: Seat) -> None:
+        deal_pool(uow, seat=seat)
 
-    def session_started(self, session: GameSession) -> None:
+    def session_started(self, uow: UnitOfWork, session: GameSession) -> None:
         for seat in session.seats.filter(role=SeatRole.PLAYER).prefetch_related("characters"):
-            deal_pool(seat=seat)
+            deal_pool(uow, seat=seat)
 
-    def session_ended(self, session: GameSession, by: Seat) -> None:
+    def session_ended(self, uow: UnitOfWork, session: GameSession, by: Seat) -> None:
         """Open checks close as they stand: no die can be used on them any more."""
         still_open = OpenRoll.objects.filter(session=session, is_open=True)
         seqs = sorted(still_open.values_list("seq", flat=True))
@@ -475,6 +630,7 @@ class ZoriaTable(TableSystem):
             return
         still_open.update(is_open=False, declared="the session ended")
         record_pool_event(
+            uow,
             session_id=session.pk,
             actor=by,
             data={
@@ -491,16 +647,23 @@ table = ZoriaTable()
 # --- socket commands ------------------------------------------------------------------------
 
 
-def use_die(*, seat_id: int, roll: int, pool: int | None = None, client_seed: str = "") -> Event:
+def use_die(
+    *,
+    seat_id: int,
+    roll: int,
+    pool: int | None = None,
+    client_seed: str = "",
+    uow: UnitOfWork | None = None,
+) -> Event:
     """Roll a die from one's pool (cascading) and add it to an open check of one's own."""
     seat = seat_of(seat_id)
-    with change():
+    with change(uow) as uow:
         seq = live_seq(session_id=seat.session_id)
         check = _open_roll(seat, roll)
         if not _own(seat, check):
             raise forbidden("action dice are used only on your own character's rolls")
         stack = _pick_stack(seat, pool, character_id=check.character_id)
-        _take(stack)
+        _take(uow, stack)
         _touch(seat)
         server_seed = bytes(
             GameSession.objects.values_list("server_seed", flat=True).get(pk=seat.session_id)
@@ -517,6 +680,7 @@ def use_die(*, seat_id: int, roll: int, pool: int | None = None, client_seed: st
             check.flags = [f for f in check.flags if f != "special-botch-threat"]
             OpenRoll.objects.filter(pk=check.pk).update(flags=check.flags)
         return seat_change(
+            uow,
             seat,
             seq,
             **_hidden_as(check),
@@ -543,6 +707,7 @@ def spend_dice(
     pool: int | None = None,
     note: str = "",
     subject: str | None = None,
+    uow: UnitOfWork | None = None,
 ) -> Event:
     """Spend dice for an effect (no die rolled). Re-rolls make a new roll event too."""
     if effect in {"reroll", "reroll-botch"} and count != 1:
@@ -550,7 +715,7 @@ def spend_dice(
     if effect != "insight" and roll is None:
         raise invalid("which roll (its seq)", field="roll")
     seat = seat_of(seat_id)
-    with change():
+    with change(uow) as uow:
         seq = live_seq(session_id=seat.session_id)
         check = _open_roll(seat, roll) if effect != "insight" else None
         about = ""
@@ -563,7 +728,7 @@ def spend_dice(
             if not seat.is_gm:
                 table_now = _use_grant(seat, about)
         stack = _pick_stack(seat, pool, character_id=check.character_id if check else None)
-        _take(stack, count)
+        _take(uow, stack, count)
         _touch(seat)
         text = f"{seat.name} spends {count}d{stack.sides}: {effect.replace('-', ' ')}"
         if effect == "activate-botch":
@@ -588,6 +753,7 @@ def spend_dice(
         if note:
             text += f": {note}"
         event = seat_change(
+            uow,
             seat,
             seq,
             **hidden,
@@ -604,7 +770,7 @@ def spend_dice(
             },
         )
         if effect in {"reroll", "reroll-botch"}:
-            _reroll(seat=seat, check=check)
+            _reroll(uow, seat=seat, check=check)
         return event
 
 
@@ -664,7 +830,7 @@ def _check_insight(seat: Seat, about: str) -> None:
         raise conflict("your insight roll on that subject failed: another player may try")
 
 
-def _reroll(*, seat: Seat, check: OpenRoll) -> Event:
+def _reroll(uow: UnitOfWork, *, seat: Seat, check: OpenRoll) -> Event:
     """The re-roll replaces the open check; the new result stands even if lower. The action
     dice paid for the first roll are not rolled again (a re-roll adds no unpaid dice): what
     they and the dice used on it added carries over to the new check."""
@@ -683,14 +849,15 @@ def _reroll(*, seat: Seat, check: OpenRoll) -> Event:
         client_seed=original.data.get("client_seed", ""),
         options=options,
         reroll_of=check.seq,
+        uow=uow,
     )
 
 
-def declare(*, seat_id: int, roll: int, result: str = "") -> Event:
+def declare(*, seat_id: int, roll: int, result: str = "", uow: UnitOfWork | None = None) -> Event:
     """The GM declares an open check's result; no more dice can be used on it. A ``self``
     check is its roller's alone: the roller closes it (or reveals it for the GM to declare)."""
     seat = seat_of(seat_id)
-    with change():
+    with change(uow) as uow:
         seq = live_seq(session_id=seat.session_id)
         check = _open_roll(seat, roll)
         if not seat.is_gm and not (
@@ -703,7 +870,7 @@ def declare(*, seat_id: int, roll: int, result: str = "") -> Event:
             raise conflict(f"roll #{check.seq} is already closed")
         check.refresh_from_db()
         who = "GM declares" if seat.is_gm else f"{seat.name} closes"
-        return record_event(
+        return uow.record(
             session_id=seat.session_id,
             kind="roll.close",
             actor=seat,
@@ -741,17 +908,18 @@ def _session_stack(seat: Seat) -> Pool:
     return stack
 
 
-def award(*, seat_id: int, seat: int, count: int = 1) -> Event:
+def award(*, seat_id: int, seat: int, count: int = 1, uow: UnitOfWork | None = None) -> Event:
     """The GM awards dice: the player's own die type; each also adds one to the GM's pool."""
     gm = _gm(seat_id, "awards dice")
-    with change():
+    with change(uow) as uow:
         seq = live_seq(session_id=gm.session_id)
         player = _player(gm, seat)
         stack = _session_stack(player)
         gm_pool = _session_stack(table_gm_seat(session=gm.session))
-        give_dice(pool_id=stack.pk, count=count)
-        give_dice(pool_id=gm_pool.pk, count=count)
+        give_dice(uow, pool_id=stack.pk, count=count)
+        give_dice(uow, pool_id=gm_pool.pk, count=count)
         return seat_change(
+            uow,
             gm,
             seq,
             data={
@@ -765,10 +933,10 @@ def award(*, seat_id: int, seat: int, count: int = 1) -> Event:
         )
 
 
-def undo_award(*, seat_id: int) -> Event:
+def undo_award(*, seat_id: int, uow: UnitOfWork | None = None) -> Event:
     """Take back the GM's last award that has not been undone, if its dice are still there."""
     gm = _gm(seat_id, "takes back awards")
-    with change():
+    with change(uow) as uow:
         seq = live_seq(session_id=gm.session_id)
         events = Event.objects.filter(session_id=gm.session_id, kind="pool").order_by("-seq")
         undone = set(
@@ -786,11 +954,12 @@ def undo_award(*, seat_id: int) -> Event:
             raise conflict("no award to undo")
         player_pool_id, gm_pool_id = (p["id"] for p in last.data["pools"])
         count = last.data["count"]
-        if not take_dice(pool_id=player_pool_id, count=count):
+        if not take_dice(uow, pool_id=player_pool_id, count=count):
             raise conflict("the awarded dice are already used or spent")
-        if not take_dice(pool_id=gm_pool_id, count=count):
+        if not take_dice(uow, pool_id=gm_pool_id, count=count):
             raise conflict("the GM's matching dice are already used or spent")
         return seat_change(
+            uow,
             gm,
             seq,
             data={
@@ -823,13 +992,19 @@ def _critical_dice_left(seat: Seat, check: OpenRoll) -> dict[int, dict[int, int]
 
 
 def refund(
-    *, seat_id: int, roll: int, seat: int | None = None, count: int = 1, note: str = ""
+    *,
+    seat_id: int,
+    roll: int,
+    seat: int | None = None,
+    count: int = 1,
+    note: str = "",
+    uow: UnitOfWork | None = None,
 ) -> Event:
     """The GM gives back dice spent on a critical that could have no effect ("in effect, it was
     never spent"): at most the dice spent on that roll's critical, to the seat that spent
     them, into the stacks they came from."""
     gm = _gm(seat_id, "refunds dice")
-    with change():
+    with change(uow) as uow:
         seq = live_seq(session_id=gm.session_id)
         check = _any_roll(gm, roll)
         spenders = _critical_dice_left(gm, check)
@@ -857,13 +1032,14 @@ def refund(
         for stack, spent in stacks.items():
             n = min(need, spent)
             if n:
-                give_dice(pool_id=stack, count=n)
+                give_dice(uow, pool_id=stack, count=n)
                 returned.append({"pool": stack, "count": n})
                 need -= n
         OpenRoll.objects.filter(pk=check.pk).update(critical_dice=F("critical_dice") - count)
         check.refresh_from_db()
         sides = Pool.objects.get(pk=returned[0]["pool"]).sides
         return seat_change(
+            uow,
             gm,
             seq,
             **_hidden_as(check),
@@ -882,12 +1058,12 @@ def refund(
         )
 
 
-def lucky_break(*, seat_id: int) -> Event:
+def lucky_break(*, seat_id: int, uow: UnitOfWork | None = None) -> Event:
     """Give up the whole pool at once: only with nothing used or spent; no dice afterwards."""
     seat = seat_of(seat_id)
     if seat.is_gm:
         raise forbidden("the lucky break is a player's")
-    with change():
+    with change(uow) as uow:
         seq = live_seq(session_id=seat.session_id)
         SeatPoolState.objects.get_or_create(seat=seat)
         if not SeatPoolState.objects.filter(seat=seat, touched=False, lucky_break=False).update(
@@ -902,6 +1078,7 @@ def lucky_break(*, seat_id: int) -> Event:
             raise conflict("your pool is empty")
         Pool.objects.filter(pk__in=[p.pk for p in stacks]).update(remaining=0)
         return seat_change(
+            uow,
             seat,
             seq,
             data={
@@ -914,7 +1091,7 @@ def lucky_break(*, seat_id: int) -> Event:
         )
 
 
-def ask_insight(*, seat_id: int, subject: str) -> Event:
+def ask_insight(*, seat_id: int, subject: str, uow: UnitOfWork | None = None) -> Event:
     """A player asks the GM to make an inspiration check on a subject; the GM grants or
     refuses it (``answer_insight``), and only a granted one can be spent on."""
     seat = seat_of(seat_id)
@@ -923,7 +1100,7 @@ def ask_insight(*, seat_id: int, subject: str) -> Event:
     about = _subject(subject)
     if not about:
         raise invalid("name what you want to learn", field="subject")
-    with change():
+    with change(uow) as uow:
         seq = live_seq(session_id=seat.session_id)
         _check_insight(seat, about)
         session = GameSession.objects.get(pk=seat.session_id)
@@ -941,6 +1118,7 @@ def ask_insight(*, seat_id: int, subject: str) -> Event:
         state["insight_asks"] = [*_asks(state), ask]
         save_table_state(session, state)
         return seat_change(
+            uow,
             seat,
             seq,
             data={
@@ -953,10 +1131,10 @@ def ask_insight(*, seat_id: int, subject: str) -> Event:
         )
 
 
-def answer_insight(*, seat_id: int, ask: int, grant: bool) -> Event:
+def answer_insight(*, seat_id: int, ask: int, grant: bool, uow: UnitOfWork | None = None) -> Event:
     """The GM agrees to an inspiration check (the player may now spend on it) or refuses it."""
     gm = _gm(seat_id, "answers a request for an inspiration check")
-    with change():
+    with change(uow) as uow:
         session, seq = gm_session(gm)
         state = dict(session.table_state or {})
         asked = next((a for a in _asks(state) if a["ask"] == ask), None)
@@ -973,6 +1151,7 @@ def answer_insight(*, seat_id: int, ask: int, grant: bool) -> Event:
         save_table_state(session, state)
         verdict = "agrees to" if grant else "refuses"
         return seat_change(
+            uow,
             gm,
             seq,
             data={
@@ -986,12 +1165,12 @@ def answer_insight(*, seat_id: int, ask: int, grant: bool) -> Event:
         )
 
 
-def initiative_phase(*, seat_id: int, on: bool) -> Event:
+def initiative_phase(*, seat_id: int, on: bool, uow: UnitOfWork | None = None) -> Event:
     """The GM begins (or ends) the initiative phase. Beginning it sets every initiative roll
     still open: its phase number can no longer be altered (no die used on it, no re-roll);
     an initiative roll made during the phase is set as it falls."""
     gm = _gm(seat_id, "runs the initiative phase")
-    with change():
+    with change(uow) as uow:
         session, seq = gm_session(gm)
         state = dict(session.table_state or {})
         if bool(state.get("initiative")) == on:
@@ -1007,6 +1186,7 @@ def initiative_phase(*, seat_id: int, on: bool) -> Event:
             .values_list("seq", flat=True)
         )
         event = seat_change(
+            uow,
             gm,
             seq,
             data={
@@ -1023,7 +1203,7 @@ def initiative_phase(*, seat_id: int, on: bool) -> Event:
         ):
             OpenRoll.objects.filter(pk=check.pk).update(is_open=False, declared=INITIATIVE_SET)
             check.is_open, check.declared = False, INITIATIVE_SET
-            record_event(
+            uow.record(
                 session_id=session.pk,
                 kind="roll.close",
                 actor=gm,

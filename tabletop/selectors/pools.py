@@ -9,7 +9,7 @@ from typing import Any
 from rules.engines import get_system
 
 from ..models import Character, CharacterResource, GameSession
-from ..models.pools import ExtendedAction, OpenRoll, Pool, SeatPoolState
+from ..models.pools import OpenRoll, Pool
 from ..systems.registry import table_system
 from .events import Viewer, can_see
 
@@ -46,17 +46,6 @@ def open_roll_summary(roll: OpenRoll) -> dict[str, Any]:
         "critical_dice": roll.critical_dice,
         "open": roll.is_open,
         "declared": roll.declared,
-    }
-
-
-def extended_summary(action: ExtendedAction) -> dict[str, Any]:
-    return {
-        "id": action.pk,
-        "label": action.label,
-        "target": action.target,
-        "each": action.each,
-        "progress": action.progress,
-        "open": action.is_open,
     }
 
 
@@ -110,8 +99,6 @@ def pools_states(sessions: Sequence[GameSession]) -> dict[int, dict[str, Any]]:
             "pools": [],
             "resources": resources[s.pk],
             "open_rolls": [],
-            "extended": [],
-            "lucky_breaks": [],
         }
         for s in sessions
     }
@@ -123,14 +110,6 @@ def pools_states(sessions: Sequence[GameSession]) -> dict[int, dict[str, Any]]:
         .order_by("seq")
     ):
         out[roll.session_id]["open_rolls"].append((roll.visibility, open_roll_summary(roll)))
-    for action in ExtendedAction.objects.filter(session_id__in=ids, is_open=True).order_by("pk"):
-        out[action.session_id]["extended"].append(extended_summary(action))
-    for session_id, seat_id in (
-        SeatPoolState.objects.filter(seat__session_id__in=ids, lucky_break=True)
-        .order_by("seat_id")
-        .values_list("seat__session_id", "seat_id")
-    ):
-        out[session_id]["lucky_breaks"].append(seat_id)
     return out
 
 

@@ -58,6 +58,9 @@ class TableSystem:
     events: ClassVar[tuple[catalogue.EventType, ...]] = ()
     use_words: ClassVar[Mapping[str, catalogue.UseWords]] = {}
     resource_words: ClassVar[Mapping[str, tuple[str, str]]] = {}
+    # Its own keys of ``hello.state``, each with the value a table that has none of it shows
+    # (every table's state has every system's keys: one shape for every screen).
+    state_keys: ClassVar[Mapping[str, Any]] = {}
 
     def kept_resources(self, engine: GameSystem) -> list[str]:
         """The engine's per-character resources the table keeps as amounts on the character
@@ -91,6 +94,17 @@ class TableSystem:
         """The session is ending (inside its transaction, before the ``session.end`` event):
         close what is still open; nothing changes after this."""
 
+    def room_state(self, session_ids: list[int]) -> dict[int, dict[str, Any]]:
+        """Its keys of ``hello.state`` (``state_keys``) as each of these sessions has them, as
+        the whole table sees them: one query each for all the sessions."""
+        return {}
+
+    def fold(self, state: dict[str, Any], message: dict[str, Any]) -> dict[str, Any]:
+        """The room reducer's part for this system: ``state`` (the core's rule already
+        applied) after one event, as the seat received it; a new dict, ``state`` unchanged.
+        The browser's ``systems/<id>.js`` declares the same rule (``fold``)."""
+        return state
+
 
 _PLAIN = TableSystem()
 _SYSTEMS: dict[str, TableSystem] = {}
@@ -120,6 +134,16 @@ def load() -> None:
             continue
         module = importlib.import_module(f"{package.__name__}.{info.name}")
         register(module.table, tuple(module.commands))
+
+
+def state_keys() -> dict[str, Any]:
+    """Every system's own keys of ``hello.state``, with the values of a table without them."""
+    return {key: value for table in _SYSTEMS.values() for key, value in table.state_keys.items()}
+
+
+def keeping_state() -> list[TableSystem]:
+    """The systems with keys of their own in ``hello.state``."""
+    return [table for table in _SYSTEMS.values() if table.state_keys]
 
 
 def table_system(engine_id: str) -> TableSystem:

@@ -5,7 +5,8 @@ repeat."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from django.db.models import F
 
@@ -15,7 +16,6 @@ from ..models import Event
 from ..models.pools import ExtendedAction
 from ..protocol import events as ev
 from ..protocol.commands import ID, Command
-from ..selectors.pools import extended_summary
 from ..services.errors import ServiceError, conflict, invalid
 from ..services.events import UnitOfWork, change
 from .base import folded, gm_session, roll_change, seat_change, seat_of, seen_by
@@ -23,6 +23,17 @@ from .registry import RollContext, TableSystem
 
 EXTENDED = Field("extended", "int", label="Extended action", nullable=True, default=None, **ID)
 EXTENDED_STATE = ev.obj_field("extended", help="the extended action's new state")
+
+
+def extended_summary(action: ExtendedAction) -> dict[str, Any]:
+    return {
+        "id": action.pk,
+        "label": action.label,
+        "target": action.target,
+        "each": action.each,
+        "progress": action.progress,
+        "open": action.is_open,
+    }
 
 
 # The events of extended actions.
@@ -74,6 +85,25 @@ class RollAndKeepTable(TableSystem):
     id = "roll-and-keep"
     roll_options = (EXTENDED,)
     public_options = ("extended",)
+    state_keys: ClassVar[Mapping[str, Any]] = {"extended": []}  # the open extended actions
+
+    def room_state(self, session_ids: list[int]) -> dict[int, dict[str, Any]]:
+        out: dict[int, dict[str, Any]] = {pk: {"extended": []} for pk in session_ids}
+        for action in ExtendedAction.objects.filter(
+            session_id__in=session_ids, is_open=True
+        ).order_by("pk"):
+            out[action.session_id]["extended"].append(extended_summary(action))
+        return out
+
+    def fold(self, state: dict[str, Any], message: dict[str, Any]) -> dict[str, Any]:
+        """An extended action's new state: listed while open (by id), gone once closed."""
+        extended = (message.get("data") or {}).get("extended")
+        if not extended:
+            return state
+        rest = [x for x in state["extended"] if x["id"] != extended["id"]]
+        kept = rest + [extended] * extended["open"]
+        return {**state, "extended": sorted(kept, key=lambda x: x["id"])}
+
     demo_characters = (
         {
             "name": "Mirela",

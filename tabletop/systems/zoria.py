@@ -8,8 +8,9 @@ ends."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from functools import partial
-from typing import Any
+from typing import Any, ClassVar
 
 from django.db.models import F, Max, Q
 
@@ -452,6 +453,30 @@ EVENTS: tuple[ev.EventType, ...] = (
 
 
 class ZoriaTable(TableSystem):
+    state_keys: ClassVar[Mapping[str, Any]] = {"lucky_breaks": []}  # seats that took theirs
+
+    def room_state(self, session_ids: list[int]) -> dict[int, dict[str, Any]]:
+        out: dict[int, dict[str, Any]] = {pk: {"lucky_breaks": []} for pk in session_ids}
+        for session_id, seat_id in (
+            SeatPoolState.objects.filter(seat__session_id__in=session_ids, lucky_break=True)
+            .order_by("seat_id")
+            .values_list("seat__session_id", "seat_id")
+        ):
+            out[session_id]["lucky_breaks"].append(seat_id)
+        return out
+
+    def fold(self, state: dict[str, Any], message: dict[str, Any]) -> dict[str, Any]:
+        """Checks closed at the session's end leave the open rolls; a lucky break is kept."""
+        data = message.get("data") or {}
+        if message["kind"] != "pool":
+            return state
+        if data.get("action") == "close":
+            rolls = [r for r in state["open_rolls"] if r["seq"] not in data["rolls"]]
+            return {**state, "open_rolls": rolls}
+        if data.get("action") == "lucky-break":
+            return {**state, "lucky_breaks": sorted({*state["lucky_breaks"], data["seat"]})}
+        return state
+
     events = EVENTS
     id = "zoria"
     roll_options = (

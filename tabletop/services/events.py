@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 MAX_EVENT_BYTES = 256 * 1024
 # The most dice one roll at the table lists: a listed die takes 46 to 90 bytes of an event, so
 # more could not be kept. A request expected to list more is refused before a die is drawn,
-# and a roll that draws more by bad luck stops there: a refused roll costs at most this many
+# and a roll whose dice happen to draw more stops there: a refused roll costs at most this many
 # draws, never the engines' 10,000.
 MAX_ROLL_DICE = MAX_EVENT_BYTES // 64
 

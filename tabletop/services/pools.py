@@ -98,7 +98,7 @@ def pools_changed(pool_ids: list[int]) -> list[dict[str, Any]]:
     return [pool_snapshot(p) for p in Pool.objects.filter(pk__in=pool_ids).order_by("pk")]
 
 
-# --- per-character resources (character points, Luck, Instant Karma) ------------------------
+# --- per-character resources (the amounts a system keeps on each character) ------------------
 
 
 def ensure_resources(*, character: Character) -> list[CharacterResource]:

@@ -147,7 +147,7 @@ def make_roll(
                 # Its payments are stored before the roll: lock, pay, then the roll's seq.
                 _fresh(session, lock_session(session_id=session.pk))
                 prepared = table.prepare(ctx, normalised)
-                if prepared is not normalised:  # the table changed it (the Discord Die)
+                if prepared is not normalised:  # the table's rules changed it
                     normalised = engine.normalise(prepared)
                 seq = next_seq(session_id=session.pk)
             else:  # the roll's seq is the lock

@@ -60,7 +60,7 @@ def record_pool_event(
     What it moved is withheld from everyone else until the roll is revealed or the session
     ends (its price or its very existence would tell of the roll's dice): a ``counts`` event as
     hidden as the roll notes the moves (``withheld``) and the roll they wait for; the reveal
-    or the session's end then carries the counts to the room (``tell_counts``)."""
+    or the session's end then carries the counts to the room (``services/withheld.py``)."""
     moves = _take_moves(uow, data)
     if visibility == Visibility.PUBLIC:
         return tell_public(

@@ -4,7 +4,7 @@ or the session ends. Every rule of them lives here, read in one query.
 A spend or use tied to a hidden roll moves its counts for its roller and the GM only: a
 ``counts`` event as hidden as the roll notes the moves (``withheld``) and the roll they wait
 for. Everyone else keeps the counts as they were: public events carry the counts less every
-pending move (``tell_counts``), and each seat that sees some of them is told its own in a
+pending move (``tell_public``), and each seat that sees some of them is told its own in a
 ``counts`` event of its own (``record_counts``); the reveal and the session's end tell them."""
 
 from __future__ import annotations
@@ -145,15 +145,6 @@ def _told(data: dict[str, Any], pending: list[Withheld], only: set[Any] | None) 
     if not unseen:
         return data
     return {**data, **_as_seen(data, unseen)}
-
-
-def tell_counts(
-    *, session_id: int, data: dict[str, Any], only: set[tuple[Any, ...]] | None = None
-) -> dict[str, Any]:
-    """The counts in ``data`` (new absolute values, as they are) as the room may see them now:
-    less every pending move (of ``only`` these counts, when given). Returns ``data`` itself
-    when the room sees them as they are."""
-    return _told(data, pending_withheld(session_id=session_id), only)
 
 
 def _seats(seat_ids: set[int]) -> dict[int, Seat]:

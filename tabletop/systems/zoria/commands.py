@@ -1,0 +1,718 @@
+"""Zoria's socket commands: using and spending pool dice on open checks, declaring results,
+awards and their undoing, refunds, the lucky break, inspiration checks asked and answered,
+and the initiative phase."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+from django.db.models import F, Q
+
+from rules.engines import zoria as rules
+from rules.engines.schema import Field
+
+from ...models import Event, GameSession, Seat, SeatRole, Visibility
+from ...models.pools import OpenRoll, Pool, PoolKind, SeatPoolState
+from ...protocol.commands import ID, Command
+from ...selectors.pools import open_roll_summary
+from ...services.errors import conflict, forbidden, invalid, not_found
+from ...services.events import UnitOfWork, change
+from ...services.pools import (
+    give_dice,
+    pools_changed,
+    take_dice,
+)
+from ...services.rolls import fair_stream, make_roll
+from ...services.seats import table_gm_seat
+from ..base import (
+    CLIENT_SEED,
+    NOTE,
+    SEQ,
+    gm_session,
+    live_seq,
+    save_table_state,
+    seat_change,
+    seat_of,
+)
+from .checks import (
+    any_roll,
+    asks_of,
+    hidden_as,
+    open_check,
+    owns,
+    pick_stack,
+    still_special,
+    subject_of,
+    take_from,
+    use_grant,
+)
+from .dealing import (
+    BOTCHES,
+    INITIATIVE_SET,
+    INSIGHT_ASKS_PER_SEAT,
+    POOL_KINDS,
+    SPEND_EFFECTS,
+    took_lucky_break,
+    touch,
+)
+from .table import table
+
+# --- socket commands ------------------------------------------------------------------------
+
+
+def use_die(
+    *,
+    seat_id: int,
+    roll: int,
+    pool: int | None = None,
+    client_seed: str = "",
+    uow: UnitOfWork | None = None,
+) -> Event:
+    """Roll a die from one's pool (cascading) and add it to an open check of one's own."""
+    seat = seat_of(seat_id)
+    with change(uow) as uow:
+        seq = live_seq(session_id=seat.session_id)
+        check = open_check(seat, roll)
+        if not owns(seat, check):
+            raise forbidden("action dice are used only on your own character's rolls")
+        stack = pick_stack(seat, pool, character_id=check.character_id)
+        take_from(uow, stack)
+        touch(seat)
+        server_seed = bytes(
+            GameSession.objects.values_list("server_seed", flat=True).get(pk=seat.session_id)
+        )
+        stream, client_seed = fair_stream(server_seed=server_seed, client_seed=client_seed, seq=seq)
+        dice = rules.roll_action_die(stack.sides, stream)
+        added = sum(d["value"] for d in dice)
+        OpenRoll.objects.filter(pk=check.pk).update(
+            total=F("total") + added, added=F("added") + added
+        )
+        check.refresh_from_db()
+        if "special-botch-threat" in check.flags and not still_special(check):
+            # Lifted out of the special botch: the threat is gone.
+            check.flags = [f for f in check.flags if f != "special-botch-threat"]
+            OpenRoll.objects.filter(pk=check.pk).update(flags=check.flags)
+        return seat_change(
+            uow,
+            seat,
+            seq,
+            **hidden_as(check),
+            data={
+                "action": "use",
+                "roll": check.seq,
+                "dice": dice,
+                "client_seed": client_seed,
+                "added": added,
+                "open_roll": open_roll_summary(check),
+                "pools": pools_changed([stack.pk]),
+                "text": f"{seat.name} adds a d{stack.sides} to roll #{check.seq}: "
+                f"+{added} (total {check.total})",
+            },
+        )
+
+
+def spend_dice(
+    *,
+    seat_id: int,
+    effect: str,
+    roll: int | None = None,
+    count: int = 1,
+    pool: int | None = None,
+    note: str = "",
+    subject: str | None = None,
+    uow: UnitOfWork | None = None,
+) -> Event:
+    """Spend dice for an effect (no die rolled). Re-rolls make a new roll event too."""
+    if effect in {"reroll", "reroll-botch"} and count != 1:
+        raise invalid("a re-roll costs one die", field="count")
+    if effect != "insight" and roll is None:
+        raise invalid("which roll (its seq)", field="roll")
+    seat = seat_of(seat_id)
+    with change(uow) as uow:
+        seq = live_seq(session_id=seat.session_id)
+        check = open_check(seat, roll) if effect != "insight" else None
+        about = ""
+        table_now: dict[str, Any] | None = None
+        if check is not None:
+            _check_effect(seat, effect, check)
+        else:
+            about = subject_of(subject if subject is not None else note)
+            _check_insight(seat, about)
+            if not seat.is_gm:
+                table_now = use_grant(seat, about)
+        stack = pick_stack(seat, pool, character_id=check.character_id if check else None)
+        take_from(uow, stack, count)
+        touch(seat)
+        text = f"{seat.name} spends {count}d{stack.sides}: {effect.replace('-', ' ')}"
+        if effect == "activate-botch":
+            OpenRoll.objects.filter(pk=check.pk).update(botch_dice=F("botch_dice") + count)
+        elif effect == "activate-critical":
+            OpenRoll.objects.filter(pk=check.pk).update(critical_dice=F("critical_dice") + count)
+        elif effect in {"reroll", "reroll-botch"}:
+            # The re-roll (made just below) replaces this check.
+            OpenRoll.objects.filter(pk=check.pk).update(is_open=False, declared="re-rolled")
+        hidden: dict[str, Any] = {}
+        if check is not None:
+            check.refresh_from_db()
+            hidden = hidden_as(check)
+            text += f" on roll #{check.seq}"
+            if effect == "activate-botch":
+                text += f" (severity {check.botch_dice})"
+            if effect == "activate-critical":
+                text += f" ({check.critical_dice} dice on the critical)"
+        elif seat.is_gm:
+            # Dark Agenda: the GM's insight for villains is noted for the GM alone.
+            hidden = {"visibility": Visibility.GM, "owner": seat}
+        if note:
+            text += f": {note}"
+        event = seat_change(
+            uow,
+            seat,
+            seq,
+            **hidden,
+            data={
+                "action": "spend",
+                "effect": effect,
+                "roll": check.seq if check else None,
+                "count": count,
+                "note": note,
+                "open_roll": open_roll_summary(check) if check else None,
+                "pools": pools_changed([stack.pk]),
+                **({"table": table_now} if table_now is not None else {}),
+                "text": text,
+            },
+        )
+        if effect in {"reroll", "reroll-botch"}:
+            _reroll(uow, seat=seat, check=check)
+        return event
+
+
+def _check_effect(seat: Seat, effect: str, check: OpenRoll) -> None:
+    own = owns(seat, check)
+    flags = set(check.flags)
+    if effect == "reroll":
+        if not own:
+            raise forbidden("you can re-roll only your own character's roll")
+        latest = OpenRoll.objects.filter(
+            session_id=seat.session_id, seat=check.seat_id, character_id=check.character_id
+        )
+        if latest.order_by("-seq").values_list("seq", flat=True).first() != check.seq:
+            raise conflict("only the last roll of your character can be re-rolled")
+        if check.botch_dice:
+            # A re-roll would throw the activated botch away (and the dice spent on it).
+            raise conflict(f"the botch on roll #{check.seq} is activated: a re-roll cannot undo it")
+    elif effect == "reroll-botch":
+        if not own:
+            raise forbidden("you can re-roll only your own character's botch threat")
+        if not flags & BOTCHES:
+            raise conflict(f"roll #{check.seq} has no botch threat")
+        if check.botch_dice:
+            raise conflict(
+                f"the botch on roll #{check.seq} is activated: it can no longer be re-rolled"
+            )
+    elif effect == "activate-botch":
+        natural = "botch-threat" in flags
+        special = "special-botch-threat" in flags and still_special(check)
+        if not natural and not special:
+            raise conflict(f"roll #{check.seq} has no botch threat to activate")
+        if not seat.is_gm:
+            if own:
+                raise forbidden("a botch is activated on another character, never your own")
+            if not natural:
+                raise forbidden("a special botch (failing by 5 or more) is the GM's to activate")
+    elif effect == "activate-critical":
+        if not own and not seat.is_gm:
+            raise forbidden("you can activate only your own character's critical threat")
+        if "critical-threat" not in flags:
+            raise conflict(f"roll #{check.seq} has no critical threat to activate")
+
+
+def _check_insight(seat: Seat, about: str) -> None:
+    """After a failed insight roll, the same player cannot spend again for the same subject:
+    a roll the player made, or one made for any of the player's characters (the GM may roll
+    it for them)."""
+    if not about:
+        raise invalid("name what you want to learn", field="note")
+    failed = (
+        OpenRoll.objects.filter(session_id=seat.session_id, is_open=False, total__lt=F("dc"))
+        .filter(Q(seat=seat) | Q(character__in=seat.characters.all()))
+        .exclude(insight_subject="")
+        .exclude(declared="re-rolled")
+    )
+    if any(subject_of(s) == about for s in failed.values_list("insight_subject", flat=True)):
+        raise conflict("your insight roll on that subject failed: another player may try")
+
+
+def _reroll(uow: UnitOfWork, *, seat: Seat, check: OpenRoll) -> Event:
+    """The re-roll replaces the open check; the new result stands even if lower. The action
+    dice paid for the first roll are not rolled again (a re-roll adds no unpaid dice): what
+    they and the dice used on it added carries over to the new check."""
+    original = Event.objects.get(session_id=seat.session_id, seq=check.seq)
+    options: dict[str, Any] = (
+        {"insight": original.data["insight"]} if original.data.get("insight") else {}
+    )
+    if original.data.get("initiative"):
+        options["initiative"] = True
+    return make_roll(
+        seat_id=check.seat_id,
+        request={**original.data["request"], "action_dice": []},
+        system=table.id,
+        visibility=original.visibility,
+        character=check.character_id,
+        client_seed=original.data.get("client_seed", ""),
+        options=options,
+        reroll_of=check.seq,
+        uow=uow,
+    )
+
+
+def declare(*, seat_id: int, roll: int, result: str = "", uow: UnitOfWork | None = None) -> Event:
+    """The GM declares an open check's result; no more dice can be used on it. A ``self``
+    check is its roller's alone: the roller closes it (or reveals it for the GM to declare)."""
+    seat = seat_of(seat_id)
+    with change(uow) as uow:
+        seq = live_seq(session_id=seat.session_id)
+        check = open_check(seat, roll)
+        if not seat.is_gm and not (
+            check.seat_id == seat.pk and check.visibility == Visibility.SELF
+        ):
+            raise forbidden("only the GM declares results (a self roll's roller may close it)")
+        if not OpenRoll.objects.filter(pk=check.pk, is_open=True).update(
+            is_open=False, declared=result or "declared"
+        ):
+            raise conflict(f"roll #{check.seq} is already closed")
+        check.refresh_from_db()
+        who = "GM declares" if seat.is_gm else f"{seat.name} closes"
+        return uow.record(
+            session_id=seat.session_id,
+            kind="roll.close",
+            actor=seat,
+            seq=seq,
+            **hidden_as(check),
+            data={
+                "roll": check.seq,
+                "result": result,
+                "open_roll": open_roll_summary(check),
+                "text": f"{who} roll #{check.seq}: {result or 'closed'} (total {check.total})",
+            },
+        )
+
+
+def _gm(seat_id: int, does: str) -> Seat:
+    seat = seat_of(seat_id)
+    if not seat.is_gm:
+        raise forbidden(f"only the GM {does}")
+    return seat
+
+
+def _player(gm: Seat, seat: int) -> Seat:
+    player = Seat.objects.filter(pk=seat, session_id=gm.session_id, role=SeatRole.PLAYER).first()
+    if player is None:
+        raise invalid("a player's seat at this table", field="seat")
+    if took_lucky_break(player):
+        raise conflict(f"{player.name} took a lucky break: no dice this session")
+    return player
+
+
+def _session_stack(seat: Seat) -> Pool:
+    stack = Pool.objects.filter(seat=seat, kind=PoolKind.SESSION_DICE).order_by("-sides").first()
+    if stack is None:
+        raise conflict(f"{seat.name} has no pool (no character at the table)")
+    return stack
+
+
+def award(*, seat_id: int, seat: int, count: int = 1, uow: UnitOfWork | None = None) -> Event:
+    """The GM awards dice: the player's own die type; each also adds one to the GM's pool."""
+    gm = _gm(seat_id, "awards dice")
+    with change(uow) as uow:
+        seq = live_seq(session_id=gm.session_id)
+        player = _player(gm, seat)
+        stack = _session_stack(player)
+        gm_pool = _session_stack(table_gm_seat(session=gm.session))
+        give_dice(uow, pool_id=stack.pk, count=count)
+        give_dice(uow, pool_id=gm_pool.pk, count=count)
+        return seat_change(
+            uow,
+            gm,
+            seq,
+            data={
+                "action": "award",
+                "seat": player.pk,
+                "count": count,
+                "pools": pools_changed([stack.pk, gm_pool.pk]),
+                "text": f"GM awards {player.name} {count}d{stack.sides} "
+                f"(and the GM's pool grows by {count})",
+            },
+        )
+
+
+def undo_award(*, seat_id: int, uow: UnitOfWork | None = None) -> Event:
+    """Take back the GM's last award that has not been undone, if its dice are still there."""
+    gm = _gm(seat_id, "takes back awards")
+    with change(uow) as uow:
+        seq = live_seq(session_id=gm.session_id)
+        events = Event.objects.filter(session_id=gm.session_id, kind="pool").order_by("-seq")
+        undone = set(
+            events.filter(data__action="undo-award").values_list("data__undoes", flat=True)
+        )
+        last = next(
+            (
+                e
+                for e in events.filter(data__action="award", data__seat__isnull=False)
+                if e.seq not in undone and "count" in e.data
+            ),
+            None,
+        )
+        if last is None:
+            raise conflict("no award to undo")
+        player_pool_id, gm_pool_id = (p["id"] for p in last.data["pools"])
+        count = last.data["count"]
+        if not take_dice(uow, pool_id=player_pool_id, count=count):
+            raise conflict("the awarded dice are already used or spent")
+        if not take_dice(uow, pool_id=gm_pool_id, count=count):
+            raise conflict("the GM's matching dice are already used or spent")
+        return seat_change(
+            uow,
+            gm,
+            seq,
+            data={
+                "action": "undo-award",
+                "undoes": last.seq,
+                "seat": last.data["seat"],
+                "count": count,
+                "pools": pools_changed([player_pool_id, gm_pool_id]),
+                "text": f"GM takes back the award of #{last.seq}",
+            },
+        )
+
+
+def _critical_dice_left(seat: Seat, check: OpenRoll) -> dict[int, dict[int, int]]:
+    """Dice spent on a check's critical and not refunded yet: seat -> stack -> dice, the
+    latest spend's stack first."""
+    events = Event.objects.filter(session_id=seat.session_id, kind="pool", data__roll=check.seq)
+    left: dict[int, dict[int, int]] = {}
+    for spend in events.filter(data__action="spend", data__effect="activate-critical").order_by(
+        "-seq"
+    ):
+        stacks = left.setdefault(spend.actor_id, {})
+        stack = spend.data["pools"][0]["id"]
+        stacks[stack] = stacks.get(stack, 0) + spend.data["count"]
+    for back in events.filter(data__action="refund"):
+        stacks = left.get(back.data["seat"], {})
+        for returned in back.data.get("returned", []):
+            stacks[returned["pool"]] = stacks.get(returned["pool"], 0) - returned["count"]
+    return {s: {k: n for k, n in stacks.items() if n > 0} for s, stacks in left.items()}
+
+
+def refund(
+    *,
+    seat_id: int,
+    roll: int,
+    seat: int | None = None,
+    count: int = 1,
+    note: str = "",
+    uow: UnitOfWork | None = None,
+) -> Event:
+    """The GM gives back dice spent on a critical that could have no effect ("in effect, it was
+    never spent"): at most the dice spent on that roll's critical, to the seat that spent
+    them, into the stacks they came from."""
+    gm = _gm(seat_id, "refunds dice")
+    with change(uow) as uow:
+        seq = live_seq(session_id=gm.session_id)
+        check = any_roll(gm, roll)
+        spenders = _critical_dice_left(gm, check)
+        if seat is None:
+            waiting = [s for s, stacks in spenders.items() if stacks]
+            if not waiting:
+                raise conflict(f"no dice spent on roll #{check.seq}'s critical are left to refund")
+            if len(waiting) > 1:
+                raise invalid(
+                    f"several seats spent dice on roll #{check.seq}'s critical: name one",
+                    field="seat",
+                )
+            seat = waiting[0]
+        if seat not in spenders:
+            raise invalid(f"that seat spent no dice on roll #{check.seq}'s critical", field="seat")
+        # (A seat that spent a die can take no lucky break: a refund never reaches one.)
+        target = Seat.objects.get(pk=seat)
+        stacks = spenders[seat]
+        if count > sum(stacks.values()):
+            raise conflict(
+                f"{target.name} has {sum(stacks.values())} dice on roll #{check.seq}'s critical "
+                f"to refund, not {count}"
+            )
+        returned, need = [], count
+        for stack, spent in stacks.items():
+            n = min(need, spent)
+            if n:
+                give_dice(uow, pool_id=stack, count=n)
+                returned.append({"pool": stack, "count": n})
+                need -= n
+        OpenRoll.objects.filter(pk=check.pk).update(critical_dice=F("critical_dice") - count)
+        check.refresh_from_db()
+        sides = Pool.objects.get(pk=returned[0]["pool"]).sides
+        return seat_change(
+            uow,
+            gm,
+            seq,
+            **hidden_as(check),
+            data={
+                "action": "refund",
+                "roll": check.seq,
+                "seat": target.pk,
+                "count": count,
+                "returned": returned,
+                "note": note,
+                "open_roll": open_roll_summary(check),
+                "pools": pools_changed([r["pool"] for r in returned]),
+                "text": f"GM refunds {target.name} {count}d{sides} spent on roll #{check.seq}'s "
+                "critical" + (f": {note}" if note else ""),
+            },
+        )
+
+
+def lucky_break(*, seat_id: int, uow: UnitOfWork | None = None) -> Event:
+    """Give up the whole pool at once: only with nothing used or spent; no dice afterwards."""
+    seat = seat_of(seat_id)
+    if seat.is_gm:
+        raise forbidden("the lucky break is a player's")
+    with change(uow) as uow:
+        seq = live_seq(session_id=seat.session_id)
+        SeatPoolState.objects.get_or_create(seat=seat)
+        if not SeatPoolState.objects.filter(seat=seat, touched=False, lucky_break=False).update(
+            lucky_break=True
+        ):
+            raise conflict(
+                "a lucky break needs an untouched pool: you have used or spent dice, or took one"
+            )
+        stacks = list(Pool.objects.filter(seat=seat, kind__in=POOL_KINDS))
+        given_up = sum(p.remaining for p in stacks)
+        if given_up == 0:
+            raise conflict("your pool is empty")
+        Pool.objects.filter(pk__in=[p.pk for p in stacks]).update(remaining=0)
+        return seat_change(
+            uow,
+            seat,
+            seq,
+            data={
+                "action": "lucky-break",
+                "seat": seat.pk,
+                "given_up": given_up,
+                "pools": pools_changed([p.pk for p in stacks]),
+                "text": f"{seat.name} gives up {given_up} dice for a lucky break",
+            },
+        )
+
+
+def ask_insight(*, seat_id: int, subject: str, uow: UnitOfWork | None = None) -> Event:
+    """A player asks the GM to make an inspiration check on a subject; the GM grants or
+    refuses it (``answer_insight``), and only a granted one can be spent on."""
+    seat = seat_of(seat_id)
+    if seat.is_gm:
+        raise forbidden("the GM spends on insight without asking anyone")
+    about = subject_of(subject)
+    if not about:
+        raise invalid("name what you want to learn", field="subject")
+    with change(uow) as uow:
+        seq = live_seq(session_id=seat.session_id)
+        _check_insight(seat, about)
+        session = GameSession.objects.get(pk=seat.session_id)
+        state = dict(session.table_state or {})
+        mine = [a for a in asks_of(state) if a["seat"] == seat.pk]
+        if any(subject_of(a["subject"]) == about for a in mine):
+            raise conflict("you have asked about that subject already: the GM has it")
+        if len(mine) >= INSIGHT_ASKS_PER_SEAT:
+            raise conflict(
+                f"you have {len(mine)} inspiration checks asked for and not spent: spend one, "
+                "or wait for the GM's answers"
+            )
+        ask = {"ask": seq, "seat": seat.pk, "name": seat.name, "subject": subject.strip(),
+               "granted": False}  # fmt: skip
+        state["insight_asks"] = [*asks_of(state), ask]
+        save_table_state(session, state)
+        return seat_change(
+            uow,
+            seat,
+            seq,
+            data={
+                "action": "insight-ask",
+                "seat": seat.pk,
+                "subject": ask["subject"],
+                "table": state,
+                "text": f"{seat.name} asks the GM for an inspiration check: {ask['subject']}",
+            },
+        )
+
+
+def answer_insight(*, seat_id: int, ask: int, grant: bool, uow: UnitOfWork | None = None) -> Event:
+    """The GM agrees to an inspiration check (the player may now spend on it) or refuses it."""
+    gm = _gm(seat_id, "answers a request for an inspiration check")
+    with change(uow) as uow:
+        session, seq = gm_session(gm)
+        state = dict(session.table_state or {})
+        asked = next((a for a in asks_of(state) if a["ask"] == ask), None)
+        if asked is None:
+            raise not_found(f"no request #{ask} for an inspiration check is waiting")
+        if asked["granted"]:
+            raise conflict(f"request #{ask} is granted already: it waits for its spend")
+        if grant:
+            state["insight_asks"] = [
+                {**a, "granted": True} if a["ask"] == ask else a for a in asks_of(state)
+            ]
+        else:
+            state["insight_asks"] = [a for a in asks_of(state) if a["ask"] != ask]
+        save_table_state(session, state)
+        verdict = "agrees to" if grant else "refuses"
+        return seat_change(
+            uow,
+            gm,
+            seq,
+            data={
+                "action": "insight-answer",
+                "ask": ask,
+                "seat": asked["seat"],
+                "granted": grant,
+                "table": state,
+                "text": f"GM {verdict} {asked['name']}'s inspiration check: {asked['subject']}",
+            },
+        )
+
+
+def initiative_phase(*, seat_id: int, on: bool, uow: UnitOfWork | None = None) -> Event:
+    """The GM begins (or ends) the initiative phase. Beginning it sets every initiative roll
+    still open: its phase number can no longer be altered (no die used on it, no re-roll);
+    an initiative roll made during the phase is set as it falls."""
+    gm = _gm(seat_id, "runs the initiative phase")
+    with change(uow) as uow:
+        session, seq = gm_session(gm)
+        state = dict(session.table_state or {})
+        if bool(state.get("initiative")) == on:
+            raise conflict(f"the initiative phase has {'begun' if on else 'not begun'} already")
+        state["initiative"] = on
+        save_table_state(session, state)
+        still_open = list(
+            OpenRoll.objects.select_related("seat").filter(session=session, is_open=True)
+        )
+        initiative_seqs = set(
+            Event.objects.filter(session=session, kind="roll", seq__in=[c.seq for c in still_open])
+            .filter(data__initiative=True)
+            .values_list("seq", flat=True)
+        )
+        event = seat_change(
+            uow,
+            gm,
+            seq,
+            data={
+                "action": "initiative",
+                "phase": on,
+                "table": state,
+                "text": "The initiative phase begins: initiative rolls are set"
+                if on
+                else "The initiative phase ends",
+            },
+        )
+        for check in sorted(
+            (c for c in still_open if c.seq in initiative_seqs), key=lambda c: c.seq
+        ):
+            OpenRoll.objects.filter(pk=check.pk).update(is_open=False, declared=INITIATIVE_SET)
+            check.is_open, check.declared = False, INITIATIVE_SET
+            uow.record(
+                session_id=session.pk,
+                kind="roll.close",
+                actor=gm,
+                **hidden_as(check),
+                data={
+                    "roll": check.seq,
+                    "result": INITIATIVE_SET,
+                    "open_roll": open_roll_summary(check),
+                    "text": f"Roll #{check.seq} sets an initiative phase number: {check.total}",
+                },
+            )
+        return event
+
+
+POOL = Field("pool", "int", label="Pool (stack id)", nullable=True, default=None, **ID)
+COUNT = Field("count", "int", label="Dice", default=1, min=1, max=100)
+AWARD_COUNT = Field("count", "int", label="Dice", default=1, min=1, max=20)
+PLAYER = Field("seat", "int", label="Player's seat", required=True, **ID)
+
+commands = (
+    Command(
+        "pool.use",
+        (SEQ, POOL, CLIENT_SEED),
+        use_die,
+        "roll a die from your pool (cascading) onto an open check of your own",
+    ),
+    Command(
+        "pool.spend",
+        (
+            Field("effect", "choice", label="Effect", required=True, choices=SPEND_EFFECTS),
+            Field("roll", "int", label="Roll (its seq)", nullable=True, default=None, **ID),
+            COUNT,
+            POOL,
+            NOTE,
+            Field("subject", "text", label="Insight subject", nullable=True, default=None),
+        ),
+        spend_dice,
+        "spend dice for an effect: " + ", ".join(SPEND_EFFECTS),
+    ),
+    Command(
+        "pool.award",
+        (PLAYER, AWARD_COUNT),
+        award,
+        "award a player dice of their own type (the GM's pool grows by as many)",
+        gm_only=True,
+    ),
+    Command("pool.undo-award", (), undo_award, "take back the last award", gm_only=True),
+    Command(
+        "pool.refund",
+        (
+            SEQ,
+            Field("seat", "int", label="Seat that spent them", nullable=True, default=None, **ID),
+            COUNT,
+            NOTE,
+        ),
+        refund,
+        "give back dice spent on a roll's critical that could have no effect (to the seat "
+        "that spent them, at most what it spent)",
+        gm_only=True,
+    ),
+    Command("pool.lucky-break", (), lucky_break, "give up your whole untouched pool"),
+    Command(
+        "insight.ask",
+        (Field("subject", "text", label="What you want to learn", required=True, max_length=200),),
+        ask_insight,
+        "ask the GM to make an inspiration check (the GM agrees before dice are spent on it)",
+    ),
+    Command(
+        "insight.answer",
+        (
+            Field("ask", "int", label="Request (its seq)", required=True, **ID),
+            Field("grant", "bool", label="Agree", required=True),
+        ),
+        answer_insight,
+        "agree to (or refuse) a player's inspiration check",
+        gm_only=True,
+    ),
+    Command(
+        "initiative.begin",
+        (),
+        partial(initiative_phase, on=True),
+        "begin the initiative phase: initiative rolls are set and can no longer be altered",
+        gm_only=True,
+    ),
+    Command(
+        "initiative.end",
+        (),
+        partial(initiative_phase, on=False),
+        "end the initiative phase (the next initiative rolls may be augmented as they are made)",
+        gm_only=True,
+    ),
+    Command(
+        "roll.close",
+        (SEQ, Field("result", "text", label="Result", default="", max_length=200)),
+        declare,
+        "declare an open check's result (the GM; a self roll's roller closes it)",
+    ),
+)

@@ -195,11 +195,16 @@ def change(uow: UnitOfWork | None, *, roll_being_made: bool = False) -> Iterator
         yield uow
         return
     own = uow or UnitOfWork(joined=False)
-    with transaction.atomic():
-        own.begin(roll_being_made=roll_being_made)
-        yield own
-        if uow is None:
-            transaction.on_commit(partial(publish_on_commit, own.published()))
+    kept = len(own.events)
+    try:
+        with transaction.atomic():
+            own.begin(roll_being_made=roll_being_made)
+            yield own
+            if uow is None:
+                transaction.on_commit(partial(publish_on_commit, own.published()))
+    except BaseException:
+        del own.events[kept:]  # rolled back with its savepoint: never to be published
+        raise
 
 
 def unit_of_work(work: Callable[[UnitOfWork], T]) -> tuple[T, list[Event]]:

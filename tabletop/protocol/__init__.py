@@ -8,7 +8,7 @@ A message's way, read from the signatures:
                services.events.unit_of_work(work) -> (result, [Event])            (one transaction)
                  Command.handler(*, uow, seat_id: int, **checked) -> Event        (core.py, systems)
                    uow.record(session_id=..., kind=..., ...) -> Event             (checked against
-                   events.CATALOGUE in the tests; its log line from events.log_line)
+                   events.catalogue() in the tests; its log line from events.log_line)
     sockets  hub.publish(layer, group, payload) for payload in Done.payloads     (event loop)
              -> delivery.Delivery.offer(...) per socket, in seq order
     screens  static/tabletop/state.js applyEvent(state, event), the same rule as

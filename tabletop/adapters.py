@@ -2,9 +2,9 @@
 
 ASGI and the frameworks' documented APIs do not say everything the table needs: how many bytes
 a socket's client has not read yet, closing a socket with a reason, keeping seat tokens out of
-daphne's access log, a consumer that does not hop to the database thread for every message, a
-logged-in user read only when something asks, and the events a transaction holds for its commit.
-Each such read lives here, named for what it reads (daphne, autobahn, Twisted, Channels, Django),
+daphne's access log, a consumer that does not hop to the database thread for every message, and
+a logged-in user read only when something asks.
+Each such read lives here, named for what it reads (daphne, autobahn, Twisted, Channels),
 and ``tests/tabletop/test_adapters.py`` checks every one against the versions pyproject.toml pins,
 so an upgrade that moves one fails there, by name, and not in a room.
 
@@ -214,13 +214,3 @@ class LazyUserMiddleware(AuthMiddleware):
     async def resolve_scope(self, scope: dict[str, Any]) -> None:
         request = SimpleNamespace(session=scope["session"])
         scope["user"] = SimpleLazyObject(lambda: auth.get_user(request))
-
-
-# -- Django: a transaction's on-commit callbacks -------------------------------------------------
-
-
-def waiting_for_commit(connection: Any) -> list[Callable[[], Any]]:
-    """The callbacks the connection's open transaction will run when it commits (Django drops
-    those of savepoints rolled back): ``connection.run_on_commit``, ``(savepoint ids, callback,
-    robust)`` each."""
-    return [callback for _savepoints, callback, _robust in connection.run_on_commit]

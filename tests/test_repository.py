@@ -148,3 +148,42 @@ def test_the_private_check_sees_both_spellings() -> None:
     text = "from .room import _join_form\nfrom .. import hub\nhub._rooms\n"
     found = [f.split(": ")[1] for f in private_reaches(probe, attributes=True, text=text)]
     assert found == ["tabletop.views.room._join_form", "tabletop.hub._rooms"]
+
+
+# Words only a game system speaks: a core module that holds one has taken a system's rules in.
+SYSTEM_WORDS = re.compile(r"botch|insight|luck|karma|discord|defense|extended|scene", re.I)
+# Core modules that still hold what systems share as tables of the core (open rolls with their
+# marks, per-seat pool facts, extended actions), and the chat service that shares a word.
+SHARED_TABLES = {
+    Path("tabletop/models/pools.py"),
+    Path("tabletop/selectors/pools.py"),
+    Path("tabletop/webhooks/chat.py"),  # Discord, the chat service
+}
+
+
+def system_words(path: Path, text: str | None = None) -> list[str]:
+    lines = (path.read_text() if text is None else text).splitlines()
+    return [
+        f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
+        for n, line in enumerate(lines, 1)
+        if SYSTEM_WORDS.search(line)
+    ]
+
+
+def test_core_modules_speak_no_systems_words() -> None:
+    """Each system's words live in its own package (``tabletop/systems/``): the core declares
+    hooks, and a system fills them."""
+    core = [
+        path
+        for path in (ROOT / "tabletop").rglob("*.py")
+        if "systems" not in path.parts
+        and "migrations" not in path.parts
+        and path.relative_to(ROOT) not in SHARED_TABLES
+    ]
+    found = [hit for path in sorted(core) for hit in system_words(path)]
+    assert not found, "say it in the system's own module:\n" + "\n".join(found)
+
+
+def test_the_system_words_check_sees_a_word_in_any_case() -> None:
+    probe = ROOT / "tabletop" / "services" / "probe.py"
+    assert len(system_words(probe, text="x = 1\n# the Discord Die\nLUCK = 2\n")) == 2

@@ -97,7 +97,7 @@ class Character(models.Model):
 
 
 class CharacterResource(models.Model):
-    """A persistent per-character resource: character points, Luck, Instant Karma, ...
+    """A persistent per-character resource a system keeps (its engine names them).
 
     Kept as rows rather than in the sheet so spends are one conditional UPDATE each.
     """

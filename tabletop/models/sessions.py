@@ -44,7 +44,7 @@ class GameSession(models.Model):
     # Fair dice: sha256(server_seed) is public from the start; the seed itself only after the end.
     commitment = models.CharField(max_length=64, blank=True, editable=False)
     server_seed = models.BinaryField(null=True, blank=True, editable=False)
-    # Room-wide state the rules keep between rolls (e.g. the current Discord Die).
+    # Room-wide state a system's rules keep between rolls (hello.state.table).
     table_state = models.JSONField(default=dict, blank=True, editable=False)
 
     class Meta:

@@ -6,15 +6,16 @@ A message's way, read from the signatures:
     edge     wire.decode(raw, system=..., is_gm=...) -> commands.Decoded | commands.Refused
     service  wire.perform(decoded, seat_id=..., deadline=...) -> wire.Done        (ORM thread)
                services.events.unit_of_work(work) -> (result, [Event])            (one transaction)
-                 Command.handler(*, seat_id: int, **checked) -> Event             (core.py, systems)
-                   services.events.record_event(session_id=..., kind=..., ...) -> Event (checked
-                   against events.CATALOGUE in the tests; its log line from events.log_line)
+                 Command.handler(*, uow, seat_id: int, **checked) -> Event        (core.py, systems)
+                   uow.record(session_id=..., kind=..., ...) -> Event             (checked against
+                   events.catalogue() in the tests; its log line from events.log_line)
     sockets  hub.publish(layer, group, payload) for payload in Done.payloads     (event loop)
              -> delivery.Delivery.offer(...) per socket, in seq order
     screens  static/tabletop/state.js applyEvent(state, event), the same rule as
              selectors.room.apply_event(state, event)
 
-Events stored outside a unit of work (views, the admin, commands) are published when their
-transaction commits. ``bodies`` declares the JSON endpoints' bodies; ``docs`` writes the tables
-of docs/protocol.md from all of it.
+A service called alone (views, the admin, commands) opens a unit of work of its own
+(``services.events.change(None)``), whose events are published when its transaction
+commits. ``bodies`` declares the JSON endpoints' bodies; ``docs`` writes the tables of
+docs/protocol.md from all of it.
 """

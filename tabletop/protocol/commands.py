@@ -19,6 +19,7 @@ from rules.engines import RuleError
 from rules.engines.schema import Field, encodes, validate
 
 from ..services.errors import ServiceError, invalid
+from .events import EventType
 
 
 @dataclass(frozen=True)
@@ -26,13 +27,16 @@ class Command:
     type: str  # the socket message type, e.g. "roll" or "pool.use"
     # rules.engines.schema.Field declarations ("type" and "ref" are implicit)
     fields: tuple[Field, ...]
-    handler: Callable[..., Any]  # handler(*, seat_id: int, **checked_fields) run on the ORM thread
+    # handler(*, uow: UnitOfWork, seat_id: int, **checked_fields), run on the ORM thread
+    handler: Callable[..., Any]
     doc: str  # one line for docs/protocol.md
     gm_only: bool = False
     # precheck(*, table: str, **checked_fields): what can be refused without the database (a
     # roll of too many dice), run before the command waits for the ORM thread, in a thread of
     # its own (never on the event loop); it raises ServiceError to refuse.
     precheck: Callable[..., None] | None = None
+    # The events it records that the core does not declare (protocol/events.py).
+    events: tuple[EventType, ...] = ()
 
 
 # Ids the database hands out (a seq, a seat, a pool, a character): Field(..., **ID).

@@ -9,6 +9,7 @@ from rules.engines import system_ids
 from rules.engines.schema import Field
 
 from ..models import Event, Seat, Visibility
+from ..services.events import UnitOfWork
 from ..services.rolls import check_roll_size, make_roll, reveal_roll
 from ..services.seats import remove_seat
 from ..services.sessions import end_session, start_session
@@ -19,8 +20,14 @@ def _seat(seat_id: int) -> Seat:
     return Seat.objects.select_related("session__campaign").get(pk=seat_id)
 
 
+def _last(uow: UnitOfWork, kind: str) -> Event:
+    """The event of ``kind`` the unit of work stored last."""
+    return next(e for e in reversed(uow.events) if e.kind == kind)
+
+
 def roll(
     *,
+    uow: UnitOfWork,
     seat_id: int,
     request: dict[str, Any],
     visibility: str,
@@ -32,6 +39,7 @@ def roll(
 ) -> Event:
     """``options`` are the table system's own roll fields, checked against its declaration."""
     return make_roll(
+        uow=uow,
         label=label,
         seat_id=seat_id,
         request=request,
@@ -43,27 +51,27 @@ def roll(
     )
 
 
-def reveal(*, seat_id: int, seq: int) -> Event:
-    return reveal_roll(seat=_seat(seat_id), seq=seq)
+def reveal(*, uow: UnitOfWork, seat_id: int, seq: int) -> Event:
+    return reveal_roll(uow=uow, seat=_seat(seat_id), seq=seq)
 
 
-def session_start(*, seat_id: int) -> Event:
+def session_start(*, uow: UnitOfWork, seat_id: int) -> Event:
     seat = _seat(seat_id)
-    start_session(session_id=seat.session_id, by=seat)
-    return Event.objects.filter(session_id=seat.session_id, kind="session.start").latest("seq")
+    start_session(uow=uow, session_id=seat.session_id, by=seat)
+    return _last(uow, "session.start")
 
 
-def session_end(*, seat_id: int) -> Event:
+def session_end(*, uow: UnitOfWork, seat_id: int) -> Event:
     seat = _seat(seat_id)
-    end_session(session_id=seat.session_id, by=seat)
-    return Event.objects.filter(session_id=seat.session_id, kind="session.end").latest("seq")
+    end_session(uow=uow, session_id=seat.session_id, by=seat)
+    return _last(uow, "session.end")
 
 
-def seat_remove(*, seat_id: int, seat: int) -> Event:
-    return remove_seat(by_seat_id=seat_id, seat_id=seat)
+def seat_remove(*, uow: UnitOfWork, seat_id: int, seat: int) -> Event:
+    return remove_seat(uow=uow, by_seat_id=seat_id, seat_id=seat)
 
 
-def ping(*, seat_id: int) -> None:
+def ping(*, uow: UnitOfWork, seat_id: int) -> None:
     """Answered by the socket itself with a ``pong``: nothing to do at the table."""
 
 

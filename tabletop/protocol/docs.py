@@ -15,7 +15,7 @@ from rules.engines.schema import Field
 
 from .bodies import BODIES
 from .commands import Command
-from .events import CATALOGUE, EventType
+from .events import EventType, catalogue
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
 
@@ -73,7 +73,7 @@ def tables() -> dict[str, str]:
         ["| endpoint | fields | what |", "|---|---|---|"]
         + [f"| `{b.endpoint}` | {_fields(b.fields)} | {b.doc} |" for b in BODIES]
     )
-    out["events"] = event_rows(CATALOGUE)
+    out["events"] = event_rows(catalogue())
     return out
 
 

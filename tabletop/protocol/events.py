@@ -50,77 +50,58 @@ class EventShapeError(AssertionError):
     """A stored event that its catalogue entry does not describe."""
 
 
-def _int(name: str, **kw: Any) -> Field:
+def int_field(name: str, **kw: Any) -> Field:
     return Field(name, "int", min=kw.pop("min", None), max=kw.pop("max", None), **kw)
 
 
-def _obj(name: str, **kw: Any) -> Field:
+def obj_field(name: str, **kw: Any) -> Field:
     return Field(name, "json", **kw)
 
 
-def _objs(name: str, **kw: Any) -> Field:
+def objs_field(name: str, **kw: Any) -> Field:
     return Field(name, "list", fields=(Field("item", "json"),), **kw)
 
 
 TEXT = Field("text", "text", required=True, max_length=2000, help="the log line")
 ACTION = Field("action", "text", required=True)
-ROLL_SEQ = _int("roll", min=1, nullable=True, help="the roll it is about (a seq)")
-POOLS = _objs("pools", help="the new state of every pool it changed")
-RESOURCES = _objs("resources", help="the new amount of every resource it changed")
-CHARACTER = _obj("character", help='{"id", "name"}')
-SEAT = _int("seat", min=1, help="a seat id")
-COUNT = _int("count", min=0)
-OPEN_ROLL = _obj("open_roll", nullable=True, help="the roll's new open-roll state")
-EXTENDED = _obj("extended", help="the extended action's new state")
-TABLE = _obj("table", help="the table's new rule state (hello.state.table)")
+ROLL_SEQ = int_field("roll", min=1, nullable=True, help="the roll it is about (a seq)")
+POOLS = objs_field("pools", help="the new state of every pool it changed")
+RESOURCES = objs_field("resources", help="the new amount of every resource it changed")
+CHARACTER = obj_field("character", help='{"id", "name"}')
+SEAT = int_field("seat", min=1, help="a seat id")
+COUNT = int_field("count", min=0)
+OPEN_ROLL = obj_field("open_roll", nullable=True, help="the roll's new open-roll state")
+TABLE = obj_field("table", help="the table's new rule state (hello.state.table)")
 NOTE = Field("note", "text", max_length=200)
-DICE = _objs("dice", help="dice drawn, verifiable like a roll's")
+DICE = objs_field("dice", help="dice drawn, verifiable like a roll's")
 CLIENT_SEED = Field("client_seed", "text", max_length=200)
 
-# The words a person reads for a spend's ``use`` (the protocol's ids stay in ``data.use``).
-USE_WORDS = {
-    "survive": "to survive",
-    "avoid-costly": "to avoid a costly success",
-    "avoid-costly-luck": "to avoid a costly success",
-    "extra-success": "for an extra success",
-    "double-base": "to double the base dice",
-    "add-luck-die": "for a luck die",
-    "protect": "to protect dice from the Discord Die",
-}
-RESOURCE_WORDS = {
-    "character_points": ("character point", "character points"),
-    "luck": ("Luck", "Luck"),
-    "instant_karma": ("Instant Karma", "Instant Karma"),
-}
+
+@dataclass(frozen=True)
+class UseWords:
+    """How a spend's ``use`` reads in the log (the protocol's id stays in ``data.use``):
+    ``one`` for an amount of 1, ``many`` (with ``{amount}``) for more, ``nothing`` (with
+    ``{who}``) for a spend of 0, when it reads differently."""
+
+    one: str
+    many: str = ""
+    nothing: str = ""
 
 
-def _resource_words(name: str, amount: int) -> str:
-    one, many = RESOURCE_WORDS.get(name, (name.replace("_", " "),) * 2)
+# The words systems declare (``declare``): a spend's use, a resource's name (one, many).
+_USE_WORDS: dict[str, UseWords] = {}
+_RESOURCE_WORDS: dict[str, tuple[str, str]] = {}
+
+
+def use_words(use: str) -> UseWords | None:
+    """The words a system declared for a spend's ``use``."""
+    return _USE_WORDS.get(use)
+
+
+def resource_words(name: str, amount: int) -> str:
+    """A resource's name as a person reads it, for ``amount`` of it."""
+    one, many = _RESOURCE_WORDS.get(name, (name.replace("_", " "),) * 2)
     return one if abs(amount) == 1 else many
-
-
-def _spend_line(data: Mapping[str, Any], actor: str) -> str:
-    who = (data.get("character") or {}).get("name") or actor
-    amount = data.get("amount") or 0
-    name = ((data.get("resources") or [{}])[0] or {}).get("name", "")
-    words = USE_WORDS.get(str(data.get("use")), "")
-    if data.get("use") == "extra-success" and amount != 1:
-        words = f"for {amount} extra successes"
-    if data.get("use") == "add-luck-die" and amount != 1:
-        words = f"for {amount} luck dice"
-    if data.get("use") == "protect" and not amount:
-        return f"{who}'s protection shielded no die from the Discord Die: nothing to pay"
-    line = f"{who} spends {amount} {_resource_words(name, amount)}"
-    return f"{line} {words}".strip() if words else line
-
-
-def _award_line(data: Mapping[str, Any], actor: str) -> str:
-    who = (data.get("character") or {}).get("name") or "?"
-    amount = int(data.get("amount") or 0)
-    name = ((data.get("resources") or [{}])[0] or {}).get("name", "")
-    if amount < 0:
-        return f"GM takes back {-amount} {_resource_words(name, amount)} from {who}"
-    return f"GM awards {who} {amount} {_resource_words(name, amount)}"
 
 
 def _join_line(data: Mapping[str, Any], actor: str) -> str:
@@ -142,18 +123,10 @@ def _roll_line(data: Mapping[str, Any], actor: str) -> str:
     return f"{who}: {data.get('text') or ''}".strip()
 
 
-def _resource_spend(data: Mapping[str, Any]) -> bool:
-    return "use" in data
-
-
-def _resource_award(data: Mapping[str, Any]) -> bool:
-    return "character" in data
-
-
 POOL_RULE = "public; about a hidden roll, as hidden as the roll (judged for its roller)"
 
 
-CATALOGUE: tuple[EventType, ...] = (
+CORE: tuple[EventType, ...] = (
     EventType(
         "session.start",
         None,
@@ -170,7 +143,7 @@ CATALOGUE: tuple[EventType, ...] = (
     EventType(
         "seat.join",
         None,
-        (_obj("seat", required=True, help='{"id", "name", "role", "characters"}'),),
+        (obj_field("seat", required=True, help='{"id", "name", "role", "characters"}'),),
         PUBLIC,
         "everyone",
         "someone sat down at the table",
@@ -180,7 +153,7 @@ CATALOGUE: tuple[EventType, ...] = (
         "seat.leave",
         None,
         (
-            _int("seat", min=1, required=True),
+            int_field("seat", min=1, required=True),
             Field("name", "text", required=True),
             Field("removed", "bool", help="the GM took the seat away"),
         ),
@@ -194,12 +167,14 @@ CATALOGUE: tuple[EventType, ...] = (
         None,
         (
             Field("system", "text", required=True),
-            _obj("request", required=True),
+            obj_field("request", required=True),
             Field("text", "text", required=True, max_length=100_000),
             CLIENT_SEED,
-            _obj("character", nullable=True, help='{"id", "name"} or null'),
-            _int("reroll_of", min=1, help="the roll this one replaces"),
-            _obj("open_roll", help="the open roll it starts, where the table keeps rolls open"),
+            obj_field("character", nullable=True, help='{"id", "name"} or null'),
+            int_field("reroll_of", min=1, help="the roll this one replaces"),
+            obj_field(
+                "open_roll", help="the open roll it starts, where the table keeps rolls open"
+            ),
         ),
         ANY,
         "as the roller chose: public everyone, gm the GM and the roller, blind the GM, "
@@ -213,11 +188,13 @@ CATALOGUE: tuple[EventType, ...] = (
         "roll.reveal",
         None,
         (
-            _int("seq", min=1, required=True),
+            int_field("seq", min=1, required=True),
             Field("visibility", "choice", choices=("gm", "blind", "self"), required=True),
-            _obj("roller", required=True, help='{"seat", "name"}'),
-            _obj("roll", required=True, help="the revealed roll's data"),
-            _obj("open_roll", help="the roll's open-roll state, now the room's, while it is open"),
+            obj_field("roller", required=True, help='{"seat", "name"}'),
+            obj_field("roll", required=True, help="the revealed roll's data"),
+            obj_field(
+                "open_roll", help="the roll's open-roll state, now the room's, while it is open"
+            ),
             POOLS,
             RESOURCES,
         ),
@@ -225,19 +202,6 @@ CATALOGUE: tuple[EventType, ...] = (
         "everyone",
         "a hidden roll shown to the room",
         _reveal_line,
-    ),
-    EventType(
-        "roll.close",
-        None,
-        (
-            _int("roll", min=1, required=True),
-            Field("result", "text", max_length=200),
-            OPEN_ROLL,
-            TEXT,
-        ),
-        ANY,
-        "as hidden as the roll (judged for its roller)",
-        "the GM declared an open roll's result: no more dice on it",
     ),
     EventType(
         "session.end",
@@ -260,11 +224,11 @@ CATALOGUE: tuple[EventType, ...] = (
         "counts",
         (
             ACTION,
-            _int("of", min=1, required=True),
+            int_field("of", min=1, required=True),
             POOLS,
             RESOURCES,
             ROLL_SEQ,
-            _objs(
+            objs_field(
                 "withheld",
                 help='{"count": ["pools", id] or ["resources", character, name], "moved"} each',
             ),
@@ -278,300 +242,43 @@ CATALOGUE: tuple[EventType, ...] = (
     ),
     EventType(
         "pool",
-        "spend",
-        (
-            ACTION,
-            Field("use", "text", required=True),
-            CHARACTER,
-            ROLL_SEQ,
-            _int("amount", min=0),
-            RESOURCES,
-            _int("successes", help="the roll's new successes (an extra success)"),
-            _int("net", help="the roll's new net result (an extra success)"),
-            Field("costly_avoided", "bool", help="the roll's costly success is avoided"),
-            _int("lasts_round", min=1, help="the round a character point doubles (d6-chance)"),
-            TEXT,
-        ),
-        ANY,
-        POOL_RULE,
-        "a character spent a resource (`use` says for what)",
-        _spend_line,
-        matches=_resource_spend,
-        writes_text=True,
-    ),
-    EventType(
-        "pool",
-        "spend",
-        (
-            ACTION,
-            Field("effect", "text", required=True),
-            ROLL_SEQ,
-            COUNT,
-            NOTE,
-            Field(
-                "subject", "text", nullable=True, max_length=200, help="what an insight is about"
-            ),
-            OPEN_ROLL,
-            POOLS,
-            TABLE,
-            TEXT,
-        ),
-        ANY,
-        POOL_RULE,
-        "dice spent from a pool for an effect (`effect`)",
-        matches=lambda data: not _resource_spend(data),
-    ),
-    EventType(
-        "pool",
-        "award",
-        (ACTION, CHARACTER, _int("amount"), RESOURCES, TEXT),
-        PUBLIC,
-        "everyone",
-        "the GM awarded a character a resource (a negative amount takes some back)",
-        _award_line,
-        matches=_resource_award,
-        writes_text=True,
-    ),
-    EventType(
-        "pool",
-        "award",
-        (ACTION, SEAT, COUNT, POOLS, TEXT),
-        PUBLIC,
-        "everyone",
-        "the GM awarded a player dice (the GM's pool grows to match)",
-        matches=lambda data: not _resource_award(data),
-    ),
-    EventType(
-        "pool",
-        "undo-award",
-        (ACTION, _int("undoes", min=1), SEAT, COUNT, POOLS, TEXT),
-        PUBLIC,
-        "everyone",
-        "the GM took back an award (`undoes`: its seq)",
-    ),
-    EventType(
-        "pool",
-        "refund",
-        (
-            ACTION,
-            ROLL_SEQ,
-            SEAT,
-            COUNT,
-            _objs("returned", help='{"pool", "count"}: the stacks the dice went back to'),
-            NOTE,
-            OPEN_ROLL,
-            POOLS,
-            TEXT,
-        ),
-        ANY,
-        POOL_RULE,
-        "the GM gave back dice spent on a roll's critical (`seat`: who spent them)",
-    ),
-    EventType(
-        "pool",
-        "bonus",
-        (ACTION, CHARACTER, _int("count"), POOLS, TEXT),
-        PUBLIC,
-        "everyone",
-        "the GM awarded a character bonus dice for its next roll (a negative `count` took back "
-        "those not rolled yet)",
-    ),
-    EventType(
-        "pool",
-        "lucky-break",
-        (ACTION, SEAT, _int("given_up", min=0), POOLS, TEXT),
-        PUBLIC,
-        "everyone",
-        "a player gave up their whole pool for a lucky break",
-    ),
-    EventType(
-        "pool",
-        "deal",
-        (ACTION, SEAT, POOLS, TEXT),
-        PUBLIC,
-        "everyone",
-        "a player's pool dealt (the GM's grows to match)",
-    ),
-    EventType(
-        "pool",
-        "use",
-        (ACTION, ROLL_SEQ, DICE, CLIENT_SEED, _int("added"), OPEN_ROLL, POOLS, TEXT),
-        ANY,
-        POOL_RULE,
-        "a die from a pool rolled and added to an open roll",
-    ),
-    EventType(
-        "pool",
         "expire",
-        (ACTION, _int("lost", min=0), POOLS, TEXT),
+        (ACTION, int_field("lost", min=0), POOLS, TEXT),
         PUBLIC,
         "everyone",
         "the session ended: what was left in every pool is lost",
     ),
-    EventType(
-        "pool",
-        "discord",
-        (ACTION, DICE, CLIENT_SEED, _obj("discord"), TABLE, TEXT),
-        PUBLIC,
-        "everyone",
-        "the GM rolled the Discord Die; it applies to every later roll",
-    ),
-    EventType(
-        "pool",
-        "extended-open",
-        (ACTION, EXTENDED, TEXT),
-        PUBLIC,
-        "everyone",
-        "the GM opened an extended action",
-    ),
-    EventType(
-        "pool",
-        "extended-close",
-        (ACTION, EXTENDED, TEXT),
-        PUBLIC,
-        "everyone",
-        "the GM closed an extended action",
-    ),
-    EventType(
-        "pool",
-        "extended-progress",
-        (ACTION, ROLL_SEQ, _int("gained", min=0), EXTENDED, TEXT),
-        ANY,
-        POOL_RULE,
-        "a roll's successes counted toward an extended action",
-    ),
-    EventType(
-        "pool",
-        "round",
-        (
-            ACTION,
-            _int("round", min=1),
-            DICE,
-            CLIENT_SEED,
-            _obj("discord", help="the Discord Die rolled as the round began (discordian)"),
-            TABLE,
-            POOLS,
-            TEXT,
-        ),
-        PUBLIC,
-        "everyone",
-        "a new round: action dice reset, defenses start over, the Discord Die rolled",
-    ),
-    EventType(
-        "pool",
-        "commit",
-        (ACTION, CHARACTER, COUNT, POOLS, TEXT),
-        ANY,
-        POOL_RULE,
-        "action dice committed to a roll",
-    ),
-    EventType(
-        "pool",
-        "group-attack",
-        (ACTION, ROLL_SEQ, TEXT),
-        ANY,
-        POOL_RULE,
-        "a group attack's result",
-        open_ended=True,
-    ),
-    EventType(
-        "pool",
-        "defense",
-        (ACTION, ROLL_SEQ, CHARACTER, _obj("defense"), TABLE, TEXT),
-        ANY,
-        POOL_RULE,
-        "a roll recorded as a character's defense for the round",
-    ),
-    EventType(
-        "pool",
-        "close",
-        (ACTION, Field("rolls", "list", fields=(_int("seq", min=1),)), TEXT),
-        PUBLIC,
-        "everyone",
-        "the session ends: rolls still open close as they stand",
-    ),
-    EventType(
-        "pool",
-        "botch",
-        (
-            ACTION,
-            ROLL_SEQ,
-            CHARACTER,
-            Field("what", "text", max_length=200, help="the botched action (the roll's label)"),
-            Field("folded", "text", max_length=200, help="`what` as compared"),
-            TEXT,
-        ),
-        ANY,
-        POOL_RULE,
-        "a botched roll: its character cannot repeat the action (roll-and-keep)",
-    ),
-    EventType(
-        "pool",
-        "declare",
-        (ACTION, CHARACTER, _int("actions", min=1), _int("round", min=1), TABLE, TEXT),
-        PUBLIC,
-        "everyone",
-        "a character's actions declared for the round (d6-chance)",
-    ),
-    EventType(
-        "pool",
-        "staged",
-        (
-            ACTION,
-            CHARACTER,
-            _int("round", min=1),
-            _int("taken", min=1, help="this roll is the character's action number `taken`"),
-            _int("declared", min=1),
-            _int("actions", min=1, help="the penalty the roll takes: 3D per action after one"),
-            Field("defense", "bool"),
-            TEXT,
-        ),
-        ANY,
-        POOL_RULE,
-        "a roll taken as one of the character's declared actions (d6-chance)",
-    ),
-    EventType(
-        "pool",
-        "insight-ask",
-        (ACTION, SEAT, Field("subject", "text", max_length=200), TABLE, TEXT),
-        PUBLIC,
-        "everyone",
-        "a player asks the GM to make an inspiration check (zoria)",
-    ),
-    EventType(
-        "pool",
-        "insight-answer",
-        (ACTION, _int("ask", min=1), SEAT, Field("granted", "bool"), TABLE, TEXT),
-        PUBLIC,
-        "everyone",
-        "the GM grants or refuses an inspiration check (zoria)",
-    ),
-    EventType(
-        "pool",
-        "initiative",
-        (
-            ACTION,
-            Field("phase", "bool", help="whether the initiative phase is on"),
-            TABLE,
-            TEXT,
-        ),
-        PUBLIC,
-        "everyone",
-        "the GM begins or ends the initiative phase (zoria)",
-    ),
-    EventType(
-        "pool",
-        "scene",
-        (ACTION, _int("scene", min=1), TABLE, POOLS, TEXT),
-        PUBLIC,
-        "everyone",
-        "a new scene (the GM's call)",
-    ),
 )
+
+# The events the game systems declare (``declare``), after the core's.
+_DECLARED: list[EventType] = []
+
+
+def declare(
+    *,
+    events: tuple[EventType, ...] = (),
+    uses: Mapping[str, UseWords] | None = None,
+    resources: Mapping[str, tuple[str, str]] | None = None,
+) -> None:
+    """Add a system's own events and log wording to the catalogue (``systems.registry``, as
+    each system registers). Declaring the same definition again (a helper's event that
+    several systems share) changes nothing; another definition of a declared word is an error."""
+    for definition in events:
+        if definition not in CORE and definition not in _DECLARED:
+            _DECLARED.append(definition)
+    for words, table in ((uses or {}, _USE_WORDS), (resources or {}, _RESOURCE_WORDS)):
+        for name, said in words.items():
+            if table.setdefault(name, said) != said:  # type: ignore[arg-type]
+                raise AssertionError(f"the words for {name!r} are declared twice, differently")
+
+
+def catalogue() -> tuple[EventType, ...]:
+    """Every event kind: the core's, then the systems' own."""
+    return (*CORE, *_DECLARED)
 
 
 def types_for(kind: str, action: str | None = None) -> list[EventType]:
-    return [t for t in CATALOGUE if t.kind == kind and t.action == action]
+    return [t for t in catalogue() if t.kind == kind and t.action == action]
 
 
 def event_type(kind: str, data: Mapping[str, Any]) -> EventType | None:

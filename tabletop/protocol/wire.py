@@ -120,7 +120,9 @@ def perform(decoded: Decoded, *, seat_id: int, deadline: float) -> Done:
     with timing.span("service"):
         try:
             main, events = run_with_database(
-                lambda: unit_of_work(lambda: handler(seat_id=seat_id, **decoded.values))
+                lambda: unit_of_work(
+                    lambda uow: handler(uow=uow, seat_id=seat_id, **decoded.values)
+                )
             )
         except DatabaseAway:
             raise ServiceError("busy", outage.MESSAGE) from None

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from rules.engines import get_system
 
-from ..models import Character, CharacterResource, Event, GameSession, SessionStatus, Visibility
-from ..models.pools import ExtendedAction, OpenRoll, Pool, SeatPoolState
+from ..models import Character, CharacterResource, GameSession
+from ..models.pools import OpenRoll, Pool
 from ..systems.registry import table_system
 from .events import Viewer, can_see
 
@@ -47,17 +46,6 @@ def open_roll_summary(roll: OpenRoll) -> dict[str, Any]:
         "critical_dice": roll.critical_dice,
         "open": roll.is_open,
         "declared": roll.declared,
-    }
-
-
-def extended_summary(action: ExtendedAction) -> dict[str, Any]:
-    return {
-        "id": action.pk,
-        "label": action.label,
-        "target": action.target,
-        "each": action.each,
-        "progress": action.progress,
-        "open": action.is_open,
     }
 
 
@@ -111,8 +99,6 @@ def pools_states(sessions: Sequence[GameSession]) -> dict[int, dict[str, Any]]:
             "pools": [],
             "resources": resources[s.pk],
             "open_rolls": [],
-            "extended": [],
-            "lucky_breaks": [],
         }
         for s in sessions
     }
@@ -124,14 +110,6 @@ def pools_states(sessions: Sequence[GameSession]) -> dict[int, dict[str, Any]]:
         .order_by("seq")
     ):
         out[roll.session_id]["open_rolls"].append((roll.visibility, open_roll_summary(roll)))
-    for action in ExtendedAction.objects.filter(session_id__in=ids, is_open=True).order_by("pk"):
-        out[action.session_id]["extended"].append(extended_summary(action))
-    for session_id, seat_id in (
-        SeatPoolState.objects.filter(seat__session_id__in=ids, lucky_break=True)
-        .order_by("seat_id")
-        .values_list("seat__session_id", "seat_id")
-    ):
-        out[session_id]["lucky_breaks"].append(seat_id)
     return out
 
 
@@ -142,98 +120,4 @@ def visible_open_rolls(
         summary
         for visibility, summary in open_rolls
         if can_see(visibility=visibility, actor_seat_id=summary["seat"], viewer=viewer)
-    ]
-
-
-# --- counts withheld: what a hidden roll's spends moved, until the roll is revealed -----------
-
-COUNTS = {"pools": "remaining", "resources": "amount"}  # what each list's items count
-
-
-def count_key(key: str, item: dict[str, Any]) -> tuple[Any, ...]:
-    """One count's key: ("pools", id) or ("resources", character, name)."""
-    if key == "pools":
-        return ("pools", item["id"])
-    return ("resources", item["character"], item["name"])
-
-
-@dataclass(frozen=True)
-class Withheld:
-    """Moves of counts made for a hidden roll, seen only by whoever sees that roll."""
-
-    visibility: str
-    owner: int | None
-    roll: int | None
-    moves: tuple[tuple[tuple[Any, ...], int], ...]
-
-
-def pending_withheld(*, session_id: int, but_roll: int | None = None) -> list[Withheld]:
-    """The moves still withheld from the room: those of hidden rolls not revealed yet (nor
-    ``but_roll``, being revealed), while the session is live (its end tells every count)."""
-    return pending_withheld_of([session_id], but_roll=but_roll)[session_id]
-
-
-def pending_withheld_of(
-    session_ids: Sequence[int], *, but_roll: int | None = None
-) -> dict[int, list[Withheld]]:
-    """``pending_withheld`` for each session, in three queries however many."""
-    out: dict[int, list[Withheld]] = {pk: [] for pk in session_ids}
-    live = list(
-        GameSession.objects.filter(pk__in=session_ids, status=SessionStatus.LIVE).values_list(
-            "pk", flat=True
-        )
-    )
-    if not live:
-        return out
-    notes = list(
-        Event.objects.filter(
-            session_id__in=live, kind="pool", data__action="counts", data__has_key="withheld"
-        )
-        .exclude(visibility=Visibility.PUBLIC)
-        .values_list("session_id", "visibility", "owner_id", "actor_id", "data")
-    )
-    if not notes:
-        return out
-    revealed: dict[int, set[Any]] = defaultdict(set)
-    for session_id, seq in Event.objects.filter(
-        session_id__in={n[0] for n in notes}, kind="roll.reveal"
-    ).values_list("session_id", "data__seq"):
-        revealed[session_id].add(seq)
-    for session_id, visibility, owner, actor, data in notes:
-        if data.get("roll") is not None and data["roll"] in revealed[session_id] | {but_roll}:
-            continue
-        out[session_id].append(
-            Withheld(
-                visibility=visibility,
-                owner=owner if owner is not None else actor,
-                roll=data.get("roll"),
-                moves=tuple((tuple(m["count"]), int(m["moved"])) for m in data["withheld"]),
-            )
-        )
-    return out
-
-
-def withheld_view(pending: list[Withheld], *, viewer: Viewer | None) -> dict[tuple[Any, ...], int]:
-    """The withheld moves ``viewer`` (None: the room at large) does not see, summed by count."""
-    unseen: dict[tuple[Any, ...], int] = {}
-    for w in pending:
-        if viewer is not None and can_see(
-            visibility=w.visibility, actor_seat_id=w.owner, viewer=viewer
-        ):
-            continue
-        for key, delta in w.moves:
-            unseen[key] = unseen.get(key, 0) + delta
-    return unseen
-
-
-def seen_counts(
-    key: str, items: list[dict[str, Any]], unseen: dict[tuple[Any, ...], int]
-) -> list[dict[str, Any]]:
-    """Pool or resource snapshots less the moves not seen yet."""
-    field = COUNTS[key]
-    return [
-        {**item, field: item[field] - unseen[count_key(key, item)]}
-        if unseen.get(count_key(key, item))
-        else item
-        for item in items
     ]

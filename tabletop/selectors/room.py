@@ -3,6 +3,7 @@ socket")."""
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
 from collections import OrderedDict, defaultdict
@@ -10,14 +11,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..models import Character, GameSession, Seat, Visibility
+from ..services.withheld import pending_withheld_of, seen_counts, withheld_view
+from ..systems.registry import keeping_state, state_keys, table_system
 from .events import Viewer, dumps
-from .pools import (
-    pending_withheld_of,
-    pools_states,
-    seen_counts,
-    visible_open_rolls,
-    withheld_view,
-)
+from .pools import pools_states, visible_open_rolls
 
 # A room's state as the whole table has it, per session: (last_seq, built at, state). Sockets
 # connecting at the same moment (a class logging in, a reconnect after a network blip) would
@@ -151,6 +148,7 @@ def table_states(sessions: Sequence[GameSession]) -> dict[int, dict[str, Any]]:
     ):
         characters[c.campaign_id].append({"id": c.pk, "name": c.name, "sheet": c.sheet})
     pools = pools_states(sessions)
+    systems = systems_states(sessions)
     withheld = pending_withheld_of(ids)
     return {
         s.pk: {
@@ -159,11 +157,24 @@ def table_states(sessions: Sequence[GameSession]) -> dict[int, dict[str, Any]]:
             "characters": list(characters[s.campaign_id]),
             "table": s.table_state,
             **pools[s.pk],
+            **systems[s.pk],
             "fairness": fairness(s),
             WITHHELD: withheld[s.pk],
         }
         for s in sessions
     }
+
+
+def systems_states(sessions: Sequence[GameSession]) -> dict[int, dict[str, Any]]:
+    """Every system's own keys of ``hello.state`` for each session: its system's values, the
+    others' empty ones. Each system that keeps state reads it for all the sessions at once, so
+    a burst into many rooms takes as many queries as one room."""
+    ids = [s.pk for s in sessions]
+    out = {pk: copy.deepcopy(state_keys()) for pk in ids}
+    for table in keeping_state():
+        for session_id, part in table.room_state(ids).items():
+            out[session_id].update(part)
+    return out
 
 
 def _recent(session_id: int, last_seq: int) -> dict[str, Any] | None:
@@ -225,15 +236,8 @@ def apply_event(state: dict[str, Any], message: dict[str, Any]) -> dict[str, Any
         new["resources"] = _upsert(new["resources"], row, lambda r: (r["character"], r["name"]))
     if "table" in data:
         new["table"] = data["table"]
-    if data.get("extended"):
-        extended = data["extended"]
-        rest = [x for x in new["extended"] if x["id"] != extended["id"]]
-        new["extended"] = sorted(rest + [extended] * extended["open"], key=lambda x: x["id"])
     if data.get("open_roll"):
         roll = data["open_roll"] if kind != "roll" else {"seq": message["seq"], **data["open_roll"]}
         new["open_rolls"] = _by_seq(new["open_rolls"], roll)
-    if kind == "pool" and data.get("action") == "close":
-        new["open_rolls"] = [r for r in new["open_rolls"] if r["seq"] not in data["rolls"]]
-    if kind == "pool" and data.get("action") == "lucky-break":
-        new["lucky_breaks"] = sorted({*new["lucky_breaks"], data["seat"]})
-    return new
+    # What the table's system keeps of its own (its ``fold``, declared with it).
+    return table_system((new.get("session") or {}).get("system", "")).fold(new, message)

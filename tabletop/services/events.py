@@ -1,23 +1,25 @@
 """Recording events: the next ``seq`` and the row in the caller's transaction, published once
 it commits, by one route.
 
-A unit of work (``unit_of_work``: the room socket's actions) hands the events it stored back
-to its caller, which publishes them from its own event loop at once. Whatever else stores
-events (views, the admin, commands) has them published when its transaction commits."""
+Every service that records is handed the ``UnitOfWork`` it records in. A unit of work the
+room socket runs (``unit_of_work``) hands the events it stored back to its caller, which
+publishes them from its own event loop at once; a change called alone (views, the admin,
+commands) opens a unit of its own (``change(None)``), published when its transaction
+commits."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import partial
 from typing import Any, NamedTuple, TypeVar
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import connection, transaction
 
-from ..adapters import waiting_for_commit
 from ..models import Event, GameSession, Seat, Visibility
 from ..protocol.events import with_log_line
 from ..selectors.events import dumps, event_message, for_everyone
@@ -31,7 +33,7 @@ log = logging.getLogger(__name__)
 MAX_EVENT_BYTES = 256 * 1024
 # The most dice one roll at the table lists: a listed die takes 46 to 90 bytes of an event, so
 # more could not be kept. A request expected to list more is refused before a die is drawn,
-# and a roll that draws more by bad luck stops there: a refused roll costs at most this many
+# and a roll whose dice happen to draw more stops there: a refused roll costs at most this many
 # draws, never the engines' 10,000.
 MAX_ROLL_DICE = MAX_EVENT_BYTES // 64
 
@@ -105,88 +107,116 @@ def take_seq(*, session_id: int) -> Locked:
     return Locked(int(row[0]), row[1], state.from_db_value(row[2], None, connection))
 
 
-def record_event(
-    *,
-    session_id: int,
-    kind: str,
-    actor: Seat | None,
-    data: dict[str, Any],
-    visibility: str = Visibility.PUBLIC,
-    seq: int | None = None,
-    owner: Seat | None = None,
-) -> Event:
-    """Store one event (taking the next seq unless the caller already took it for the dice)
-    to be published once its transaction commits."""
-    # The line people read in the log is the catalogue's, in the players' words.
-    data = with_log_line(kind=kind, data=data, actor=actor.name if actor else "")
-    text = dumps(data)
-    if "\\u0000" in text:
-        # Text with NUL characters cannot be stored (PostgreSQL refuses it): refuse it plainly.
-        raise invalid("text may not contain NUL characters", field="text")
-    if len(text) > MAX_EVENT_BYTES:
-        # Every stored event must reach every socket (a frame is at most 1 MiB): refuse it
-        # before anything is stored. Nothing is kept, not even its seq.
-        raise too_large(len(text), kind=kind)
-    if seq is None:
-        seq = next_seq(session_id=session_id)
-    event = Event.objects.create(
-        session_id=session_id,
-        seq=seq,
-        kind=kind,
-        actor=actor,
-        actor_name=actor.name if actor else "",
-        visibility=visibility,
-        data=data,
-        owner=owner if owner is not None and owner != actor else None,
-    )
-    transaction.on_commit(_Stored(event))
-    return event
+class UnitOfWork:
+    """The events one unit of work stores, and what its current change has moved of the counts.
 
+    Passed to every service that records (``uow.record(...)``); its caller publishes
+    ``events`` once the unit's transaction commits (``unit_of_work`` hands them back,
+    ``change`` publishes those of a unit it opened itself). A change begins with ``begin``:
+    nothing of an earlier change in the unit carries over."""
 
-class _Stored:
-    """An event waiting for its transaction to commit: published then, unless the unit of work
-    that stored it took it for its caller to publish."""
+    def __init__(self, *, joined: bool) -> None:
+        self.events: list[Event] = []
+        # Whether the unit runs in a transaction of its own (the socket's): its changes then
+        # take no savepoint (a refusal ends the whole unit, and a savepoint's two statements
+        # would be two more round trips with the session locked).
+        self.joined = joined
+        # What the change has moved so far, count by count (``count_key``); the seq of the roll
+        # it made; the notes of what a roll's payments moved, waiting for the roll's seq.
+        self.moves: dict[tuple[Any, ...], int] = {}
+        self.roll: int | None = None
+        self.untied: list[dict[str, Any]] | None = None
 
-    __slots__ = ("event", "taken")
+    def begin(self, *, roll_being_made: bool = False) -> None:
+        """A change begins (its session locked from here): nothing of one before it carries
+        over. While a roll is being made, notes of what its payments moved wait for its seq
+        (``roll_made``)."""
+        self.moves = {}
+        self.roll = None
+        self.untied = [] if roll_being_made else None
 
-    def __init__(self, event: Event) -> None:
-        self.event = event
-        self.taken = False
+    def record(
+        self,
+        *,
+        session_id: int,
+        kind: str,
+        actor: Seat | None,
+        data: dict[str, Any],
+        visibility: str = Visibility.PUBLIC,
+        seq: int | None = None,
+        owner: Seat | None = None,
+    ) -> Event:
+        """Store one event (taking the next seq unless the caller already took it for the
+        dice), to be published once the unit's transaction commits."""
+        # The line people read in the log is the catalogue's, in the players' words.
+        data = with_log_line(kind=kind, data=data, actor=actor.name if actor else "")
+        text = dumps(data)
+        if "\\u0000" in text:
+            # Text with NUL characters cannot be stored (PostgreSQL refuses it): refuse it.
+            raise invalid("text may not contain NUL characters", field="text")
+        if len(text) > MAX_EVENT_BYTES:
+            # Every stored event must reach every socket (a frame is at most 1 MiB): refuse it
+            # before anything is stored. Nothing is kept, not even its seq.
+            raise too_large(len(text), kind=kind)
+        if seq is None:
+            seq = next_seq(session_id=session_id)
+        event = Event.objects.create(
+            session_id=session_id,
+            seq=seq,
+            kind=kind,
+            actor=actor,
+            actor_name=actor.name if actor else "",
+            visibility=visibility,
+            data=data,
+            owner=owner if owner is not None and owner != actor else None,
+        )
+        self.events.append(event)
+        return event
 
-    def __call__(self) -> None:
-        if not self.taken:
-            publish_on_commit([self.event])
+    def moved(self, key: tuple[Any, ...], delta: int) -> None:
+        self.moves[key] = self.moves.get(key, 0) + delta
+
+    def published(self) -> list[Event]:
+        """The unit's events, in seq order, for its caller to publish once committed."""
+        return sorted(self.events, key=lambda e: e.seq)
 
 
 T = TypeVar("T")
-_units = threading.local()  # whether this thread is running a unit of work
 
 
-def change() -> transaction.Atomic:
-    """One change's transaction: the unit of work's, when it runs in one (no savepoint: a
-    refusal ends the whole unit, which rolls it back, and a savepoint's two statements would
-    be two more round trips with the session locked), else a transaction, or a savepoint in a
-    caller's transaction, as ``transaction.atomic()`` makes it."""
-    return transaction.atomic(savepoint=not getattr(_units, "running", False))
+@contextmanager
+def change(uow: UnitOfWork | None, *, roll_being_made: bool = False) -> Iterator[UnitOfWork]:
+    """One change, begun afresh in the caller's unit of work (no savepoint in a unit of its
+    own transaction), or, called alone (a view, the admin, a command), in a unit of its own:
+    a transaction, or a savepoint of the caller's, whose events are published when it
+    commits."""
+    if uow is not None and uow.joined:
+        uow.begin(roll_being_made=roll_being_made)
+        yield uow
+        return
+    own = uow or UnitOfWork(joined=False)
+    kept = len(own.events)
+    try:
+        with transaction.atomic():
+            own.begin(roll_being_made=roll_being_made)
+            yield own
+            if uow is None:
+                transaction.on_commit(partial(publish_on_commit, own.published()))
+    except BaseException:
+        del own.events[kept:]  # rolled back with its savepoint: never to be published
+        raise
 
 
-def unit_of_work(work: Callable[[], T]) -> tuple[T, list[Event]]:
+def unit_of_work(work: Callable[[UnitOfWork], T]) -> tuple[T, list[Event]]:
     """Run ``work`` as one transaction (the services lock the session and take seqs in it) and
     hand back what it returned and every event it stored, committed, in seq order, for the
     caller to publish."""
     if connection.in_atomic_block:
         raise RuntimeError("a unit of work is a transaction of its own")
-    _units.running = True
-    try:
-        with transaction.atomic():
-            result = work()
-            # The events still waiting for this transaction's commit are this work's.
-            stored = [f for f in waiting_for_commit(connection) if isinstance(f, _Stored)]
-            for waiting in stored:
-                waiting.taken = True
-    finally:
-        _units.running = False
-    return result, sorted((waiting.event for waiting in stored), key=lambda e: e.seq)
+    uow = UnitOfWork(joined=True)
+    with transaction.atomic():
+        result = work(uow)
+    return result, uow.published()
 
 
 _sending: set[asyncio.Task[None]] = set()  # keeps scheduled sends alive until done

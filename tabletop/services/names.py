@@ -78,7 +78,7 @@ def clean_label(label: Any) -> str:
     return text
 
 
-# The blocks that hold small capitals: IPA and phonetic extensions, Latin Extended C to G.
+# The blocks that hold small capitals: IPA and phonetic extensions, the Latin blocks C to G.
 _LATIN_SUPPLEMENTS = [
     *range(0x0250, 0x0300),
     *range(0x1D00, 0x1E00),

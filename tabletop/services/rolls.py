@@ -17,14 +17,15 @@ from .events import (
     MAX_EVENT_BYTES,
     MAX_ROLL_DICE,
     Locked,
+    UnitOfWork,
     change,
     lock_session,
     next_seq,
-    record_event,
     take_seq,
 )
 from .names import clean_label
-from .pools import character_for, forget_moves, roll_made, told_on_reveal
+from .pools import character_for
+from .withheld import roll_made, told_on_reveal
 
 
 def fair_stream(*, server_seed: bytes, client_seed: str, seq: int) -> tuple[FairStream, str]:
@@ -106,6 +107,7 @@ def make_roll(
     options: dict[str, Any] | None = None,
     reroll_of: int | None = None,
     label: str = "",
+    uow: UnitOfWork | None = None,
 ) -> Event:
     """Validate, pay what the table rules ask, take the next seq, draw the dice for that seq,
     store the event, then settle what follows it: all in one transaction. ``label``: what the
@@ -127,24 +129,25 @@ def make_roll(
     _must_be_live(session.status)
     # The table's own rules apply to rolls in its system, not to the notation box.
     table = table_system(engine.id if engine.id == session.campaign.system else "")
-    ctx = RollContext(
-        seat=seat,
-        session=session,
-        system=engine.id,
-        character=who,
-        options=_options(table, options or {}, visibility),
-        visibility=visibility,
-        label=label,
-    )
+    checked = _options(table, options or {}, visibility)
     drawn: list[tuple[int, int]] = []
-    with change():
-        forget_moves(roll_being_made=True)
+    with change(uow, roll_being_made=True) as uow:
+        ctx = RollContext(
+            uow=uow,
+            seat=seat,
+            session=session,
+            system=engine.id,
+            character=who,
+            options=checked,
+            visibility=visibility,
+            label=label,
+        )
         try:
             if table.pays_before_rolling:
                 # Its payments are stored before the roll: lock, pay, then the roll's seq.
                 _fresh(session, lock_session(session_id=session.pk))
                 prepared = table.prepare(ctx, normalised)
-                if prepared is not normalised:  # the table changed it (the Discord Die)
+                if prepared is not normalised:  # the table's rules changed it
                     normalised = engine.normalise(prepared)
                 seq = next_seq(session_id=session.pk)
             else:  # the roll's seq is the lock
@@ -171,7 +174,7 @@ def make_roll(
         elif not result.get("label"):
             result.pop("label", None)
         table.annotate(ctx, result)
-        event = record_event(
+        event = uow.record(
             session_id=session.pk,
             kind="roll",
             actor=seat,
@@ -179,15 +182,15 @@ def make_roll(
             data=result,
             seq=seq,
         )
-        roll_made(event.seq)
+        roll_made(uow, event.seq)
         table.settle(ctx, event)
         return event
 
 
-def reveal_roll(*, seat: Seat, seq: int) -> Event:
+def reveal_roll(*, seat: Seat, seq: int, uow: UnitOfWork | None = None) -> Event:
     """Show a hidden roll to the whole room, as a new event. The GM may reveal any roll they
     can see; a roller may reveal their own ``gm`` or ``self`` roll."""
-    with change():
+    with change(uow) as uow:
         locked = GameSession.objects.select_for_update().get(pk=seat.session_id)
         if locked.status != SessionStatus.LIVE:
             raise conflict(f"the session is {locked.status}: nothing at the table changes now")
@@ -224,9 +227,10 @@ def reveal_roll(*, seat: Seat, seq: int) -> Event:
         if still_open is not None:  # the room now sees the open roll too
             data["open_roll"] = open_roll_summary(still_open)
         return told_on_reveal(
+            uow,
             session_id=seat.session_id,
             roll=seq,
-            record=lambda counts: record_event(
+            record=lambda counts: uow.record(
                 session_id=seat.session_id,
                 kind="roll.reveal",
                 actor=seat,

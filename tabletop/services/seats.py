@@ -18,7 +18,7 @@ from ..models.sessions import carried_token_hash, hash_token
 from ..selectors.room import seat_summary
 from ..systems.registry import table_system
 from .errors import conflict, forbidden, invalid
-from .events import record_event
+from .events import UnitOfWork, change
 from .names import check_player_name, clean_name
 from .pools import ensure_resources
 
@@ -40,7 +40,12 @@ def _clean_name(name: Any) -> str:
 
 
 def join_session(
-    *, session: GameSession, name: Any, character_id: Any = None, user: Any = None
+    *,
+    session: GameSession,
+    name: Any,
+    character_id: Any = None,
+    user: Any = None,
+    uow: UnitOfWork | None = None,
 ) -> Joined:
     """Sit a player down. A logged-in user keeps one seat per session; anyone else gets a new
     seat and a secret token (shown once, stored only as a hash)."""
@@ -65,7 +70,7 @@ def join_session(
                 return Joined(seat=carried, token=None, created=False)
     token = secrets.token_urlsafe(32)
     signed_in = user if user is not None and user.is_authenticated else None
-    with transaction.atomic():
+    with change(uow) as uow:
         if Seat.objects.filter(session=session, role=SeatRole.PLAYER).count() >= MAX_PLAYERS:
             raise conflict(f"this table is full ({MAX_PLAYERS} players)")
         # The campaign's players each get a seat at every session: they are the table's bound.
@@ -95,20 +100,20 @@ def join_session(
         if character is not None:
             seat.characters.add(character)
             player.characters.add(character)
-        record_event(
+        uow.record(
             session_id=session.pk, kind="seat.join", actor=seat, data={"seat": seat_summary(seat)}
         )
-        _seat_ready(seat)
+        _seat_ready(uow, seat)
     return Joined(seat=seat, token=token, created=True)
 
 
-def _seat_ready(seat: Seat) -> None:
+def _seat_ready(uow: UnitOfWork, seat: Seat) -> None:
     """Resources for the seat's characters; at a live table, whatever the system gives a seat
     that sits down (a pool, this round's dice) as if present from the start."""
     for character in seat.characters.all():
         ensure_resources(character=character)
     if seat.session.status == SessionStatus.LIVE:
-        table_system(seat.session.campaign.system).seat_joined(seat)
+        table_system(seat.session.campaign.system).seat_joined(uow, seat)
 
 
 def _character_for(*, session: GameSession, character_id: Any, user: Any) -> Character | None:
@@ -158,7 +163,9 @@ def carry_seat(*, session: GameSession, player: Player) -> Seat | None:
     if player.removed_at is not None:
         return None
     try:
-        with transaction.atomic():
+        # A unit of its own, in a savepoint: a seat made at the same moment elsewhere is
+        # caught below without undoing the caller's work.
+        with change(None) as uow:
             # Under the session's lock, as its end takes it: no seat appears at an ended table.
             status = (
                 GameSession.objects.select_for_update()
@@ -180,13 +187,13 @@ def carry_seat(*, session: GameSession, player: Player) -> Seat | None:
             # A character someone else took at this table in the meantime stays theirs.
             taken = Seat.objects.filter(session=session).values_list("characters", flat=True)
             seat.characters.add(*player.characters.exclude(pk__in=[t for t in taken if t]))
-            record_event(
+            uow.record(
                 session_id=session.pk,
                 kind="seat.join",
                 actor=seat,
                 data={"seat": seat_summary(seat)},
             )
-            _seat_ready(seat)
+            _seat_ready(uow, seat)
     except IntegrityError:  # the same player's other socket or page made it at the same moment
         return Seat.objects.filter(session=session, player=player, removed_at__isnull=True).first()
     return seat
@@ -216,7 +223,7 @@ def gm_seat(*, session: GameSession, user: Any) -> Seat:
     return table_gm_seat(session=session)
 
 
-def seat_for_user(*, session: GameSession, user: Any) -> Seat | None:
+def seat_for_user(*, session: GameSession, user: Any, uow: UnitOfWork | None = None) -> Seat | None:
     """A logged-in visitor's seat: the GM's, or the one they sat down in, or their character's."""
     if user is None or not user.is_authenticated:
         return None
@@ -234,22 +241,22 @@ def seat_for_user(*, session: GameSession, user: Any) -> Seat | None:
     if not owned or session.status == SessionStatus.ENDED:
         return None
     name = _clean_name(user.get_username())
-    with transaction.atomic():
+    with change(uow) as uow:
         player = Player.objects.create(campaign_id=session.campaign_id, name=name, user=user)
         player.characters.add(*owned)
         seat = Seat.objects.create(session=session, name=name, user=user, player=player)
         seat.characters.add(*owned)
-        record_event(
+        uow.record(
             session_id=session.pk, kind="seat.join", actor=seat, data={"seat": seat_summary(seat)}
         )
-        _seat_ready(seat)
+        _seat_ready(uow, seat)
     return seat
 
 
-def remove_seat(*, by_seat_id: int, seat_id: int) -> Event:
+def remove_seat(*, by_seat_id: int, seat_id: int, uow: UnitOfWork | None = None) -> Event:
     """The GM takes a seat away from the table: its token no longer opens the room, and every
     screen drops it from the seats."""
-    with transaction.atomic():
+    with change(uow) as uow:
         gm = Seat.objects.select_related("session").get(pk=by_seat_id)
         if not gm.is_gm:
             raise forbidden("only the GM removes seats")
@@ -277,7 +284,7 @@ def remove_seat(*, by_seat_id: int, seat_id: int) -> Event:
             Seat.objects.filter(player_id=seat.player_id, removed_at__isnull=True).exclude(
                 session__status=SessionStatus.ENDED
             ).update(removed_at=seat.removed_at, token_hash=None, sockets=0)
-        return record_event(
+        return uow.record(
             session_id=gm.session_id,
             kind="seat.leave",
             actor=gm,

@@ -10,10 +10,11 @@ from rules.engines.fair import commitment, new_server_seed
 from ..models import Campaign, GameSession, Seat, SessionStatus
 from ..systems.registry import table_system
 from .errors import conflict, forbidden, invalid
-from .events import change, record_event
+from .events import UnitOfWork, change
 from .notices import announce_next_session
-from .pools import expire_pools, withheld_counts
+from .pools import expire_pools
 from .seats import table_gm_seat
+from .withheld import withheld_counts
 
 
 def assert_runs_campaign(*, user: AbstractBaseUser | None, campaign: Campaign) -> None:
@@ -30,9 +31,11 @@ def create_session(*, campaign: Campaign, title: str) -> GameSession:
     return GameSession.objects.create(campaign=campaign, title=title[:120])
 
 
-def start_session(*, session_id: int, by: Seat | None = None) -> GameSession:
+def start_session(
+    *, session_id: int, by: Seat | None = None, uow: UnitOfWork | None = None
+) -> GameSession:
     """Make the session live: draw its secret seed and publish only the commitment."""
-    with change():
+    with change(uow) as uow:
         session = (
             GameSession.objects.select_for_update().select_related("campaign").get(pk=session_id)
         )
@@ -47,7 +50,7 @@ def start_session(*, session_id: int, by: Seat | None = None) -> GameSession:
         session.status = SessionStatus.LIVE
         session.started_at = timezone.now()
         session.save(update_fields=["server_seed", "commitment", "status", "started_at"])
-        record_event(
+        uow.record(
             session_id=session.pk,
             kind="session.start",
             actor=by,
@@ -57,14 +60,16 @@ def start_session(*, session_id: int, by: Seat | None = None) -> GameSession:
                 "started_at": session.started_at.isoformat(),
             },
         )
-        table_system(session.campaign.system).session_started(session)
+        table_system(session.campaign.system).session_started(uow, session)
         announce_next_session(session)
     return session
 
 
-def end_session(*, session_id: int, by: Seat | None = None) -> GameSession:
+def end_session(
+    *, session_id: int, by: Seat | None = None, uow: UnitOfWork | None = None
+) -> GameSession:
     """End the session: every pool expires; the seed is revealed so every roll can be verified."""
-    with change():
+    with change(uow) as uow:
         session = (
             GameSession.objects.select_for_update().select_related("campaign").get(pk=session_id)
         )
@@ -76,9 +81,9 @@ def end_session(*, session_id: int, by: Seat | None = None) -> GameSession:
         session.save(update_fields=["status", "ended_at"])
         # Counts withheld for hidden rolls are the room's now (pending_withheld: none once ended).
         withheld = withheld_counts(session_id=session.pk)
-        table_system(session.campaign.system).session_ended(session, by)
-        expire_pools(session=session, by=by)
-        record_event(
+        table_system(session.campaign.system).session_ended(uow, session, by)
+        expire_pools(uow, session=session, by=by)
+        uow.record(
             session_id=session.pk,
             kind="session.end",
             actor=by,

@@ -15,7 +15,9 @@ from rules.engines.schema import Field
 
 from ..models import Character, Event, GameSession, Seat, SeatRole
 from ..models.pools import Pool, PoolKind
+from ..protocol import events as ev
 from ..services.errors import conflict, invalid
+from ..services.events import UnitOfWork
 from ..services.pools import pools_changed, take_dice
 from .base import (
     Begun,
@@ -66,7 +68,7 @@ def _deal(seat: Seat, characters: list[Character], *, fresh: bool = True) -> lis
     return changed
 
 
-def _new_round(session: GameSession, state: dict[str, Any], *, seq: int) -> Begun:
+def _new_round(uow: UnitOfWork, session: GameSession, state: dict[str, Any], *, seq: int) -> Begun:
     """Every seated character's dice reset, and the NPCs' (every other character of the
     campaign, run by the GM); defenses start over."""
     state["defense"] = {}
@@ -88,7 +90,38 @@ def _text(value: Any, field: str) -> str:
     return text
 
 
+# The events the action-dice table records, beyond the core's and its round's.
+EVENTS: tuple[ev.EventType, ...] = (
+    ev.EventType(
+        "pool",
+        "commit",
+        (ev.ACTION, ev.CHARACTER, ev.COUNT, ev.POOLS, ev.TEXT),
+        ev.ANY,
+        ev.POOL_RULE,
+        "action dice committed to a roll",
+    ),
+    ev.EventType(
+        "pool",
+        "group-attack",
+        (ev.ACTION, ev.ROLL_SEQ, ev.TEXT),
+        ev.ANY,
+        ev.POOL_RULE,
+        "a group attack's result",
+        open_ended=True,
+    ),
+    ev.EventType(
+        "pool",
+        "defense",
+        (ev.ACTION, ev.ROLL_SEQ, ev.CHARACTER, ev.obj_field("defense"), ev.TABLE, ev.TEXT),
+        ev.ANY,
+        ev.POOL_RULE,
+        "a roll recorded as a character's defense for the round",
+    ),
+)
+
+
 class ActionDiceTable(TableSystem):
+    events = EVENTS
     id = "action-dice"
     roll_options = (
         Field(
@@ -166,7 +199,7 @@ class ActionDiceTable(TableSystem):
         need, taken = count, []
         for stack in order:
             n = min(need, stack.remaining)
-            if n and take_dice(pool_id=stack.pk, count=n):
+            if n and take_dice(ctx.uow, pool_id=stack.pk, count=n):
                 need -= n
                 taken.append(stack.pk)
         if need:
@@ -200,7 +233,7 @@ class ActionDiceTable(TableSystem):
                 },
             )
 
-    def seat_joined(self, seat: Seat) -> None:
+    def seat_joined(self, uow: UnitOfWork, seat: Seat) -> None:
         if (seat.session.table_state or {}).get("round"):
             # Sitting down mid-round: this round's action dice, as if present when it began.
             _deal(seat, list(seat.characters.all()), fresh=False)

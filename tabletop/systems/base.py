@@ -13,14 +13,14 @@ from typing import Any
 from rules.engines.schema import Field
 
 from ..models import Character, Event, GameSession, Seat, SessionStatus
+from ..protocol import events as ev
 from ..protocol.commands import ID, Command
 from ..selectors.events import Viewer, can_see
 from ..selectors.pools import resource_snapshot
 from ..services.errors import conflict, forbidden, invalid, not_found
-from ..services.events import change, take_seq
+from ..services.events import UnitOfWork, change, take_seq
 from ..services.pools import (
     character_for,
-    forget_moves,
     grant_resource,
     pools_changed,
     record_pool_event,
@@ -62,7 +62,6 @@ def seat_of(seat_id: int) -> Seat:
 def live_seq(*, session_id: int) -> int:
     """The next seq of a live session. Taking it locks the session row, so a change that
     passes here cannot land after the session's end: once ended, nothing changes."""
-    forget_moves()  # a change begins: nothing of one that failed carries over
     taken = take_seq(session_id=session_id)
     if taken.status != SessionStatus.LIVE:
         raise conflict(f"the session is {taken.status}: nothing at the table changes now")
@@ -124,7 +123,7 @@ def spend_for_roll(
     """A character's resource spent on the roll being made (an event before the roll, as
     hidden as the roll; ``more``: what else the event records)."""
     character = need_character(ctx, f"spends {name.replace('_', ' ')}")
-    row = spend_resource(character=character, name=name, amount=amount)
+    row = spend_resource(ctx.uow, character=character, name=name, amount=amount)
     return roll_change(
         ctx,
         data={
@@ -139,17 +138,132 @@ def spend_for_roll(
     )
 
 
-def seat_change(seat: Seat, seq: int, *, data: dict[str, Any], **hidden: Any) -> Event:
+def seat_change(
+    uow: UnitOfWork, seat: Seat, seq: int, *, data: dict[str, Any], **hidden: Any
+) -> Event:
     """A change a seat made at the table, stored as pool event ``seq`` (``hidden``: as hidden as
     the roll it is about)."""
-    return record_pool_event(session_id=seat.session_id, actor=seat, seq=seq, data=data, **hidden)
+    return record_pool_event(
+        uow, session_id=seat.session_id, actor=seat, seq=seq, data=data, **hidden
+    )
 
 
 def roll_change(ctx: RollContext, *, data: dict[str, Any]) -> Event:
     """A change that comes with the roll being made (paid before it, or following from it): as
     hidden as the roll."""
     return record_pool_event(
-        session_id=ctx.session.pk, actor=ctx.seat, data=data, **hidden_as_roll(ctx)
+        ctx.uow, session_id=ctx.session.pk, actor=ctx.seat, data=data, **hidden_as_roll(ctx)
+    )
+
+
+# --- the events these helpers record, declared with the commands that record them ------------
+
+
+def _spend_line(data: Mapping[str, Any], actor: str) -> str:
+    who = (data.get("character") or {}).get("name") or actor
+    amount = data.get("amount") or 0
+    name = ((data.get("resources") or [{}])[0] or {}).get("name", "")
+    said = ev.use_words(str(data.get("use")))
+    if said is not None and said.nothing and not amount:
+        return said.nothing.format(who=who)
+    words = ""
+    if said is not None:
+        words = said.many.format(amount=amount) if said.many and amount != 1 else said.one
+    line = f"{who} spends {amount} {ev.resource_words(name, amount)}"
+    return f"{line} {words}".strip() if words else line
+
+
+def _award_line(data: Mapping[str, Any], actor: str) -> str:
+    who = (data.get("character") or {}).get("name") or "?"
+    amount = int(data.get("amount") or 0)
+    name = ((data.get("resources") or [{}])[0] or {}).get("name", "")
+    words = ev.resource_words(name, amount)
+    if amount < 0:
+        return f"GM takes back {-amount} {words} from {who}"
+    return f"GM awards {who} {amount} {words}"
+
+
+def _resource_spend(data: Mapping[str, Any]) -> bool:
+    return "use" in data
+
+
+def resource_award(data: Mapping[str, Any]) -> bool:
+    """Whether an ``award`` is a resource's (a system may award other things)."""
+    return "character" in data
+
+
+SPENT = (
+    ev.EventType(
+        "pool",
+        "spend",
+        (
+            ev.ACTION,
+            Field("use", "text", required=True),
+            ev.CHARACTER,
+            ev.ROLL_SEQ,
+            ev.int_field("amount", min=0),
+            ev.RESOURCES,
+            ev.int_field("successes", help="the roll's new successes (an extra success)"),
+            ev.int_field("net", help="the roll's new net result (an extra success)"),
+            Field("costly_avoided", "bool", help="the roll's costly success is avoided"),
+            ev.int_field(
+                "lasts_round", min=1, help="the round a character point doubles (d6-chance)"
+            ),
+            ev.TEXT,
+        ),
+        ev.ANY,
+        ev.POOL_RULE,
+        "a character spent a resource (`use` says for what)",
+        _spend_line,
+        matches=_resource_spend,
+        writes_text=True,
+    ),
+)
+AWARDED = (
+    ev.EventType(
+        "pool",
+        "award",
+        (ev.ACTION, ev.CHARACTER, ev.int_field("amount"), ev.RESOURCES, ev.TEXT),
+        ev.PUBLIC,
+        "everyone",
+        "the GM awarded a character a resource (a negative amount takes some back)",
+        _award_line,
+        matches=resource_award,
+        writes_text=True,
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Fits:
+    """An event shape that fits data carrying no field but its own (``names``): how one of
+    several systems' shapes of one kind and action is told apart."""
+
+    names: frozenset[str]
+
+    def __call__(self, data: Mapping[str, Any]) -> bool:
+        return set(data) <= self.names
+
+
+def begun_event(unit: str, records: tuple[Field, ...] = ()) -> ev.EventType:
+    """The event a new ``unit`` (round or scene) records: with ``records``, what else a
+    system's start of it carries."""
+    fields = (
+        ev.ACTION,
+        ev.int_field(unit, min=1),
+        *records,
+        ev.TABLE,
+        ev.POOLS,
+        ev.TEXT,
+    )
+    return ev.EventType(
+        "pool",
+        unit,
+        fields,
+        ev.PUBLIC,
+        "everyone",
+        f"a new {unit} (the GM's call)",
+        matches=Fits(frozenset(f.name for f in fields)),
     )
 
 
@@ -172,21 +286,29 @@ class Begun:
 Begin = Callable[..., Begun]
 
 
-def begin(*, seat_id: int, unit: str, then: Begin | None = None, **fields: Any) -> Event:
+def begin(
+    *,
+    seat_id: int,
+    unit: str,
+    then: Begin | None = None,
+    uow: UnitOfWork | None = None,
+    **fields: Any,
+) -> Event:
     """The GM starts a new round (or scene): its number goes up by one, for the whole table."""
     seat = seat_of(seat_id)
-    with change():
+    with change(uow) as uow:
         session, seq = gm_session(seat)
         state = dict(session.table_state or {})
         state[unit] = int(state.get(unit) or 0) + 1
         if unit == "scene":
             state["round"] = 0  # a scene starts outside any round until the GM starts one
-        began = then(session, state, seq=seq, **fields) if then else Begun()
+        began = then(uow, session, state, seq=seq, **fields) if then else Begun()
         save_table_state(session, state)
         text = f"{unit.capitalize()} {state[unit]} begins" + (
             f": {began.words}" if began.words else ""
         )
         return seat_change(
+            uow,
             seat,
             seq,
             data={
@@ -201,15 +323,21 @@ def begin(*, seat_id: int, unit: str, then: Begin | None = None, **fields: Any) 
 
 
 def begin_command(
-    unit: str, then: Begin | None, doc: str, fields: tuple[Field, ...] = ()
+    unit: str,
+    then: Begin | None,
+    doc: str,
+    fields: tuple[Field, ...] = (),
+    records: tuple[Field, ...] = (),
 ) -> Command:
-    """The GM's command that starts a new ``unit`` ("round" or "scene") at the table."""
+    """The GM's command that starts a new ``unit`` ("round" or "scene") at the table (``records``:
+    what else its event carries, ``Begun.data``)."""
     return Command(
         type=f"{unit}.new",
         fields=fields,
         handler=partial(begin, unit=unit, then=then),
         doc=doc,
         gm_only=True,
+        events=(begun_event(unit, records),),
     )
 
 
@@ -261,13 +389,14 @@ def use_resource(
     amount: int = 1,
     roll: int | None = None,
     uses: Mapping[str, ResourceUse],
+    uow: UnitOfWork | None = None,
 ) -> Event:
     """Spend a resource on a table action (survive, +1 success, avoid a costly success...)."""
     if use not in uses:
         raise invalid(f"one of {sorted(uses)}", field="use")
     rule = uses[use]
     seat = seat_of(seat_id)
-    with change():
+    with change(uow) as uow:
         seq = live_seq(session_id=seat.session_id)
         who = character_for(seat=seat, character_id=character)
         hidden: dict[str, Any] = {}
@@ -281,9 +410,10 @@ def use_resource(
                 amount = rule.price(event)
             if rule.effect:
                 effect = rule.effect(event, amount)
-        row = spend_resource(character=who, name=rule.resource, amount=amount)
+        row = spend_resource(uow, character=who, name=rule.resource, amount=amount)
         # A spend on a hidden roll is as hidden as the roll: its price tells of its dice.
         return seat_change(
+            uow,
             seat,
             seq,
             **hidden,
@@ -312,10 +442,13 @@ def resource_spend_command(uses: Mapping[str, ResourceUse]) -> Command:
         ),
         handler=partial(use_resource, uses=uses),
         doc=f"spend a character's resource: {', '.join(uses)}",
+        events=SPENT,
     )
 
 
-def award_resource(*, seat_id: int, character: int, name: str, amount: int = 1) -> Event:
+def award_resource(
+    *, seat_id: int, character: int, name: str, amount: int = 1, uow: UnitOfWork | None = None
+) -> Event:
     """The GM awards character points, Luck or Instant Karma; a negative amount takes some
     back (a correction), never below zero."""
     seat = seat_of(seat_id)
@@ -323,17 +456,18 @@ def award_resource(*, seat_id: int, character: int, name: str, amount: int = 1) 
         raise forbidden("only the GM awards")
     if amount == 0:
         raise invalid("a whole number from -1000 to 1000, not 0", field="amount")
-    with change():
+    with change(uow) as uow:
         seq = live_seq(session_id=seat.session_id)
         who = character_for(seat=seat, character_id=character)
         label = name.replace("_", " ")
         if amount > 0:
-            row = grant_resource(character=who, name=name, amount=amount)
+            row = grant_resource(uow, character=who, name=name, amount=amount)
             text = f"GM awards {who.name} {amount} {label}"
         else:
-            row = spend_resource(character=who, name=name, amount=-amount)
+            row = spend_resource(uow, character=who, name=name, amount=-amount)
             text = f"GM takes back {-amount} {label} from {who.name}"
         return seat_change(
+            uow,
             seat,
             seq,
             data={
@@ -357,4 +491,5 @@ def resource_award_command(names: tuple[str, ...]) -> Command:
         handler=award_resource,
         doc="the GM awards (or, negative, takes back) a character's resource",
         gm_only=True,
+        events=AWARDED,
     )

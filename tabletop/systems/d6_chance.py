@@ -6,14 +6,16 @@ declared actions takes the next one."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from rules.engines.schema import Field
 
 from ..models import Event, GameSession
+from ..protocol import events as ev
 from ..protocol.commands import Command
 from ..services.errors import ServiceError, conflict
-from ..services.events import change
+from ..services.events import UnitOfWork, change
 from ..services.pools import character_for, resource_names
 from .base import (
     CHARACTER,
@@ -33,8 +35,54 @@ from .base import (
 )
 from .registry import RollContext, TableSystem
 
+# The events of declared actions, beyond the core's and the shared commands'.
+EVENTS: tuple[ev.EventType, ...] = (
+    ev.EventType(
+        "pool",
+        "declare",
+        (
+            ev.ACTION,
+            ev.CHARACTER,
+            ev.int_field("actions", min=1),
+            ev.int_field("round", min=1),
+            ev.TABLE,
+            ev.TEXT,
+        ),
+        ev.PUBLIC,
+        "everyone",
+        "a character's actions declared for the round",
+    ),
+    ev.EventType(
+        "pool",
+        "staged",
+        (
+            ev.ACTION,
+            ev.CHARACTER,
+            ev.int_field("round", min=1),
+            ev.int_field("taken", min=1, help="this roll is the character's action number `taken`"),
+            ev.int_field("declared", min=1),
+            ev.int_field(
+                "actions", min=1, help="the penalty the roll takes: 3D per action after one"
+            ),
+            Field("defense", "bool"),
+            ev.TEXT,
+        ),
+        ev.ANY,
+        ev.POOL_RULE,
+        "a roll taken as one of the character's declared actions",
+    ),
+)
+
 
 class D6ChanceTable(TableSystem):
+    events = EVENTS
+    use_words: ClassVar[Mapping[str, ev.UseWords]] = {
+        "survive": ev.UseWords("to survive"),
+        "double-base": ev.UseWords("to double the base dice"),
+    }
+    resource_words: ClassVar[Mapping[str, tuple[str, str]]] = {
+        "character_points": ("character point", "character points"),
+    }
     id = "d6-chance"
     roll_options = (
         Field(
@@ -174,12 +222,14 @@ def _staged(ctx: RollContext, request: dict[str, Any]) -> dict[str, Any]:
 table = D6ChanceTable()
 
 
-def declare_actions(*, seat_id: int, character: int, actions: int) -> Event:
+def declare_actions(
+    *, seat_id: int, character: int, actions: int, uow: UnitOfWork | None = None
+) -> Event:
     """A character declares the actions it will take this round (its player, or the GM); the
     penalty of every roll of the round is taken from it. Once declared, it stands until the
     GM starts the next round."""
     seat = seat_of(seat_id)
-    with change():
+    with change(uow) as uow:
         seq = live_seq(session_id=seat.session_id)
         who = character_for(seat=seat, character_id=character)
         session = GameSession.objects.get(pk=seat.session_id)
@@ -196,6 +246,7 @@ def declare_actions(*, seat_id: int, character: int, actions: int) -> Event:
         save_table_state(session, state)
         penalty = f": -{3 * (actions - 1)}D on every roll" if actions > 1 else ""
         return seat_change(
+            uow,
             seat,
             seq,
             data={
@@ -210,7 +261,7 @@ def declare_actions(*, seat_id: int, character: int, actions: int) -> Event:
         )
 
 
-def _new_round(session: GameSession, state: dict[str, Any], *, seq: int) -> Begun:
+def _new_round(uow: UnitOfWork, session: GameSession, state: dict[str, Any], *, seq: int) -> Begun:
     """Last round's declarations are over: each character declares again."""
     state.pop("declared", None)
     return Begun()

@@ -7,8 +7,9 @@ on extra successes."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from django.db.models import F
 
@@ -17,10 +18,11 @@ from rules.engines.schema import Field
 
 from ..models import Character, Event, GameSession, Seat, SeatRole
 from ..models.pools import Pool, PoolKind
+from ..protocol import events as ev
 from ..protocol.commands import ID, Command
 from ..selectors.pools import resource_snapshot
 from ..services.errors import conflict, forbidden, invalid
-from ..services.events import change
+from ..services.events import UnitOfWork, change
 from ..services.pools import (
     character_for,
     ensure_resources,
@@ -172,7 +174,44 @@ def _bonus_stacks(session: GameSession, character: Character) -> list[Pool]:
     )
 
 
+# The events the discordian table records, beyond the core's and the shared commands'.
+EVENTS: tuple[ev.EventType, ...] = (
+    ev.EventType(
+        "pool",
+        "bonus",
+        (ev.ACTION, ev.CHARACTER, ev.int_field("count"), ev.POOLS, ev.TEXT),
+        ev.PUBLIC,
+        "everyone",
+        "the GM awarded a character bonus dice for its next roll (a negative `count` took back "
+        "those not rolled yet)",
+    ),
+    ev.EventType(
+        "pool",
+        "discord",
+        (ev.ACTION, ev.DICE, ev.CLIENT_SEED, ev.obj_field("discord"), ev.TABLE, ev.TEXT),
+        ev.PUBLIC,
+        "everyone",
+        "the GM rolled the Discord Die; it applies to every later roll",
+    ),
+)
+
+
 class DiscordianTable(TableSystem):
+    events = EVENTS
+    use_words: ClassVar[Mapping[str, ev.UseWords]] = {
+        "avoid-costly": ev.UseWords("to avoid a costly success"),
+        "avoid-costly-luck": ev.UseWords("to avoid a costly success"),
+        "extra-success": ev.UseWords("for an extra success", "for {amount} extra successes"),
+        "add-luck-die": ev.UseWords("for a luck die", "for {amount} luck dice"),
+        "protect": ev.UseWords(
+            "to protect dice from the Discord Die",
+            nothing="{who}'s protection shielded no die from the Discord Die: nothing to pay",
+        ),
+    }
+    resource_words: ClassVar[Mapping[str, tuple[str, str]]] = {
+        "luck": ("Luck", "Luck"),
+        "instant_karma": ("Instant Karma", "Instant Karma"),
+    }
     id = "discordian"
     roll_options = (
         Field(
@@ -286,7 +325,7 @@ def _with_bonus_dice(ctx: RollContext, character: Character, request: dict[str, 
         return request
     dice = [f"d{stack.sides}" for stack in stacks for _ in range(stack.remaining)]
     for stack in stacks:
-        if not take_dice(pool_id=stack.pk, count=stack.remaining):
+        if not take_dice(ctx.uow, pool_id=stack.pk, count=stack.remaining):
             raise conflict(f"{character.name}'s bonus dice changed meanwhile; try again")
     roll_change(
         ctx,
@@ -306,9 +345,9 @@ def _pay_protection(
 ) -> None:
     protected = int(side.get("protected") or 0)
     if protected:
-        row = spend_resource(character=character, name="instant_karma", amount=protected)
+        row = spend_resource(ctx.uow, character=character, name="instant_karma", amount=protected)
     elif ctx.visibility != "public":
-        row = hold_resource(character=character, name="instant_karma")
+        row = hold_resource(ctx.uow, character=character, name="instant_karma")
     else:
         return  # a public roll whose protection shielded nothing costs nothing
     roll_change(
@@ -368,13 +407,15 @@ def _away(session: GameSession, discord: dict[str, Any], scene: int) -> str:
     return ""
 
 
-def roll_discord_die(*, seat_id: int, client_seed: str = "") -> Event:
+def roll_discord_die(
+    *, seat_id: int, client_seed: str = "", uow: UnitOfWork | None = None
+) -> Event:
     """The GM rolls the Discord Die: once a scene in scene mode; in round mode it is rolled as
     each round begins (``round.new``), and by this command only outside rounds, once. A die
     that wanders off stays away until the next scene (in scene mode, for the rest of the
     adventure)."""
     seat = seat_of(seat_id)
-    with change():
+    with change(uow) as uow:
         session, seq = gm_session(seat)
         mode = _mode(session)
         state = dict(session.table_state or {})
@@ -392,12 +433,12 @@ def roll_discord_die(*, seat_id: int, client_seed: str = "") -> Event:
         save_table_state(session, state)
         said = rolled.pop("said")
         return seat_change(
-            seat, seq, data={"action": "discord", **rolled, "table": state, "text": said}
+            uow, seat, seq, data={"action": "discord", **rolled, "table": state, "text": said}
         )
 
 
 def _new_round(
-    session: GameSession, state: dict[str, Any], *, seq: int, client_seed: str = ""
+    uow: UnitOfWork, session: GameSession, state: dict[str, Any], *, seq: int, client_seed: str = ""
 ) -> Begun:
     """In round mode the GM rolls the Discord Die as the round begins (last round's no longer
     applies); a die that wandered off this scene stays away."""
@@ -412,7 +453,7 @@ def _new_round(
     return Begun(words=rolled.pop("said"), data=rolled)
 
 
-def _new_scene(session: GameSession, state: dict[str, Any], *, seq: int) -> Begun:
+def _new_scene(uow: UnitOfWork, session: GameSession, state: dict[str, Any], *, seq: int) -> Begun:
     """A new scene: a Discord Die to roll again, and one that wandered off comes back (not
     in scene mode, where it is gone for the adventure)."""
     discord = _discord(state)
@@ -439,13 +480,15 @@ def _holder(session: GameSession, character: Character) -> Seat:
     return player or session.seats.get(role=SeatRole.GM)
 
 
-def award_bonus_dice(*, seat_id: int, character: int, dice: list[str]) -> Event:
+def award_bonus_dice(
+    *, seat_id: int, character: int, dice: list[str], uow: UnitOfWork | None = None
+) -> Event:
     """The GM awards a character bonus dice ("for situational advantages, clever ideas, good
     role-playing"): they join that character's next roll."""
     seat = seat_of(seat_id)
     if not dice:
         raise invalid("name at least one die", field="dice")
-    with change():
+    with change(uow) as uow:
         session, seq = gm_session(seat)
         who = character_for(seat=seat, character_id=character)
         holder = _holder(session, who)
@@ -462,16 +505,16 @@ def award_bonus_dice(*, seat_id: int, character: int, dice: list[str]) -> Event:
             # (``initial`` counts every die awarded: read off ``remaining`` it would tell
             # whether a hidden roll had used the last ones.)
             Pool.objects.filter(pk=stack.pk).update(initial=F("initial") + count)
-            give_dice(pool_id=stack.pk, count=count)
+            give_dice(uow, pool_id=stack.pk, count=count)
             changed.append(stack.pk)
         words = f"GM awards {who.name} bonus dice for the next roll: {', '.join(dice)}"
-        return _bonus_event(seat, seq, who, len(dice), changed, words)
+        return _bonus_event(uow, seat, seq, who, len(dice), changed, words)
 
 
-def take_back_bonus_dice(*, seat_id: int, character: int) -> Event:
+def take_back_bonus_dice(*, seat_id: int, character: int, uow: UnitOfWork | None = None) -> Event:
     """The GM takes back the bonus dice a character has not rolled yet."""
     seat = seat_of(seat_id)
-    with change():
+    with change(uow) as uow:
         session, seq = gm_session(seat)
         who = character_for(seat=seat, character_id=character)
         stacks = _bonus_stacks(session, who)
@@ -479,14 +522,14 @@ def take_back_bonus_dice(*, seat_id: int, character: int) -> Event:
             raise conflict(f"{who.name} has no bonus dice waiting")
         count = 0
         for stack in stacks:
-            if take_dice(pool_id=stack.pk, count=stack.remaining):
+            if take_dice(uow, pool_id=stack.pk, count=stack.remaining):
                 count += stack.remaining
         words = f"GM takes back {who.name}'s bonus dice"
-        return _bonus_event(seat, seq, who, -count, [stack.pk for stack in stacks], words)
+        return _bonus_event(uow, seat, seq, who, -count, [stack.pk for stack in stacks], words)
 
 
 def _bonus_event(
-    seat: Seat, seq: int, who: Character, count: int, stacks: list[int], text: str
+    uow: UnitOfWork, seat: Seat, seq: int, who: Character, count: int, stacks: list[int], text: str
 ) -> Event:
     data = {
         "action": "bonus",
@@ -495,7 +538,7 @@ def _bonus_event(
         "pools": pools_changed(stacks),
         "text": text,
     }
-    return seat_change(seat, seq, data=data)
+    return seat_change(uow, seat, seq, data=data)
 
 
 # --- Luck and Instant Karma -----------------------------------------------------------------
@@ -566,6 +609,11 @@ commands = (
         _new_round,
         "a new round: in round mode the GM's Discord Die is rolled as it begins",
         fields=(CLIENT_SEED,),
+        records=(
+            ev.DICE,
+            ev.CLIENT_SEED,
+            ev.obj_field("discord", help="the Discord Die rolled as the round began"),
+        ),
     ),
     begin_command("scene", _new_scene, "a new scene: a wandered Discord Die comes back"),
     resource_spend_command(USES),

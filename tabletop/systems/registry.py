@@ -11,13 +11,17 @@ import importlib
 import pkgutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rules.engines import GameSystem
 from rules.engines.schema import Field
 
 from ..models import Character, Event, GameSession, Seat
+from ..protocol import events as catalogue
 from ..protocol.commands import Command
+
+if TYPE_CHECKING:
+    from ..services.events import UnitOfWork
 
 
 @dataclass
@@ -27,6 +31,7 @@ class RollContext:
     character (a seat's only one) and hide the roll further (``visibility``); what it sets is
     what the roll records."""
 
+    uow: UnitOfWork  # what the roll's change records in
     seat: Seat
     session: GameSession  # locked for this transaction
     system: str
@@ -47,6 +52,15 @@ class TableSystem:
     public_options: ClassVar[tuple[str, ...]] = ()
     # Characters the demo campaign (``manage.py play``) starts with.
     demo_characters: ClassVar[tuple[Mapping[str, Any], ...]] = ()
+    # The events its rules record beyond the core's and its commands' (kinds, data, who sees
+    # them, the log line), and the words its log lines use: a spend's ``use``, a resource's
+    # name (one, many).
+    events: ClassVar[tuple[catalogue.EventType, ...]] = ()
+    use_words: ClassVar[Mapping[str, catalogue.UseWords]] = {}
+    resource_words: ClassVar[Mapping[str, tuple[str, str]]] = {}
+    # Its own keys of ``hello.state``, each with the value a table that has none of it shows
+    # (every table's state has every system's keys: one shape for every screen).
+    state_keys: ClassVar[Mapping[str, Any]] = {}
 
     def kept_resources(self, engine: GameSystem) -> list[str]:
         """The engine's per-character resources the table keeps as amounts on the character
@@ -70,15 +84,26 @@ class TableSystem:
     def settle(self, ctx: RollContext, roll: Event) -> None:
         """What follows a stored roll, in the same transaction."""
 
-    def seat_joined(self, seat: Seat) -> None:
+    def seat_joined(self, uow: UnitOfWork, seat: Seat) -> None:
         """A seat sat down (at any time; the session may be live)."""
 
-    def session_started(self, session: GameSession) -> None:
+    def session_started(self, uow: UnitOfWork, session: GameSession) -> None:
         """The session went live (inside its transaction)."""
 
-    def session_ended(self, session: GameSession, by: Seat) -> None:
+    def session_ended(self, uow: UnitOfWork, session: GameSession, by: Seat) -> None:
         """The session is ending (inside its transaction, before the ``session.end`` event):
         close what is still open; nothing changes after this."""
+
+    def room_state(self, session_ids: list[int]) -> dict[int, dict[str, Any]]:
+        """Its keys of ``hello.state`` (``state_keys``) as each of these sessions has them, as
+        the whole table sees them: one query each for all the sessions."""
+        return {}
+
+    def fold(self, state: dict[str, Any], message: dict[str, Any]) -> dict[str, Any]:
+        """The room reducer's part for this system: ``state`` (the core's rule already
+        applied) after one event, as the seat received it; a new dict, ``state`` unchanged.
+        The browser's ``systems/<id>.js`` declares the same rule (``fold``)."""
+        return state
 
 
 _PLAIN = TableSystem()
@@ -95,6 +120,8 @@ def register(table: TableSystem, commands: tuple[Command, ...]) -> None:
         raise AssertionError(f"table system {table.id!r} declares a command twice")
     _SYSTEMS[table.id] = table
     _COMMANDS[table.id] = by_type
+    declared = [*table.events, *(e for c in commands for e in c.events)]
+    catalogue.declare(events=tuple(declared), uses=table.use_words, resources=table.resource_words)
 
 
 def load() -> None:
@@ -107,6 +134,16 @@ def load() -> None:
             continue
         module = importlib.import_module(f"{package.__name__}.{info.name}")
         register(module.table, tuple(module.commands))
+
+
+def state_keys() -> dict[str, Any]:
+    """Every system's own keys of ``hello.state``, with the values of a table without them."""
+    return {key: value for table in _SYSTEMS.values() for key, value in table.state_keys.items()}
+
+
+def keeping_state() -> list[TableSystem]:
+    """The systems with keys of their own in ``hello.state``."""
+    return [table for table in _SYSTEMS.values() if table.state_keys]
 
 
 def table_system(engine_id: str) -> TableSystem:

@@ -5,7 +5,8 @@ repeat."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from django.db.models import F
 
@@ -13,20 +14,96 @@ from rules.engines.schema import Field
 
 from ..models import Event
 from ..models.pools import ExtendedAction
+from ..protocol import events as ev
 from ..protocol.commands import ID, Command
-from ..selectors.pools import extended_summary
 from ..services.errors import ServiceError, conflict, invalid
-from ..services.events import change
+from ..services.events import UnitOfWork, change
 from .base import folded, gm_session, roll_change, seat_change, seat_of, seen_by
 from .registry import RollContext, TableSystem
 
 EXTENDED = Field("extended", "int", label="Extended action", nullable=True, default=None, **ID)
+EXTENDED_STATE = ev.obj_field("extended", help="the extended action's new state")
+
+
+def extended_summary(action: ExtendedAction) -> dict[str, Any]:
+    return {
+        "id": action.pk,
+        "label": action.label,
+        "target": action.target,
+        "each": action.each,
+        "progress": action.progress,
+        "open": action.is_open,
+    }
+
+
+# The events of extended actions.
+EVENTS: tuple[ev.EventType, ...] = (
+    ev.EventType(
+        "pool",
+        "botch",
+        (
+            ev.ACTION,
+            ev.ROLL_SEQ,
+            ev.CHARACTER,
+            Field("what", "text", max_length=200, help="the botched action (the roll's label)"),
+            Field("folded", "text", max_length=200, help="`what` as compared"),
+            ev.TEXT,
+        ),
+        ev.ANY,
+        ev.POOL_RULE,
+        "a botched roll: its character cannot repeat the action",
+    ),
+    ev.EventType(
+        "pool",
+        "extended-open",
+        (ev.ACTION, EXTENDED_STATE, ev.TEXT),
+        ev.PUBLIC,
+        "everyone",
+        "the GM opened an extended action",
+    ),
+    ev.EventType(
+        "pool",
+        "extended-close",
+        (ev.ACTION, EXTENDED_STATE, ev.TEXT),
+        ev.PUBLIC,
+        "everyone",
+        "the GM closed an extended action",
+    ),
+    ev.EventType(
+        "pool",
+        "extended-progress",
+        (ev.ACTION, ev.ROLL_SEQ, ev.int_field("gained", min=0), EXTENDED_STATE, ev.TEXT),
+        ev.ANY,
+        ev.POOL_RULE,
+        "a roll's successes counted toward an extended action",
+    ),
+)
 
 
 class RollAndKeepTable(TableSystem):
+    events = EVENTS
     id = "roll-and-keep"
     roll_options = (EXTENDED,)
     public_options = ("extended",)
+    state_keys: ClassVar[Mapping[str, Any]] = {"extended": []}  # the open extended actions
+
+    def room_state(self, session_ids: list[int]) -> dict[int, dict[str, Any]]:
+        out: dict[int, dict[str, Any]] = {pk: {"extended": []} for pk in session_ids}
+        for action in ExtendedAction.objects.filter(
+            session_id__in=session_ids, is_open=True
+        ).order_by("pk"):
+            out[action.session_id]["extended"].append(extended_summary(action))
+        return out
+
+    def fold(self, state: dict[str, Any], message: dict[str, Any]) -> dict[str, Any]:
+        """An extended action's new state: listed while open (by id), gone once closed."""
+        extended = (message.get("data") or {}).get("extended")
+        if not extended:
+            return state
+        rest = [x for x in state["extended"] if x["id"] != extended["id"]]
+        kept = rest + [extended] * extended["open"]
+        return {**state, "extended": sorted(kept, key=lambda x: x["id"])}
+
     demo_characters = (
         {
             "name": "Mirela",
@@ -156,7 +233,9 @@ def _mark_botch(ctx: RollContext, roll: Event) -> None:
 table = RollAndKeepTable()
 
 
-def open_extended(*, seat_id: int, label: str, target: int, each: int | None = None) -> Event:
+def open_extended(
+    *, seat_id: int, label: str, target: int, each: int | None = None, uow: UnitOfWork | None = None
+) -> Event:
     """The GM opens an extended action: ``target`` successes in all, and, if the GM says so,
     at least ``each`` in every round of rolling (a roll short of it adds nothing)."""
     if not label.strip():
@@ -164,13 +243,14 @@ def open_extended(*, seat_id: int, label: str, target: int, each: int | None = N
     if each is not None and each > target:
         raise invalid(f"at most the {target} successes needed in all", field="each")
     seat = seat_of(seat_id)
-    with change():
+    with change(uow) as uow:
         session, seq = gm_session(seat)
         action = ExtendedAction.objects.create(
             session=session, label=label.strip(), target=target, each=each, opened_seq=seq
         )
         per_round = f", at least {each} in each round of rolling" if each else ""
         return seat_change(
+            uow,
             seat,
             seq,
             data={
@@ -181,9 +261,9 @@ def open_extended(*, seat_id: int, label: str, target: int, each: int | None = N
         )
 
 
-def close_extended(*, seat_id: int, extended: int) -> Event:
+def close_extended(*, seat_id: int, extended: int, uow: UnitOfWork | None = None) -> Event:
     seat = seat_of(seat_id)
-    with change():
+    with change(uow) as uow:
         session, seq = gm_session(seat)
         action = ExtendedAction.objects.filter(pk=extended, session=session).first()
         if action is None:
@@ -192,6 +272,7 @@ def close_extended(*, seat_id: int, extended: int) -> Event:
             raise conflict(f"{action.label!r} is already closed")
         action.is_open = False
         return seat_change(
+            uow,
             seat,
             seq,
             data={

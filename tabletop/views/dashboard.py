@@ -1,4 +1,4 @@
-"""The GM dashboard: every seat's pools, awards, open rolls, the Discord Die, rounds, start, end."""
+"""The GM dashboard: every seat's pools, awards, open rolls, the system's own tools, start, end."""
 
 from __future__ import annotations
 

@@ -11,6 +11,7 @@ from tabletop.models import Event, Seat
 from tabletop.protocol.commands import Refused
 from tabletop.protocol.wire import decode
 from tabletop.services.errors import ServiceError
+from tabletop.services.events import change
 
 
 def send(seat: Seat, kind: str, /, **fields: Any) -> Event | None:
@@ -19,7 +20,8 @@ def send(seat: Seat, kind: str, /, **fields: Any) -> Event | None:
     decoded = decode(json.dumps({"type": kind, **fields}), system=system, is_gm=seat.is_gm)
     if isinstance(decoded, Refused):
         raise ServiceError(decoded.code, decoded.message, field=decoded.field)
-    done = decoded.command.handler(seat_id=seat.pk, **decoded.values)
+    with change(None) as uow:  # a unit of work of its own, as the socket runs one
+        done = decoded.command.handler(uow=uow, seat_id=seat.pk, **decoded.values)
     return done if isinstance(done, Event) else None
 
 

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 from channels.testing import WebsocketCommunicator
-from django.db import connection, transaction
 from django.utils.functional import empty
 from twisted.internet import abstract, tcp
 from twisted.internet.address import IPv4Address
@@ -206,21 +205,3 @@ async def test_the_user_is_read_only_when_something_asks(monkeypatch) -> None:
     await adapters.LazyUserMiddleware(inner)(scope, None, None)
     # Channels' AuthMiddleware still hands the scope to resolve_scope, which reads nothing yet
     assert asked == [] and seen["user"]._wrapped is empty
-
-
-@pytest.mark.django_db
-def test_the_callbacks_waiting_for_a_commit_are_the_transactions_own() -> None:
-    def kept() -> None: ...
-
-    def rolled_back() -> None: ...
-
-    with transaction.atomic():
-        transaction.on_commit(kept)
-        try:
-            with transaction.atomic():
-                transaction.on_commit(rolled_back)
-                raise ValueError
-        except ValueError:
-            pass
-        assert adapters.waiting_for_commit(connection)[-1:] == [kept]
-        assert rolled_back not in adapters.waiting_for_commit(connection)

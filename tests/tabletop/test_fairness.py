@@ -14,6 +14,7 @@ from django.core.management.base import CommandError
 
 from rules.engines.fair import FairStream
 from tabletop.models import Event, Seat
+from tabletop.services.events import change
 from tabletop.services.rolls import make_roll, reveal_roll
 from tabletop.services.seats import gm_seat, join_session
 from tabletop.services.sessions import end_session
@@ -221,7 +222,8 @@ def test_every_table_path_that_draws_dice_draws_a_fresh_client_seed_when_none_is
     session, _, _, gm_at = table("discordian", {"hero_dice": ["d6"]})
     discord = discordian.roll_discord_die(seat_id=gm_at.pk)
     session, hero, ana, _ = table("zoria", {"level": 7})
-    zoria.deal_pool(seat=Seat.objects.select_related("session__campaign").get(pk=ana.pk))
+    with change(None) as uow:
+        zoria.deal_pool(uow, seat=Seat.objects.select_related("session__campaign").get(pk=ana.pk))
     check = make_roll(seat_id=ana.pk, request={"check": "1d20"}, character=hero.pk)
     used = zoria.use_die(seat_id=ana.pk, roll=check.seq)
     for event in (discord, check, used):

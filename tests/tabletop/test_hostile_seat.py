@@ -95,7 +95,7 @@ def _roll_elsewhere(session: GameSession) -> None:
 
     seat = join_session(session=session, name="Elsewhere").seat
     # The unit of work hands its events back to be published: here nobody publishes them.
-    unit_of_work(lambda: make_roll(seat_id=seat.pk, request={"notation": "d6"}))
+    unit_of_work(lambda uow: make_roll(uow=uow, seat_id=seat.pk, request={"notation": "d6"}))
 
 
 async def test_a_room_whose_layer_is_away_opens_and_starts_once_it_returns():

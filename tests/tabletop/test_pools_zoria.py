@@ -8,6 +8,7 @@ from rules.engines import FairStream
 from tabletop.models import Campaign, Character, Event, GameSession, Seat
 from tabletop.models.pools import OpenRoll, Pool, PoolKind
 from tabletop.services.errors import ServiceError
+from tabletop.services.events import change
 from tabletop.services.rolls import make_roll
 from tabletop.services.seats import gm_seat, join_session
 from tabletop.services.sessions import create_session, end_session, start_session
@@ -40,7 +41,8 @@ def sit(table, name, *characters):
     seat = join_session(session=table["session"], name=name).seat
     seat.characters.add(*(table["c"][c] for c in characters))
     seat = Seat.objects.select_related("session__campaign").get(pk=seat.pk)  # as a request loads it
-    zoria.deal_pool(seat=seat)
+    with change(None) as uow:
+        zoria.deal_pool(uow, seat=seat)
     return seat
 
 

@@ -4,7 +4,7 @@ the ones the declarations write (``python -m tabletop.protocol.docs`` writes the
 from __future__ import annotations
 
 from tabletop.protocol.docs import DOC, regions, tables
-from tabletop.protocol.events import CATALOGUE
+from tabletop.protocol.events import catalogue
 from tabletop.protocol.wire import commands
 
 
@@ -21,6 +21,6 @@ def test_every_message_type_and_event_kind_is_in_the_doc():
     for system in ("generic", "zoria", "d6-chance", "discordian", "roll-and-keep", "action-dice"):
         for kind in commands(system):
             assert f"| `{kind}` |" in text, kind
-    for definition in CATALOGUE:
+    for definition in catalogue():
         name = f"`{definition.kind}`" + (f" `{definition.action}`" if definition.action else "")
         assert f"| {name} |" in text, name

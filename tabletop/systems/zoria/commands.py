@@ -1,507 +1,84 @@
-"""Zoria at the table: per-session pools of action dice dealt
-by level, the GM's pool growing to match, every action die on a check paid from the roller's
-pool, dice used on open checks, spend effects (re-rolls, botches, criticals, insight), awards,
-refunds and the lucky break; a player's inspiration check waits for the GM's consent; the
-initiative phase sets initiative rolls; open checks close and pools expire when the session
-ends."""
+"""Zoria's socket commands: using and spending pool dice on open checks, declaring results,
+awards and their undoing, refunds, the lucky break, inspiration checks asked and answered,
+and the initiative phase."""
 
 from __future__ import annotations
 
-from collections import Counter
 from functools import partial
 from typing import Any
 
-from django.db.models import F, Max, Q
+from django.db.models import F, Q
 
 from rules.engines import zoria as rules
 from rules.engines.schema import Field
 
-from ..models import Event, GameSession, Seat, SeatRole, Visibility
-from ..models.pools import OpenRoll, Pool, PoolKind, SeatPoolState
-from ..protocol.commands import ID, Command
-from ..selectors.events import Viewer, can_see
-from ..selectors.pools import open_roll_summary
-from ..services.errors import conflict, forbidden, invalid, not_found
-from ..services.events import change, next_seq, record_event
-from ..services.pools import (
-    forget_moves,
+from ...models import Event, GameSession, Seat, SeatRole, Visibility
+from ...models.pools import OpenRoll, Pool, PoolKind, SeatPoolState
+from ...protocol.commands import ID, Command
+from ...selectors.pools import open_roll_summary
+from ...services.errors import conflict, forbidden, invalid, not_found
+from ...services.events import UnitOfWork, change
+from ...services.pools import (
     give_dice,
     pools_changed,
-    record_pool_event,
     take_dice,
 )
-from ..services.rolls import fair_stream, make_roll
-from ..services.seats import table_gm_seat
-from .base import (
+from ...services.rolls import fair_stream, make_roll
+from ...services.seats import table_gm_seat
+from ..base import (
     CLIENT_SEED,
     NOTE,
     SEQ,
-    folded,
     gm_session,
     live_seq,
-    roll_change,
     save_table_state,
     seat_change,
     seat_of,
 )
-from .registry import RollContext, TableSystem
-
-SPEND_EFFECTS = ("reroll", "reroll-botch", "activate-botch", "activate-critical", "insight")
-BOTCHES = {"botch-threat", "special-botch-threat"}
-POOL_KINDS = (PoolKind.SESSION_DICE, PoolKind.BONUS_DICE)
-# How a check the initiative phase closed reads: its initiative phase number is set.
-INITIATIVE_SET = "initiative phase number set"
-# Inspiration checks one player may have asked for and not yet spent (asked or granted): the
-# table's state carries them to every screen, so one seat cannot make it grow without end.
-INSIGHT_ASKS_PER_SEAT = 8
-
-
-def _touch(seat: Seat) -> None:
-    """The seat has used or spent a die: no lucky break for it this session."""
-    SeatPoolState.objects.get_or_create(seat=seat)
-    SeatPoolState.objects.filter(seat=seat).update(touched=True)
-
-
-def _lucky(seat: Seat) -> bool:
-    return SeatPoolState.objects.filter(seat=seat, lucky_break=True).exists()
-
-
-# --- dealing --------------------------------------------------------------------------------
-
-
-def _starting_pool(seat: Seat) -> list[tuple[int, int]]:
-    levels = [int((c.sheet or {}).get("level", 0) or 0) for c in seat.characters.all()]
-    if not levels:
-        return []
-    return rules.ZORIA.starting_pool(levels, seat.session.campaign.settings or {})
-
-
-def _stack(seat: Seat, kind: str, count: int, sides: int, **bound: Any) -> Pool:
-    """A new stack of ``count`` d``sides`` held by ``seat`` (``character=`` binds it to one)."""
-    return Pool.objects.create(
-        session_id=seat.session_id,
-        seat=seat,
-        kind=kind,
-        sides=sides,
-        remaining=count,
-        initial=count,
-        **bound,
-    )
-
-
-def deal_pool(*, seat: Seat, by: Seat | None = None) -> Event | None:
-    """Give a player their session pool (at the start, or when they sit down later) and grow the
-    GM's pool to match. Call inside a transaction; idempotent per seat."""
-    if seat.is_gm or Pool.objects.filter(seat=seat, kind=PoolKind.SESSION_DICE).exists():
-        return None
-    stacks = _starting_pool(seat)
-    if not stacks:
-        return None
-    forget_moves()  # a change begins: nothing of one that failed carries over
-    seq = next_seq(session_id=seat.session_id)  # also locks the session row: GM growth is serial
-    changed = [_stack(seat, PoolKind.SESSION_DICE, count, sides).pk for count, sides in stacks]
-    changed += [bonus.pk for bonus in _bonus_dice(seat)]
-    SeatPoolState.objects.update_or_create(
-        seat=seat, defaults={"starting_dice": sum(c for c, _ in stacks)}
-    )
-    changed.append(_grow_gm_pool(session=seat.session).pk)
-    dealt = " + ".join(f"{count}d{sides}" for count, sides in stacks)
-    return record_pool_event(
-        session_id=seat.session_id,
-        actor=by or seat,
-        seq=seq,
-        data={
-            "action": "deal",
-            "seat": seat.pk,
-            "pools": pools_changed(changed),
-            "text": f"{seat.name} gets {dealt}; the GM's pool grows to match",
-        },
-    )
-
-
-def _bonus_dice(seat: Seat) -> list[Pool]:
-    """Class bonus dice written on a character's sheet, bound to that character."""
-    made = []
-    for character in seat.characters.all():
-        by_sides = Counter(
-            int(str(die)[1:]) for die in (character.sheet or {}).get("class_bonus_dice", []) or []
-        )
-        made += [
-            _stack(seat, PoolKind.BONUS_DICE, count, sides, character=character)
-            for sides, count in sorted(by_sides.items())
-        ]
-    return made
-
-
-def _grow_gm_pool(*, session: GameSession) -> Pool:
-    """GM pool = players + the largest starting pool, die type from the highest player die;
-    a late player counts as if present at the start: it grows, never shrinks."""
-    gm = table_gm_seat(session=session)
-    players = SeatPoolState.objects.filter(seat__session=session, starting_dice__gt=0).exclude(
-        seat=gm
-    )
-    largest = players.aggregate(m=Max("starting_dice"))["m"] or 0
-    highest_sides = (
-        Pool.objects.filter(session=session, kind=PoolKind.SESSION_DICE)
-        .exclude(seat=gm)
-        .aggregate(m=Max("sides"))["m"]
-    )
-    size = players.count() + largest
-    sides = rules.gm_die(highest_sides)
-    pool = Pool.objects.filter(seat=gm, kind=PoolKind.SESSION_DICE).first()
-    if pool is None:
-        return _stack(gm, PoolKind.SESSION_DICE, size, sides)
-    grow = max(0, size - pool.initial)
-    Pool.objects.filter(pk=pool.pk).update(
-        initial=F("initial") + grow, remaining=F("remaining") + grow, sides=max(sides, pool.sides)
-    )
-    pool.refresh_from_db()
-    return pool
-
-
-# --- open checks ----------------------------------------------------------------------------
-
-
-def _own(seat: Seat, roll: OpenRoll) -> bool:
-    """A check is one's own if one rolled it, or it is one's character's (the GM may roll it)."""
-    return roll.seat_id == seat.pk or (
-        roll.character_id is not None and seat.characters.filter(pk=roll.character_id).exists()
-    )
-
-
-def _pick_stack(seat: Seat, pool_id: int | None, *, character_id: int | None) -> Pool:
-    """The stack a die comes from: the one named, else the seat's biggest dice that are left."""
-    stacks = Pool.objects.filter(seat=seat, kind__in=POOL_KINDS)
-    if pool_id is not None:
-        pool = stacks.filter(pk=pool_id).first()
-        if pool is None:
-            raise forbidden("that is not one of your pools")
-        if pool.kind == PoolKind.BONUS_DICE and pool.character_id != character_id:
-            raise forbidden("class bonus dice are only for the character they belong to")
-        return pool
-    pool = stacks.filter(kind=PoolKind.SESSION_DICE, remaining__gt=0).order_by("-sides").first()
-    if pool is None:
-        raise conflict("no action dice left in your pool")
-    return pool
-
-
-def _take(pool: Pool, count: int = 1) -> None:
-    if not take_dice(pool_id=pool.pk, count=count):
-        left = Pool.objects.values_list("remaining", flat=True).get(pk=pool.pk)
-        raise conflict(f"only {left} d{pool.sides} left in that pool")
-
-
-def _hidden_as(roll: OpenRoll) -> dict[str, Any]:
-    """Events about a check are as hidden as the check, judged for its roller."""
-    return {"visibility": roll.visibility, "owner": roll.seat}
-
-
-def _any_roll(seat: Seat, seq: int) -> OpenRoll:
-    """A check of this session the seat can see, open or declared."""
-    roll = (
-        OpenRoll.objects.select_related("character")
-        .filter(session_id=seat.session_id, seq=seq)
-        .first()
-    )
-    if (
-        roll is None
-        and Event.objects.filter(session_id=seat.session_id, seq=seq, data__stat_roll=True).exists()
-    ):
-        raise forbidden("action dice never augment or re-roll statistics or ability increases")
-    viewer = Viewer(seat_id=seat.pk, is_gm=seat.is_gm)
-    if roll is None or not can_see(
-        visibility=roll.visibility, actor_seat_id=roll.seat_id, viewer=viewer
-    ):
-        raise not_found(f"roll #{seq} is not a Zoria check of this session")
-    return roll
-
-
-def _open_roll(seat: Seat, seq: int) -> OpenRoll:
-    """A check the seat can see that is still open (dice may be used and spent on it)."""
-    roll = _any_roll(seat, seq)
-    if not roll.is_open and roll.declared == INITIATIVE_SET:
-        raise conflict(f"roll #{seq} set an initiative phase number: once set it cannot be altered")
-    if not roll.is_open:
-        raise conflict(f"roll #{seq} is closed: its result is declared")
-    return roll
-
-
-def _fails_by_5(total: int, dc: int | None) -> bool:
-    return dc is not None and total <= dc - rules.SPECIAL_BOTCH_MARGIN
-
-
-def _still_special(roll: OpenRoll) -> bool:
-    """A special botch threat holds while the check, after the dice used on it, still fails
-    by 5 or more."""
-    return _fails_by_5(roll.total, roll.dc)
-
-
-def _carried(ctx: RollContext, reroll_of: int | None) -> int:
-    """What a re-rolled check's paid dice added (action dice on the request and dice used on
-    it): they were paid for and rolled, and stay on the check that replaces it."""
-    if reroll_of is None:
-        return 0
-    old = OpenRoll.objects.filter(session_id=ctx.session.pk, seq=reroll_of).first()
-    first = Event.objects.filter(session_id=ctx.session.pk, seq=reroll_of).first()
-    if old is None or first is None:
-        return 0
-    paid = sum(d["value"] for d in first.data.get("dice", []) if d.get("role") == "action")
-    return old.added + paid
-
-
-def _subject(text: str) -> str:
-    """An insight subject as compared (case, spacing and punctuation folded)."""
-    return folded(text)
-
-
-def _initiative_phase(session: GameSession) -> bool:
-    return bool((session.table_state or {}).get("initiative"))
-
-
-def _asks(state: dict[str, Any]) -> list[dict[str, Any]]:
-    return list(state.get("insight_asks") or [])
-
-
-def _use_grant(seat: Seat, about: str) -> dict[str, Any]:
-    """A player spends on insight only once the GM has agreed to the inspiration check on that
-    subject; the spend uses the grant up. The table's new state, for the spend to carry."""
-    session = GameSession.objects.get(pk=seat.session_id)
-    state = dict(session.table_state or {})
-    mine = [a for a in _asks(state) if a["seat"] == seat.pk and _subject(a["subject"]) == about]
-    granted = next((a for a in mine if a["granted"]), None)
-    if granted is None:
-        waiting = " (your request is waiting for the GM)" if mine else ""
-        raise conflict(
-            "the GM agrees to an inspiration check before dice are spent on it: ask first" + waiting
-        )
-    state["insight_asks"] = [a for a in _asks(state) if a["ask"] != granted["ask"]]
-    save_table_state(session, state)
-    return state
-
-
-def _dark_agenda(ctx: RollContext) -> bool:
-    """An insight roll the GM makes for a villain: for nobody, or for a character no player at
-    this table plays."""
-    if not ctx.seat.is_gm:
-        return False
-    if ctx.character is None:
-        return True
-    return not Seat.objects.filter(
-        session_id=ctx.session.pk,
-        role=SeatRole.PLAYER,
-        removed_at__isnull=True,
-        characters=ctx.character,
-    ).exists()
-
-
-# --- the table system -----------------------------------------------------------------------
-
-
-class ZoriaTable(TableSystem):
-    id = "zoria"
-    roll_options = (
-        Field(
-            "stat_roll",
-            "bool",
-            label="Statistic or ability increase",
-            help="Never augmented or re-rolled with action dice.",
-            default=False,
-        ),
-        Field(
-            "insight",
-            "text",
-            label="Insight roll for",
-            help="The subject of an insight roll the GM asked for (needs a DC).",
-            nullable=True,
-            default=None,
-            max_length=200,
-        ),
-        Field(
-            "initiative",
-            "bool",
-            label="Initiative roll",
-            help="Augmented only as it is made, before the initiative phase: then it is set.",
-            default=False,
-        ),
-    )
-    demo_characters = (
-        {
-            "name": "Kael the Bold",
-            "sheet": {
-                "level": 7,
-                "class": "Fighter",
-                "abilities": {"Strength": 3, "Reason": 1},
-                "skills": {"Swords": 6},
-            },
-        },
-        {
-            "name": "Ysolde",
-            "sheet": {
-                "level": 12,
-                "class": "Mage",
-                "abilities": {"Reason": 4, "Knowledge": 3},
-                "skills": {"Arcana": 9},
-                "class_bonus_dice": ["d8"],
-            },
-        },
-        {"name": "Pip", "sheet": {"level": 3, "class": "Thief", "skills": {"Stealth": 7}}},
-    )
-
-    def prepare(self, ctx: RollContext, request: dict[str, Any]) -> dict[str, Any]:
-        """Every action die on a check comes out of the roller's pool, die for die."""
-        if ctx.options.get("insight") is not None:
-            if not _subject(ctx.options["insight"]):
-                raise invalid("name what the insight roll is about", field="insight")
-            if request.get("dc") is None:
-                raise invalid("an insight roll needs the GM's DC", field="request.dc")
-            if _dark_agenda(ctx) and ctx.visibility == Visibility.PUBLIC:
-                # Dark Agenda: the GM's insight for a villain is noted, not announced (the GM
-                # may reveal it later).
-                ctx.visibility = Visibility.GM
-        wanted = Counter(int(die[1:]) for die in request.get("action_dice") or [])
-        if not wanted:
-            return request
-        if ctx.options.get("initiative") and _initiative_phase(ctx.session):
-            raise invalid(
-                "the initiative phase has begun: an initiative roll made now is set as it "
-                "falls, with no action dice",
-                field="request.action_dice",
-            )
-        if ctx.options.get("stat_roll"):
-            raise invalid(
-                "action dice never augment statistics or ability increases",
-                field="request.action_dice",
-            )
-        character_id = ctx.character.pk if ctx.character else None
-        taken = []
-        for sides, count in sorted(wanted.items()):
-            stacks = Pool.objects.filter(seat=ctx.seat, sides=sides, remaining__gt=0)
-            bonus = stacks.filter(kind=PoolKind.BONUS_DICE, character_id=character_id).first()
-            pool = stacks.filter(kind=PoolKind.SESSION_DICE).first()
-            have = (bonus.remaining if bonus else 0) + (pool.remaining if pool else 0)
-            if have < count:
-                raise conflict(
-                    f"your pool holds {have} d{sides}; this check asks for {count}: "
-                    "action dice come out of your pool"
-                )
-            from_bonus = min(count, bonus.remaining) if bonus else 0
-            for stack, n in ((bonus, from_bonus), (pool, count - from_bonus)):
-                if stack is not None and n:
-                    _take(stack, n)
-                    taken.append(stack.pk)
-        _touch(ctx.seat)
-        dice = ", ".join(f"{n}d{s}" for s, n in sorted(wanted.items()))
-        roll_change(
-            ctx,
-            data={
-                "action": "commit",
-                **(
-                    {"character": {"id": ctx.character.pk, "name": ctx.character.name}}
-                    if ctx.character
-                    else {}
-                ),
-                "count": sum(wanted.values()),
-                "pools": pools_changed(taken),
-                "text": f"{ctx.seat.name} takes {dice} from the pool for the check",
-            },
-        )
-        return request
-
-    def annotate(self, ctx: RollContext, result: dict[str, Any]) -> None:
-        if ctx.options.get("stat_roll"):
-            result["stat_roll"] = True
-            return
-        if ctx.options.get("insight") is not None:
-            result["insight"] = ctx.options["insight"]
-        set_now = False
-        if ctx.options.get("initiative"):
-            result["initiative"] = True
-            set_now = _initiative_phase(ctx.session)
-        # The open check ``settle`` registers, as every screen will hold it (its seq is the
-        # roll's): the roll event itself says that the check is open. A re-roll replaces the
-        # roll, not the dice already paid and rolled onto it: they carry over.
-        who = ctx.character
-        carried = _carried(ctx, result.get("reroll_of"))
-        check = {
-            "seat": ctx.seat.pk,
-            "character": {"id": who.pk, "name": who.name} if who else None,
-            "total": (result.get("total") or 0) + carried,
-            "added": carried,
-            "dc": result["request"].get("dc"),
-            "flags": result.get("flags", []),
-            "botch_dice": 0,
-            "critical_dice": 0,
-            "open": not set_now,
-            "declared": INITIATIVE_SET if set_now else "",
-        }
-        if "special-botch-threat" in check["flags"] and not _fails_by_5(
-            check["total"], check["dc"]
-        ):
-            check["flags"] = [f for f in check["flags"] if f != "special-botch-threat"]
-        result["open_roll"] = check
-
-    def settle(self, ctx: RollContext, roll: Event) -> None:
-        """Every check stays open (dice may be used on it) until its result is declared."""
-        if ctx.options.get("stat_roll"):
-            return  # statistics and ability increases are never augmented or re-rolled
-        check = roll.data["open_roll"]
-        OpenRoll.objects.create(
-            session_id=ctx.session.pk,
-            seq=roll.seq,
-            seat=ctx.seat,
-            character=ctx.character,
-            total=check["total"],
-            added=check["added"],
-            flags=check["flags"],
-            dc=check["dc"],
-            visibility=roll.visibility,
-            insight_subject=_subject(ctx.options.get("insight") or ""),
-            is_open=check["open"],
-            declared=check["declared"],
-        )
-
-    def seat_joined(self, seat: Seat) -> None:
-        deal_pool(seat=seat)
-
-    def session_started(self, session: GameSession) -> None:
-        for seat in session.seats.filter(role=SeatRole.PLAYER).prefetch_related("characters"):
-            deal_pool(seat=seat)
-
-    def session_ended(self, session: GameSession, by: Seat) -> None:
-        """Open checks close as they stand: no die can be used on them any more."""
-        still_open = OpenRoll.objects.filter(session=session, is_open=True)
-        seqs = sorted(still_open.values_list("seq", flat=True))
-        if not seqs:
-            return
-        still_open.update(is_open=False, declared="the session ended")
-        record_pool_event(
-            session_id=session.pk,
-            actor=by,
-            data={
-                "action": "close",
-                "rolls": seqs,
-                "text": f"The session ends: {len(seqs)} open checks close as they stand",
-            },
-        )
-
-
-table = ZoriaTable()
-
+from .checks import (
+    any_roll,
+    asks_of,
+    hidden_as,
+    open_check,
+    owns,
+    pick_stack,
+    still_special,
+    subject_of,
+    take_from,
+    use_grant,
+)
+from .dealing import (
+    BOTCHES,
+    INITIATIVE_SET,
+    INSIGHT_ASKS_PER_SEAT,
+    POOL_KINDS,
+    SPEND_EFFECTS,
+    took_lucky_break,
+    touch,
+)
+from .table import table
 
 # --- socket commands ------------------------------------------------------------------------
 
 
-def use_die(*, seat_id: int, roll: int, pool: int | None = None, client_seed: str = "") -> Event:
+def use_die(
+    *,
+    seat_id: int,
+    roll: int,
+    pool: int | None = None,
+    client_seed: str = "",
+    uow: UnitOfWork | None = None,
+) -> Event:
     """Roll a die from one's pool (cascading) and add it to an open check of one's own."""
     seat = seat_of(seat_id)
-    with change():
+    with change(uow) as uow:
         seq = live_seq(session_id=seat.session_id)
-        check = _open_roll(seat, roll)
-        if not _own(seat, check):
+        check = open_check(seat, roll)
+        if not owns(seat, check):
             raise forbidden("action dice are used only on your own character's rolls")
-        stack = _pick_stack(seat, pool, character_id=check.character_id)
-        _take(stack)
-        _touch(seat)
+        stack = pick_stack(seat, pool, character_id=check.character_id)
+        take_from(uow, stack)
+        touch(seat)
         server_seed = bytes(
             GameSession.objects.values_list("server_seed", flat=True).get(pk=seat.session_id)
         )
@@ -512,14 +89,15 @@ def use_die(*, seat_id: int, roll: int, pool: int | None = None, client_seed: st
             total=F("total") + added, added=F("added") + added
         )
         check.refresh_from_db()
-        if "special-botch-threat" in check.flags and not _still_special(check):
+        if "special-botch-threat" in check.flags and not still_special(check):
             # Lifted out of the special botch: the threat is gone.
             check.flags = [f for f in check.flags if f != "special-botch-threat"]
             OpenRoll.objects.filter(pk=check.pk).update(flags=check.flags)
         return seat_change(
+            uow,
             seat,
             seq,
-            **_hidden_as(check),
+            **hidden_as(check),
             data={
                 "action": "use",
                 "roll": check.seq,
@@ -543,6 +121,7 @@ def spend_dice(
     pool: int | None = None,
     note: str = "",
     subject: str | None = None,
+    uow: UnitOfWork | None = None,
 ) -> Event:
     """Spend dice for an effect (no die rolled). Re-rolls make a new roll event too."""
     if effect in {"reroll", "reroll-botch"} and count != 1:
@@ -550,21 +129,21 @@ def spend_dice(
     if effect != "insight" and roll is None:
         raise invalid("which roll (its seq)", field="roll")
     seat = seat_of(seat_id)
-    with change():
+    with change(uow) as uow:
         seq = live_seq(session_id=seat.session_id)
-        check = _open_roll(seat, roll) if effect != "insight" else None
+        check = open_check(seat, roll) if effect != "insight" else None
         about = ""
         table_now: dict[str, Any] | None = None
         if check is not None:
             _check_effect(seat, effect, check)
         else:
-            about = _subject(subject if subject is not None else note)
+            about = subject_of(subject if subject is not None else note)
             _check_insight(seat, about)
             if not seat.is_gm:
-                table_now = _use_grant(seat, about)
-        stack = _pick_stack(seat, pool, character_id=check.character_id if check else None)
-        _take(stack, count)
-        _touch(seat)
+                table_now = use_grant(seat, about)
+        stack = pick_stack(seat, pool, character_id=check.character_id if check else None)
+        take_from(uow, stack, count)
+        touch(seat)
         text = f"{seat.name} spends {count}d{stack.sides}: {effect.replace('-', ' ')}"
         if effect == "activate-botch":
             OpenRoll.objects.filter(pk=check.pk).update(botch_dice=F("botch_dice") + count)
@@ -576,7 +155,7 @@ def spend_dice(
         hidden: dict[str, Any] = {}
         if check is not None:
             check.refresh_from_db()
-            hidden = _hidden_as(check)
+            hidden = hidden_as(check)
             text += f" on roll #{check.seq}"
             if effect == "activate-botch":
                 text += f" (severity {check.botch_dice})"
@@ -588,6 +167,7 @@ def spend_dice(
         if note:
             text += f": {note}"
         event = seat_change(
+            uow,
             seat,
             seq,
             **hidden,
@@ -604,12 +184,12 @@ def spend_dice(
             },
         )
         if effect in {"reroll", "reroll-botch"}:
-            _reroll(seat=seat, check=check)
+            _reroll(uow, seat=seat, check=check)
         return event
 
 
 def _check_effect(seat: Seat, effect: str, check: OpenRoll) -> None:
-    own = _own(seat, check)
+    own = owns(seat, check)
     flags = set(check.flags)
     if effect == "reroll":
         if not own:
@@ -633,7 +213,7 @@ def _check_effect(seat: Seat, effect: str, check: OpenRoll) -> None:
             )
     elif effect == "activate-botch":
         natural = "botch-threat" in flags
-        special = "special-botch-threat" in flags and _still_special(check)
+        special = "special-botch-threat" in flags and still_special(check)
         if not natural and not special:
             raise conflict(f"roll #{check.seq} has no botch threat to activate")
         if not seat.is_gm:
@@ -660,11 +240,11 @@ def _check_insight(seat: Seat, about: str) -> None:
         .exclude(insight_subject="")
         .exclude(declared="re-rolled")
     )
-    if any(_subject(s) == about for s in failed.values_list("insight_subject", flat=True)):
+    if any(subject_of(s) == about for s in failed.values_list("insight_subject", flat=True)):
         raise conflict("your insight roll on that subject failed: another player may try")
 
 
-def _reroll(*, seat: Seat, check: OpenRoll) -> Event:
+def _reroll(uow: UnitOfWork, *, seat: Seat, check: OpenRoll) -> Event:
     """The re-roll replaces the open check; the new result stands even if lower. The action
     dice paid for the first roll are not rolled again (a re-roll adds no unpaid dice): what
     they and the dice used on it added carries over to the new check."""
@@ -683,16 +263,17 @@ def _reroll(*, seat: Seat, check: OpenRoll) -> Event:
         client_seed=original.data.get("client_seed", ""),
         options=options,
         reroll_of=check.seq,
+        uow=uow,
     )
 
 
-def declare(*, seat_id: int, roll: int, result: str = "") -> Event:
+def declare(*, seat_id: int, roll: int, result: str = "", uow: UnitOfWork | None = None) -> Event:
     """The GM declares an open check's result; no more dice can be used on it. A ``self``
     check is its roller's alone: the roller closes it (or reveals it for the GM to declare)."""
     seat = seat_of(seat_id)
-    with change():
+    with change(uow) as uow:
         seq = live_seq(session_id=seat.session_id)
-        check = _open_roll(seat, roll)
+        check = open_check(seat, roll)
         if not seat.is_gm and not (
             check.seat_id == seat.pk and check.visibility == Visibility.SELF
         ):
@@ -703,12 +284,12 @@ def declare(*, seat_id: int, roll: int, result: str = "") -> Event:
             raise conflict(f"roll #{check.seq} is already closed")
         check.refresh_from_db()
         who = "GM declares" if seat.is_gm else f"{seat.name} closes"
-        return record_event(
+        return uow.record(
             session_id=seat.session_id,
             kind="roll.close",
             actor=seat,
             seq=seq,
-            **_hidden_as(check),
+            **hidden_as(check),
             data={
                 "roll": check.seq,
                 "result": result,
@@ -729,7 +310,7 @@ def _player(gm: Seat, seat: int) -> Seat:
     player = Seat.objects.filter(pk=seat, session_id=gm.session_id, role=SeatRole.PLAYER).first()
     if player is None:
         raise invalid("a player's seat at this table", field="seat")
-    if _lucky(player):
+    if took_lucky_break(player):
         raise conflict(f"{player.name} took a lucky break: no dice this session")
     return player
 
@@ -741,17 +322,18 @@ def _session_stack(seat: Seat) -> Pool:
     return stack
 
 
-def award(*, seat_id: int, seat: int, count: int = 1) -> Event:
+def award(*, seat_id: int, seat: int, count: int = 1, uow: UnitOfWork | None = None) -> Event:
     """The GM awards dice: the player's own die type; each also adds one to the GM's pool."""
     gm = _gm(seat_id, "awards dice")
-    with change():
+    with change(uow) as uow:
         seq = live_seq(session_id=gm.session_id)
         player = _player(gm, seat)
         stack = _session_stack(player)
         gm_pool = _session_stack(table_gm_seat(session=gm.session))
-        give_dice(pool_id=stack.pk, count=count)
-        give_dice(pool_id=gm_pool.pk, count=count)
+        give_dice(uow, pool_id=stack.pk, count=count)
+        give_dice(uow, pool_id=gm_pool.pk, count=count)
         return seat_change(
+            uow,
             gm,
             seq,
             data={
@@ -765,10 +347,10 @@ def award(*, seat_id: int, seat: int, count: int = 1) -> Event:
         )
 
 
-def undo_award(*, seat_id: int) -> Event:
+def undo_award(*, seat_id: int, uow: UnitOfWork | None = None) -> Event:
     """Take back the GM's last award that has not been undone, if its dice are still there."""
     gm = _gm(seat_id, "takes back awards")
-    with change():
+    with change(uow) as uow:
         seq = live_seq(session_id=gm.session_id)
         events = Event.objects.filter(session_id=gm.session_id, kind="pool").order_by("-seq")
         undone = set(
@@ -786,11 +368,12 @@ def undo_award(*, seat_id: int) -> Event:
             raise conflict("no award to undo")
         player_pool_id, gm_pool_id = (p["id"] for p in last.data["pools"])
         count = last.data["count"]
-        if not take_dice(pool_id=player_pool_id, count=count):
+        if not take_dice(uow, pool_id=player_pool_id, count=count):
             raise conflict("the awarded dice are already used or spent")
-        if not take_dice(pool_id=gm_pool_id, count=count):
+        if not take_dice(uow, pool_id=gm_pool_id, count=count):
             raise conflict("the GM's matching dice are already used or spent")
         return seat_change(
+            uow,
             gm,
             seq,
             data={
@@ -823,15 +406,21 @@ def _critical_dice_left(seat: Seat, check: OpenRoll) -> dict[int, dict[int, int]
 
 
 def refund(
-    *, seat_id: int, roll: int, seat: int | None = None, count: int = 1, note: str = ""
+    *,
+    seat_id: int,
+    roll: int,
+    seat: int | None = None,
+    count: int = 1,
+    note: str = "",
+    uow: UnitOfWork | None = None,
 ) -> Event:
     """The GM gives back dice spent on a critical that could have no effect ("in effect, it was
     never spent"): at most the dice spent on that roll's critical, to the seat that spent
     them, into the stacks they came from."""
     gm = _gm(seat_id, "refunds dice")
-    with change():
+    with change(uow) as uow:
         seq = live_seq(session_id=gm.session_id)
-        check = _any_roll(gm, roll)
+        check = any_roll(gm, roll)
         spenders = _critical_dice_left(gm, check)
         if seat is None:
             waiting = [s for s, stacks in spenders.items() if stacks]
@@ -857,16 +446,17 @@ def refund(
         for stack, spent in stacks.items():
             n = min(need, spent)
             if n:
-                give_dice(pool_id=stack, count=n)
+                give_dice(uow, pool_id=stack, count=n)
                 returned.append({"pool": stack, "count": n})
                 need -= n
         OpenRoll.objects.filter(pk=check.pk).update(critical_dice=F("critical_dice") - count)
         check.refresh_from_db()
         sides = Pool.objects.get(pk=returned[0]["pool"]).sides
         return seat_change(
+            uow,
             gm,
             seq,
-            **_hidden_as(check),
+            **hidden_as(check),
             data={
                 "action": "refund",
                 "roll": check.seq,
@@ -882,12 +472,12 @@ def refund(
         )
 
 
-def lucky_break(*, seat_id: int) -> Event:
+def lucky_break(*, seat_id: int, uow: UnitOfWork | None = None) -> Event:
     """Give up the whole pool at once: only with nothing used or spent; no dice afterwards."""
     seat = seat_of(seat_id)
     if seat.is_gm:
         raise forbidden("the lucky break is a player's")
-    with change():
+    with change(uow) as uow:
         seq = live_seq(session_id=seat.session_id)
         SeatPoolState.objects.get_or_create(seat=seat)
         if not SeatPoolState.objects.filter(seat=seat, touched=False, lucky_break=False).update(
@@ -902,6 +492,7 @@ def lucky_break(*, seat_id: int) -> Event:
             raise conflict("your pool is empty")
         Pool.objects.filter(pk__in=[p.pk for p in stacks]).update(remaining=0)
         return seat_change(
+            uow,
             seat,
             seq,
             data={
@@ -914,22 +505,22 @@ def lucky_break(*, seat_id: int) -> Event:
         )
 
 
-def ask_insight(*, seat_id: int, subject: str) -> Event:
+def ask_insight(*, seat_id: int, subject: str, uow: UnitOfWork | None = None) -> Event:
     """A player asks the GM to make an inspiration check on a subject; the GM grants or
     refuses it (``answer_insight``), and only a granted one can be spent on."""
     seat = seat_of(seat_id)
     if seat.is_gm:
         raise forbidden("the GM spends on insight without asking anyone")
-    about = _subject(subject)
+    about = subject_of(subject)
     if not about:
         raise invalid("name what you want to learn", field="subject")
-    with change():
+    with change(uow) as uow:
         seq = live_seq(session_id=seat.session_id)
         _check_insight(seat, about)
         session = GameSession.objects.get(pk=seat.session_id)
         state = dict(session.table_state or {})
-        mine = [a for a in _asks(state) if a["seat"] == seat.pk]
-        if any(_subject(a["subject"]) == about for a in mine):
+        mine = [a for a in asks_of(state) if a["seat"] == seat.pk]
+        if any(subject_of(a["subject"]) == about for a in mine):
             raise conflict("you have asked about that subject already: the GM has it")
         if len(mine) >= INSIGHT_ASKS_PER_SEAT:
             raise conflict(
@@ -938,9 +529,10 @@ def ask_insight(*, seat_id: int, subject: str) -> Event:
             )
         ask = {"ask": seq, "seat": seat.pk, "name": seat.name, "subject": subject.strip(),
                "granted": False}  # fmt: skip
-        state["insight_asks"] = [*_asks(state), ask]
+        state["insight_asks"] = [*asks_of(state), ask]
         save_table_state(session, state)
         return seat_change(
+            uow,
             seat,
             seq,
             data={
@@ -953,26 +545,27 @@ def ask_insight(*, seat_id: int, subject: str) -> Event:
         )
 
 
-def answer_insight(*, seat_id: int, ask: int, grant: bool) -> Event:
+def answer_insight(*, seat_id: int, ask: int, grant: bool, uow: UnitOfWork | None = None) -> Event:
     """The GM agrees to an inspiration check (the player may now spend on it) or refuses it."""
     gm = _gm(seat_id, "answers a request for an inspiration check")
-    with change():
+    with change(uow) as uow:
         session, seq = gm_session(gm)
         state = dict(session.table_state or {})
-        asked = next((a for a in _asks(state) if a["ask"] == ask), None)
+        asked = next((a for a in asks_of(state) if a["ask"] == ask), None)
         if asked is None:
             raise not_found(f"no request #{ask} for an inspiration check is waiting")
         if asked["granted"]:
             raise conflict(f"request #{ask} is granted already: it waits for its spend")
         if grant:
             state["insight_asks"] = [
-                {**a, "granted": True} if a["ask"] == ask else a for a in _asks(state)
+                {**a, "granted": True} if a["ask"] == ask else a for a in asks_of(state)
             ]
         else:
-            state["insight_asks"] = [a for a in _asks(state) if a["ask"] != ask]
+            state["insight_asks"] = [a for a in asks_of(state) if a["ask"] != ask]
         save_table_state(session, state)
         verdict = "agrees to" if grant else "refuses"
         return seat_change(
+            uow,
             gm,
             seq,
             data={
@@ -986,12 +579,12 @@ def answer_insight(*, seat_id: int, ask: int, grant: bool) -> Event:
         )
 
 
-def initiative_phase(*, seat_id: int, on: bool) -> Event:
+def initiative_phase(*, seat_id: int, on: bool, uow: UnitOfWork | None = None) -> Event:
     """The GM begins (or ends) the initiative phase. Beginning it sets every initiative roll
     still open: its phase number can no longer be altered (no die used on it, no re-roll);
     an initiative roll made during the phase is set as it falls."""
     gm = _gm(seat_id, "runs the initiative phase")
-    with change():
+    with change(uow) as uow:
         session, seq = gm_session(gm)
         state = dict(session.table_state or {})
         if bool(state.get("initiative")) == on:
@@ -1007,6 +600,7 @@ def initiative_phase(*, seat_id: int, on: bool) -> Event:
             .values_list("seq", flat=True)
         )
         event = seat_change(
+            uow,
             gm,
             seq,
             data={
@@ -1023,11 +617,11 @@ def initiative_phase(*, seat_id: int, on: bool) -> Event:
         ):
             OpenRoll.objects.filter(pk=check.pk).update(is_open=False, declared=INITIATIVE_SET)
             check.is_open, check.declared = False, INITIATIVE_SET
-            record_event(
+            uow.record(
                 session_id=session.pk,
                 kind="roll.close",
                 actor=gm,
-                **_hidden_as(check),
+                **hidden_as(check),
                 data={
                     "roll": check.seq,
                     "result": INITIATIVE_SET,

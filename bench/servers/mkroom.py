@@ -1,9 +1,13 @@
-"""Print the invite codes of ``--count`` fresh, live rooms on the demo campaign of a system.
+"""Print the invite codes of ``--count`` fresh, live rooms, each in a campaign of its own made
+like the demo campaign of a system.
 
 Run as ``python -m bench.servers.mkroom`` from the directory of the code being measured, with the
 same environment as the server (``DATABASE_URL``/``TABLETOP_DATA_DIR``), after
 ``manage.py play --no-serve`` has made the demo campaigns. Every benchmark scenario gets its own
-room, so seat counts and seqs never carry over from one scenario to the next."""
+room, so seat counts and seqs never carry over from one scenario to the next; and every room its
+own campaign, because a campaign's players keep their names and seats from session to session
+(and count against the campaign's cap of players) while the benchmarks seat the same names in
+every room."""
 
 from __future__ import annotations
 
@@ -24,10 +28,13 @@ def main() -> None:
     from tabletop.models import Campaign
     from tabletop.services.sessions import create_session, start_session
 
-    campaign = Campaign.objects.filter(system=args.system).order_by("pk").first()
-    if campaign is None:
+    demo = Campaign.objects.filter(system=args.system).order_by("pk").first()
+    if demo is None:
         raise SystemExit(f"no {args.system} campaign: run manage.py play --no-serve first")
     for i in range(args.count):
+        campaign = Campaign.objects.create(
+            name=f"{args.title} {i + 1}", system=demo.system, gm=demo.gm, settings=demo.settings
+        )
         session = create_session(campaign=campaign, title=f"{args.title} {i + 1}")
         session = start_session(session_id=session.pk)
         print(session.invite_code, flush=True)

@@ -89,6 +89,16 @@ export function headline(data) {
     .map(([key, label]) => h("span", {class: "num"}, h("small", null, label), " ", h("b", null, data[key])));
 }
 
+/** Who rolled, as which character and what for ("Ana as Kael · Attack"): every place that shows
+ * a roll names it so (the log, a reveal, the overlay, the GM's views). */
+export function rollerWords(data, who) {
+  const character = data && data.character && data.character.name;
+  const label = data && typeof data.label === "string" && data.label;
+  return [who,
+    character && character !== who ? h("span", {class: "muted"}, ` as ${character}`) : null,
+    label ? [" ", h("span", {class: "roll-label"}, label)] : null];
+}
+
 /** One roll's result: dice, headline numbers, outcome, flags and the engine's own line. */
 export function renderRoll(data) {
   // Counting successes, the total is the successes: say it once.

@@ -35,11 +35,14 @@ export function badge(text, kind) {
 
 export function renderDie(die) {
   const role = die.role || "base";
-  const [caption, spoken] = ROLES[role] || [role, role];
+  // A die compounded onto the one before it (!!) is part of that die: the role is said once.
+  const [caption, spoken] = die.compounded ? ["+", "added onto the die before"] : ROLES[role] || [role, role];
   const marks = [];
   const said = [`${die.die || "d" + die.sides} showing ${die.value}`];
   if (spoken) said.push(spoken);
-  if (die.exploded) { marks.push("exploded"); said.push("exploded"); }
+  if (die.explodes) { marks.push("explodes"); said.push("exploded"); }
+  if (die.exploded && !die.compounded) { marks.push("added"); said.push("added by an explosion"); }
+  if (die.compounded) marks.push("compounded");
   if (die.protected) { marks.push("protected"); said.push("protected"); }
   if (die.hit) { marks.push("hit"); said.push("a hit"); }
   if (die.success === true) { marks.push("success"); said.push("a success"); }
@@ -51,7 +54,7 @@ export function renderDie(die) {
     h("span", {class: "face", "aria-hidden": "true"}, die.value),
     h("span", {class: "kind", "aria-hidden": "true"}, die.die || `d${die.sides}`),
     caption ? h("span", {class: "cap", "aria-hidden": "true"}, caption) : null,
-    die.exploded ? h("span", {class: "mark", "aria-hidden": "true"}, "✸") : null,
+    die.explodes ? h("span", {class: "mark", "aria-hidden": "true"}, "✸") : null,
     die.protected ? h("span", {class: "mark", "aria-hidden": "true"}, "🛡") : null,
     sr(label + ";"));
 }

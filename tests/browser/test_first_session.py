@@ -44,3 +44,37 @@ class FirstSessionTests(BrowserTestCase):
         )
         self.shot(page, "first-session-reveal-phone", full_page=False)
         self.shot(overlay, "first-session-overlay", full_page=False)
+
+    def test_the_exploded_mark_sits_on_the_die_that_exploded_and_compounded_dice_keep_three(self):
+        from rules.engines.fair import ScriptedSource
+        from rules.engines.notation import evaluate, parse
+
+        def records(text: str, script: list[int]) -> list[dict]:
+            return evaluate(parse(text), ScriptedSource(script)).dice
+
+        _, _, session = self.make_table("generic")
+        page = self.open_page(viewport=PHONE)
+        self.sit_down(page, session, "Ana")
+        drawn = page.evaluate(
+            """async ([exploding, compounded]) => {
+              const {renderRoll} = await import("/static/tabletop/dice.js");
+              const chips = (dice) => {
+                const roll = renderRoll({dice});
+                document.querySelector("#log").append(roll);
+                return [...roll.querySelectorAll(".die")].map((die) => ({
+                  face: die.querySelector(".face").textContent,
+                  mark: Boolean(die.querySelector(".mark")),
+                  caption: die.querySelector(".cap") ? die.querySelector(".cap").textContent : "",
+                }));
+              };
+              return [chips(exploding), chips(compounded)];
+            }""",
+            [
+                records("8d6!", [6, 2, 1, 1, 1, 1, 1, 1, 1]),
+                records("6d10!!k3", [10, 4, 7, 2, 9, 1, 3]),
+            ],
+        )
+        exploding, compounded = drawn
+        self.assertEqual([(d["face"], d["mark"]) for d in exploding if d["mark"]], [("6", True)])
+        self.assertEqual([d["caption"] for d in compounded].count("kept"), 3)
+        self.shot(page, "first-session-dice-marks", full_page=False)

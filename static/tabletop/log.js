@@ -2,7 +2,7 @@
 // A replay (hundreds of events on opening a long session) draws only the newest; older ones are
 // drawn on request, so a phone opens a long room at once. A roll arriving out of view is counted
 // on a "new" button that brings the log back to the newest.
-import {clock, h} from "./dom.js";
+import {clock, h, lock} from "./dom.js";
 import {renderRoll, richText, rollerWords} from "./dice.js";
 
 const HIDDEN = new Set(["gm", "blind", "self"]);
@@ -74,7 +74,7 @@ export class Log {
 
   head(event, what) {
     const name = event.actor ? event.actor.name : "The table";
-    const vis = HIDDEN.has(event.visibility) ? h("span", {class: "vis"}, "🔒 ", this.visibilityText(event)) : null;
+    const vis = HIDDEN.has(event.visibility) ? h("span", {class: "vis"}, lock(), " ", this.visibilityText(event)) : null;
     return h("div", {class: "ev-head"},
       h("span", {class: "who"}, what || (event.kind === "roll" ? rollerWords(event.data, name) : name)),
       vis,
@@ -175,9 +175,9 @@ export class Log {
     if (mine) classes.push("mine");
     if (data.hidden) {
       classes.push("ev-hidden");
-      const what = event.kind === "roll"
-        ? mine ? "🔒 your blind roll: only the GM sees the dice" : `🔒 a hidden roll by ${event.actor ? event.actor.name : "someone"}`
-        : `🔒 something hidden by ${event.actor ? event.actor.name : "the table"}`;
+      const what = [lock(), " ", event.kind === "roll"
+        ? mine ? "your blind roll: only the GM sees the dice" : `a hidden roll by ${event.actor ? event.actor.name : "someone"}`
+        : `something hidden by ${event.actor ? event.actor.name : "the table"}`];
       return h("li", {class: classes.join(" ")}, this.head(event, what));
     }
     switch (event.kind) {

@@ -1,5 +1,5 @@
 // The roll panel, built from the engines' request schemas (rules/engines/schema.py Field.as_json).
-import {h} from "./dom.js";
+import {h, lock} from "./dom.js";
 import {History, tray} from "./tray.js";
 
 const VISIBILITY = [
@@ -472,7 +472,7 @@ export class Panel {
     this.visibility.closest(".field").classList.toggle("hidden-roll", hidden);
     this.button.classList.toggle("hidden-roll", hidden);
     const text = VISIBILITY.find(([v]) => v === value)[1];
-    this.button.textContent = busy ? "Rolling…" : hidden ? `🔒 Roll hidden: ${text}` : "Roll";
+    this.button.replaceChildren(...(busy ? ["Rolling…"] : hidden ? [lock(), ` Roll hidden: ${text}`] : ["Roll"]));
   }
 
   /** After a roll: the next one is for everyone again unless chosen otherwise. */

@@ -1,5 +1,5 @@
 // The player's room: header, roll panel with exact odds, live log, fair dice.
-import {connectionStatus, h} from "./dom.js";
+import {connectionStatus, h, lock} from "./dom.js";
 import {renderRoll} from "./dice.js";
 import {Log, short} from "./log.js";
 import {Odds} from "./odds.js";
@@ -234,7 +234,7 @@ $("roll-form").addEventListener("submit", (e) => {
 function showLast(event) {
   const box = $("last-roll");
   box.replaceChildren(h("h3", null, "Your roll ", h("a", {href: `#ev-${event.seq}`}, `#${event.seq}`)),
-    event.data.hidden ? h("p", {class: "muted"}, "🔒 Only the GM sees this one.") : renderRoll(event.data));
+    event.data.hidden ? h("p", {class: "muted"}, lock(), " Only the GM sees this one.") : renderRoll(event.data));
   box.hidden = false;
 }
 

@@ -282,7 +282,7 @@ def markdown_head(head: dict[str, Any]) -> str:
 
 def markdown_lines(event: dict[str, Any]) -> list[str]:
     line = markdown_line(event_line(event), name=who(event))
-    lock = "🔒 " if event["visibility"] != "public" else ""
+    lock = "(hidden) " if event["visibility"] != "public" else ""
     out = [f"- **#{event['seq']}** {_when(event['at'])} {lock}{line}"]
     dice = (event.get("data") or {}).get("dice")
     if dice and event["kind"] == "roll":

@@ -78,3 +78,26 @@ class FirstSessionTests(BrowserTestCase):
         self.assertEqual([(d["face"], d["mark"]) for d in exploding if d["mark"]], [("6", True)])
         self.assertEqual([d["caption"] for d in compounded].count("kept"), 3)
         self.shot(page, "first-session-dice-marks", full_page=False)
+
+    def test_a_flat_odds_chart_has_no_most_likely_and_shades_what_beats_the_difficulty(self):
+        _, _, session = self.make_table("generic")
+        page = self.open_page(viewport=PHONE)
+        self.sit_down(page, session, "Ana")
+        page.fill("#f-generic-notation", "1d20")
+        page.fill("#f-generic-difficulty", "15")
+        page.wait_for_selector(".chart svg[aria-label*='15 or more']")
+        chart = page.locator(".chart")
+        self.assertEqual(chart.locator(".bar").count(), 20)
+        self.assertEqual(chart.locator(".bar.mode").count(), 0)
+        self.assertNotIn("most likely", chart.inner_text())
+        self.assertIn("every result equally likely", chart.inner_text())
+        beats = chart.locator(".bar.beats").evaluate_all(
+            "bars => bars.map(b => b.querySelector('title').textContent.split(':')[0])"
+        )
+        self.assertEqual(beats, [str(v) for v in range(15, 21)])
+        chart.scroll_into_view_if_needed()
+        self.shot(page, "first-session-flat-odds-phone", full_page=False)
+
+        page.fill("#f-generic-notation", "2d6")
+        page.wait_for_selector(".chart .bar.mode")
+        self.assertIn("most likely 7", page.locator(".chart").inner_text())

@@ -61,6 +61,13 @@ export class StatsPanel {
     if (this.scope) this.scope.addEventListener("change", () => this.load());
   }
 
+  /** Hear a live event: one that brings dice (a roll, a reveal, a die used on an open roll)
+   * changes the figures. */
+  heard(event) {
+    const data = event.data || {};
+    if (event.kind === "roll" || event.kind === "roll.reveal" || (Array.isArray(data.dice) && data.dice.length)) this.soon();
+  }
+
   /** Reload a moment after a roll: several rolls in a burst cost one request, and the screens
    * of a room spread their requests over a second or two. */
   soon() {
@@ -89,8 +96,11 @@ export class StatsPanel {
     this.who.replaceChildren(h("option", {value: ""}, "whole table"), ...names.map((n) => h("option", {value: n}, n)));
     this.who.value = names.includes(chosen) ? chosen : "";
     const seat = report.seats.find((s) => s.who === (this.who.value || "Whole table"));
+    // The summary speaks of what the charts show: the whole table, or the seat chosen.
+    const rolls = this.who.value && seat ? seat.rolls : report.rolls;
+    const by = this.who.value ? ` by ${this.who.value}` : "";
     const hidden = report.hidden ? ` (${report.hidden} hidden ${report.hidden === 1 ? "roll" : "rolls"} not counted)` : "";
-    this.summary.textContent = `${report.rolls} ${report.rolls === 1 ? "roll" : "rolls"} counted over ${report.scope === "campaign" ? "the campaign" : "this session"}${hidden}.`;
+    this.summary.textContent = `${rolls} ${rolls === 1 ? "roll" : "rolls"}${by} counted over ${report.scope === "campaign" ? "the campaign" : "this session"}${hidden}.`;
     this.body.replaceChildren(...(seat ? seat.dice.map(dieCard) : [h("p", {class: "muted"}, "No dice rolled yet.")]));
   }
 }

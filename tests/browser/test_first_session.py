@@ -101,3 +101,44 @@ class FirstSessionTests(BrowserTestCase):
         page.fill("#f-generic-notation", "2d6")
         page.wait_for_selector(".chart .bar.mode")
         self.assertIn("most likely 7", page.locator(".chart").inner_text())
+
+    def test_the_statistics_summary_follows_whose_dice_are_shown(self):
+        from tabletop.models import Seat
+        from tabletop.services.rolls import make_roll
+
+        _, _, session = self.make_table("generic")
+        self.join(session, "Bo")
+
+        def bo_rolls() -> None:
+            bo = Seat.objects.get(session=session, name="Bo")
+            for _ in range(2):
+                make_roll(seat_id=bo.pk, request={"notation": "2d6"})
+
+        off_thread(bo_rolls)
+        page = self.open_page(viewport=PHONE)
+        self.sit_down(page, session, "Ana")
+        page.fill("#f-generic-notation", "1d20")
+        page.click(".roll-button")
+        page.wait_for_selector("#log li[data-kind=roll].mine")
+        page.click("#stats-details summary")
+        page.wait_for_selector(".stats-die")
+        summary = page.locator("#stats-summary")
+        self.assertTrue(summary.inner_text().startswith("3 rolls counted"))
+        page.select_option("#stats-who", "Bo")
+        self.assertTrue(summary.inner_text().startswith("2 rolls by Bo counted"))
+        page.select_option("#stats-who", "Ana")
+        self.assertTrue(summary.inner_text().startswith("1 roll by Ana counted"))
+
+    def test_a_die_used_on_an_open_zoria_roll_shows_in_the_statistics_live(self):
+        _, _, session = self.make_table("zoria", characters={"Kael": {"level": 7}})
+        page = self.open_page()
+        self.sit_down(page, session, "Ana", character="Kael")
+        page.click("#stats-details summary")
+        page.fill("#f-zoria-check", "1d20+3")
+        page.fill("#f-zoria-dc", "15")
+        page.click(".roll-button")
+        roll = page.locator("#table-card .oroll").first
+        roll.wait_for()
+        page.wait_for_selector(".stats-die h3:has-text('d20')")
+        roll.get_by_role("button", name="Use a die").click()
+        page.wait_for_selector(".stats-die h3:has-text('d6')")

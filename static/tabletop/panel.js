@@ -343,10 +343,10 @@ export class Panel {
       VISIBILITY.map(([value, text]) => h("option", {value}, text)));
     opts.push(h("div", {class: "field"}, h("label", {for: "roll-visibility"}, "Who sees it"), this.visibility));
     this.button = h("button", {type: "submit", class: "roll-button"}, "Roll");
-    // Keeps this roll for the character (saved.js sets onSave); only where a character rolls.
+    // Keeps this roll for the character, or for a seat without one (saved.js sets onSave).
     this.onSave = null;
-    this.saveButton = this.character ? h("button", {type: "button", class: "secondary save-roll",
-      onclick: () => this.onSave?.()}, "Save roll") : null;
+    this.saveButton = h("button", {type: "button", class: "secondary save-roll",
+      onclick: () => this.onSave?.()}, "Save roll");
     this.note = h("p", {class: "panel-note muted", hidden: true});
     this.error = h("p", {class: "error panel-error", id: "roll-error", role: "alert"});
     this.fieldset = h("fieldset", {class: "plain"}, parts, h("div", {class: "fields opts"}, opts),

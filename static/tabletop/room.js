@@ -297,7 +297,7 @@ for (const group of page.quick_rolls || []) {
       }}, roll.label))));
 }
 quick.hidden = !quick.childElementCount;
-if (page.seat.characters?.length || page.role === "gm") {
+{ // every seat keeps saved rolls: its characters', or its own when it has none
   const saved = new SavedRolls({box: quick, panel, url: `/play/${page.session.code}/saved`,
     csrf: document.querySelector("meta[name=csrf-token]")?.content || "",
     roll: () => $("roll-form").requestSubmit()});

@@ -58,8 +58,18 @@ _ROLL_FIELDS = (
 
 SAVED_ROLL = Body(
     "POST /play/<code>/saved",
-    (Field("character", "int", label="Character", required=True, **ID), *_ROLL_FIELDS),
-    "keep a named roll for a character the seat acts for (JSON)",
+    (
+        Field(
+            "character",
+            "int",
+            label="Character",
+            nullable=True,
+            help="null: the seat's own (a player with no character)",
+            **ID,
+        ),
+        *_ROLL_FIELDS,
+    ),
+    "keep a named roll for a character the seat acts for, or for a seat without one (JSON)",
 )
 
 SAVED_ROLL_CHANGE = Body(

@@ -142,3 +142,18 @@ class FirstSessionTests(BrowserTestCase):
         page.wait_for_selector(".stats-die h3:has-text('d20')")
         roll.get_by_role("button", name="Use a die").click()
         page.wait_for_selector(".stats-die h3:has-text('d6')")
+
+    def test_a_player_with_no_character_saves_a_roll_on_the_seat(self):
+        _, _, session = self.make_table("generic")
+        page = self.open_page(viewport=PHONE)
+        self.sit_down(page, session, "Cy")
+        page.fill("#f-generic-notation", "8d6")
+        page.fill("#roll-label", "Fireball")
+        page.click("button.save-roll")
+        saved = page.locator("button.saved-roll:text-is('Fireball')")
+        saved.wait_for()
+        page.reload()
+        self.wait_live(page)
+        saved.click()
+        page.wait_for_selector("#log li[data-kind=roll] .roll-label:text-is('Fireball')")
+        self.assertEqual(page.locator("#log li[data-kind=roll] .die").count(), 8)

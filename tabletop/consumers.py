@@ -40,6 +40,7 @@ from .transport import (
     close_with_reason,
     socket_query,
     unsent_bytes,
+    wants_presence,
 )
 from .turns import turns
 
@@ -154,9 +155,10 @@ class RoomConsumer(LeanWebsocketConsumer):
             hello, _ = await arrivals.hello(access, None)
         if not await self._guarded(self._start(hello, after)):
             return
-        # Presence: one more socket of this seat is open (screens ask who is here).
+        # Presence: one more socket of this seat is open; the room's screens are told.
         self.present = True
         await arrivals.present(access.seat.pk)
+        hub.presence_changed(self.layer, self.group, session_id)
 
     async def _start(self, hello: dict[str, Any], after: int | None) -> bool:
         await self.delivery.send(hello, text=hello_text(hello))
@@ -191,6 +193,7 @@ class RoomConsumer(LeanWebsocketConsumer):
         if self.present:
             self.present = False
             await arrivals.gone(self.access.seat.pk)
+            hub.presence_changed(self.layer, self.group, self.access.session.pk)
         if self.joined:
             self.joined = False
             await hub.leave(self.layer, self.group, self)
@@ -319,6 +322,11 @@ class RoomConsumer(LeanWebsocketConsumer):
         socket was sent so far; hello comes first, so a socket still opening is not sent it."""
         if self.delivery is not None and self.delivery.ready:
             await self._guarded(self.delivery.send(notice))
+
+    async def hub_presence(self, here: list[int]) -> None:
+        """Who is at the table now (the room's notice): ``{"type": "here", "here": [seat ids]}``."""
+        if self.delivery is not None and self.delivery.ready and wants_presence(self.scope):
+            await self._guarded(self.delivery.send({"type": "here", "here": here}))
 
     async def _send(self, message: dict[str, Any]) -> None:
         if self.delivery is not None:

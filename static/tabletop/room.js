@@ -77,7 +77,7 @@ function setSeats(list) {
   for (const s of list || []) seats.set(s.id, s);
   drawSeats();
 }
-/** Who is connected now: asked on opening and every 15 s while the page is in view. */
+/** Who is connected now: asked on connecting; after that the socket tells every change. */
 async function askHere() {
   if (document.visibilityState !== "visible" || !state.live) return;
   try {
@@ -90,7 +90,6 @@ async function askHere() {
     // The next round asks again.
   }
 }
-setInterval(askHere, 15000);
 $("manage-seats")?.addEventListener("click", () => {
   managing = !managing;
   drawSeats();
@@ -275,6 +274,11 @@ const socket = new RoomSocket(page.socket, {
   },
   nextSession(msg) {
     if (state.status === "ended") drawOnward({link: msg.link, next: msg.session});
+  },
+  here(msg) {
+    if (!Array.isArray(msg.here)) return;
+    here = new Set(msg.here);
+    drawSeats();
   },
   error(msg) {
     // (answers to this page's own requests go to whoever asked; see socket.request)

@@ -157,3 +157,17 @@ class FirstSessionTests(BrowserTestCase):
         saved.click()
         page.wait_for_selector("#log li[data-kind=roll] .roll-label:text-is('Fireball')")
         self.assertEqual(page.locator("#log li[data-kind=roll] .die").count(), 8)
+
+    def test_a_player_who_connects_shows_as_here_without_waiting_for_a_poll(self):
+        _, _, session = self.make_table("generic")
+        ana = self.open_page(viewport=PHONE)
+        self.sit_down(ana, session, "Ana")
+        bo = self.open_page()
+        bo.goto(f"{self.live_server_url}/play/{session.invite_code}/")
+        bo.fill("#name", "Bo")
+        bo.click("button[type=submit]")
+        self.wait_live(bo)
+        ana.wait_for_selector("#seats li:not(.away):has-text('Bo')")
+        bo.close()
+        ana.wait_for_selector("#seats li.away:has-text('Bo')")
+        self.shot(ana, "first-session-presence-phone", full_page=False)

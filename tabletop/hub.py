@@ -42,6 +42,7 @@ FILL_LIMIT = 1000  # events a room fills from the store at once; sockets fill th
 
 PRESENCE_DELAY = 0.15  # seconds: sockets that come or go together make one notice
 PRESENCE = "room.presence"  # the channel-layer type of a "who is here" notice (not an event)
+NOTICE = "room.notice"  # another change that is not an event (services/notices.py, sheets)
 
 
 class Member(Protocol):
@@ -49,7 +50,9 @@ class Member(Protocol):
 
     async def hub_deliver(self, message: dict[str, Any]) -> None: ...
 
-    async def hub_notice(self, notice: dict[str, Any]) -> None: ...
+    async def hub_notice(
+        self, notice: dict[str, Any], seats: list[int] | None = None
+    ) -> None: ...
 
 
 def _seats_here(session_id: int) -> list[int]:
@@ -89,13 +92,9 @@ class _Room:
         if message.get("type") == PRESENCE:
             await self.tell_presence(message["here"])
             return
-        if message.get("type") == "room.notice":
+        if message.get("type") == NOTICE:
             # Not an event (services/notices.py): no seq, nothing to put in order or fill.
-            for member in list(self.members):
-                try:
-                    await member.hub_notice(message["notice"])
-                except Exception:
-                    log.exception("sending a notice to a socket failed")
+            await self.tell_notice(message["notice"], message.get("seats"))
             return
         seq = message["event"]["seq"]
         if seq <= self.passed:
@@ -119,6 +118,14 @@ class _Room:
                 await tell(here)
             except Exception:  # one broken socket must not stop the room
                 log.exception("telling a socket who is here failed")
+
+    async def tell_notice(self, notice: dict[str, Any], seats: list[int] | None) -> None:
+        """A notice to every socket of the room (``seats``: for those seats and the GM)."""
+        for member in list(self.members):
+            try:
+                await member.hub_notice(notice, seats)
+            except Exception:  # one broken socket must not stop the room
+                log.exception("sending a notice to a socket failed")
 
     async def start(self) -> None:
         """Subscribe to the room's group, retrying while the channel layer is away."""

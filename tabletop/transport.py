@@ -89,11 +89,12 @@ class BadQuery(ValueError):
     """A socket's query string that cannot be read (``after`` that is not a number)."""
 
 
-def wants_presence(scope: dict[str, Any]) -> bool:
-    """``here=1`` in a room socket's query: tell this socket who is here whenever it changes
-    (the room page asks; a bot that does not ask gets the socket's messages as before)."""
+def wants_notices(scope: dict[str, Any]) -> bool:
+    """``notices=1`` in a room socket's query: tell this socket what changes at the table
+    without being an event (who is here, a character's quick rolls). The room page asks; a bot
+    that does not ask gets the socket's messages as before."""
     params = parse_qs(scope.get("query_string", b"").decode(errors="replace"))
-    return (params.get("here") or [""])[0] == "1"
+    return (params.get("notices") or [""])[0] == "1"
 
 
 def socket_query(scope: dict[str, Any]) -> tuple[str | None, int | None]:

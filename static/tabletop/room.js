@@ -275,10 +275,14 @@ const socket = new RoomSocket(page.socket, {
   nextSession(msg) {
     if (state.status === "ended") drawOnward({link: msg.link, next: msg.session});
   },
-  here(msg) {
-    if (!Array.isArray(msg.here)) return;
-    here = new Set(msg.here);
-    drawSeats();
+  notice(msg) {
+    if (msg.type === "here" && Array.isArray(msg.here)) {
+      here = new Set(msg.here);
+      drawSeats();
+    } else if (msg.type === "quick_rolls" && msg.character) {
+      quickRolls.set(msg.character.id, msg);
+      drawQuick();
+    }
   },
   error(msg) {
     // (answers to this page's own requests go to whoever asked; see socket.request)
@@ -290,17 +294,22 @@ const socket = new RoomSocket(page.socket, {
 
 // --- quick rolls ---------------------------------------------------------------------------
 const quick = $("quick");
-for (const group of page.quick_rolls || []) {
-  if (!group.rolls || !group.rolls.length) continue;
-  quick.append(h("div", {class: "quick-group", role: "group", "aria-label": `Quick rolls for ${group.character.name}`},
+// Each character's quick rolls (character id -> group); a sheet edited anywhere redraws them.
+const quickRolls = new Map((page.quick_rolls || []).map((group) => [group.character.id, group]));
+function drawQuick() {
+  for (const old of quick.querySelectorAll(":scope > .quick-rolls")) old.remove();
+  const groups = [...quickRolls.values()].filter((group) => group.rolls && group.rolls.length);
+  quick.prepend(...groups.map((group) => h("div", {class: "quick-group quick-rolls", role: "group",
+    "aria-label": `Quick rolls for ${group.character.name}`, "data-character": group.character.id},
     h("span", {class: "quick-who"}, group.character.name),
     group.rolls.map((roll) => h("button", {type: "button", class: "secondary small",
       onclick: () => {
         panel.fill(roll.request, group.character.id, roll.system, roll.label);
         panel.button.focus();
-      }}, roll.label))));
+      }}, roll.label)))));
+  quick.hidden = !quick.querySelector(".quick-group, .saved:not([hidden])");
 }
-quick.hidden = !quick.childElementCount;
+drawQuick();
 { // every seat keeps saved rolls: its characters', or its own when it has none
   const saved = new SavedRolls({box: quick, panel, url: `/play/${page.session.code}/saved`,
     csrf: document.querySelector("meta[name=csrf-token]")?.content || "",

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import time
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -20,6 +18,7 @@ from ..limits import Buckets
 from ..models import Character, GameSession, Player, Seat, SessionStatus
 from ..protocol.bodies import join_body, odds_query
 from ..selectors.campaign_link import campaign_link, following_session, onward
+from ..selectors.campaigns import quick_rolls_of
 from ..selectors.odds import OddsBusy, OddsFailed, odds_for
 from ..selectors.room import fairness, seat_summary, session_summary
 from ..services.access import Access, player_cookie_name, resolve_access, seat_cookie_name
@@ -104,28 +103,19 @@ def switch_seat(request: HttpRequest, code: str) -> HttpResponse:
     return response
 
 
-# What the room page may spend building its characters' quick rolls.
+# What the room page may spend building its characters' quick rolls (selectors/campaigns.py).
 QUICK_ROLLS_SECONDS = 1.0
 
 
 def room_context(access: Access) -> dict[str, Any]:
     session, seat = access.session, access.seat
     system = get_system(session.campaign.system)
-    settings_ = session.campaign.settings or {}
     characters = (
         list(seat.characters.all()) if not seat.is_gm else list(session.campaign.characters.all())
     )
-    quick = []
-    # Each sheet's quick rolls cost time linear in the sheet, and sheets are bounded by their
-    # schema; a campaign of many characters still stops here once the page's time is spent
-    # (the rest get their quick rolls on the next load, and none on this one).
-    deadline = time.monotonic() + QUICK_ROLLS_SECONDS
-    for character in characters:
-        rolls: list[Any] = []
-        if time.monotonic() < deadline:
-            with contextlib.suppress(RuleError):  # (a sheet its schema refuses: none)
-                rolls = system.quick_rolls(character.sheet or {}, settings_)
-        quick.append({"character": {"id": character.pk, "name": character.name}, "rolls": rolls})
+    quick = quick_rolls_of(
+        campaign=session.campaign, characters=characters, seconds=QUICK_ROLLS_SECONDS
+    )
     page = {
         "session": session_summary(session),
         "seat": seat_summary(seat),

@@ -171,3 +171,27 @@ class FirstSessionTests(BrowserTestCase):
         bo.close()
         ana.wait_for_selector("#seats li.away:has-text('Bo')")
         self.shot(ana, "first-session-presence-phone", full_page=False)
+
+    def test_the_gm_edits_a_sheet_and_the_players_quick_rolls_follow_live(self):
+        from tests.browser.conftest import DESKTOP
+
+        _, _, session = self.make_table(
+            "zoria", characters={"Kael": {"level": 7, "skills": {"Swords": 6}}}
+        )
+        ana = self.open_page(viewport=PHONE)
+        self.sit_down(ana, session, "Ana", character="Kael")
+        quick = ana.locator("#quick .quick-rolls[data-character]")
+        quick.locator("button:text-is('Swords')").wait_for()
+        self.assertEqual(quick.locator("button:text-is('Stealth')").count(), 0)
+        gm = self.open_page(viewport=DESKTOP)
+        self.log_in_gm(gm, f"/gm/{session.pk}/")
+        gm.click("details.sheet summary:has-text(\"Kael's sheet\")")
+        form = gm.locator("form.sheet-form[aria-label=\"Kael's sheet\"]")
+        form.locator("button:text-is('Add to Skills')").click()
+        form.get_by_label("Skills: name").last.fill("Stealth")
+        form.get_by_label("Skills: value").last.fill("4")
+        form.locator("button[type=submit]").click()
+        form.locator("[role=status]:text-is('Saved.')").wait_for()
+        quick.locator("button:text-is('Stealth')").wait_for()
+        quick.locator("button:text-is('Stealth')").click()
+        self.assertEqual(ana.input_value("#roll-label"), "Stealth")

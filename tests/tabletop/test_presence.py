@@ -155,7 +155,7 @@ async def test_who_is_here_is_pushed_to_the_sockets_that_ask_never_stored():
     ana, bo = await seat_named(session, "Ana"), await seat_named(session, "Bo")
     before = await database_sync_to_async(Event.objects.filter(session=session).count)()
     watching = WebsocketCommunicator(
-        application, f"/ws/play/{table['code']}/?token={ana_token}&here=1", headers=[ORIGIN]
+        application, f"/ws/play/{table['code']}/?token={ana_token}&notices=1", headers=[ORIGIN]
     )
     assert (await watching.connect())[0]
     assert (await watching.receive_json_from(timeout=5))["type"] == "hello"

@@ -37,6 +37,18 @@ export function lock() {
   return icon;
 }
 
+const VERBS = /^(is|are|must|should|has|have|needs?|cannot|can|was|were|expected|not|may|takes?|only|exceeds?|too)\b/;
+
+/** A server's "request.notation: is empty; expected ..." as a sentence about the field by the
+ * name the panel shows: "Dice is empty; expected ...". */
+export function sentence(message, label) {
+  // The field's path or name the server put first ("request.notation: ", "Notation: ").
+  let text = String(message || "").trim().replace(/^[A-Za-z_][\w .[\]-]{0,40}:\s+/, "");
+  if (label && text) text = VERBS.test(text) ? `${label} ${text}` : `${label}: ${text}`;
+  text = text.charAt(0).toUpperCase() + text.slice(1);
+  return text && !/[.!?…]$/.test(text) ? `${text}.` : text;
+}
+
 /** Text only screen readers hear. */
 export const sr = (text) => h("span", {class: "visually-hidden"}, text);
 

@@ -1,5 +1,5 @@
 // Exact odds before rolling: asks the engines (never computes them here) and draws a small chart.
-import {h, pct, words} from "./dom.js";
+import {h, pct, sentence, words} from "./dom.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const HEADLINE = {total: "total", successes: "successes", net_successes: "net successes"};
@@ -103,7 +103,9 @@ export class Odds {
     let status = 0;
     let body = null;
     try {
-      const params = new URLSearchParams({system, request: json});
+      // check=1: a request not finished yet answers 200 with ok:false, so typing does not
+      // fill the console with failed requests.
+      const params = new URLSearchParams({system, request: json, check: "1"});
       const response = await fetch(`${this.url}?${params}`, {signal: this.abort.signal, credentials: "same-origin"});
       status = response.status;
       body = await response.json();
@@ -115,6 +117,7 @@ export class Odds {
     } finally {
       this.box.removeAttribute("aria-busy");
     }
+    if (status === 200 && body && body.ok === false) status = body.status;
     const result = status === 200 ? {answer: body} : {status, error: (body && body.error) || {}};
     if (status === 200 || status === 400 || status === 422) this.cache.set(key, result);
     if (key === this.key) this.render(result);
@@ -127,9 +130,9 @@ export class Odds {
     }
     const error = result.error;
     if (result.status === 422) {
-      this.show(h("p", {class: "warn"}, "Too large for exact odds: ", error.message || "this roll is past the engine's limit", "."));
+      this.show(h("p", {class: "warn"}, "Too large for exact odds: ", sentence(error.message || "this roll is past the engine's limit")));
     } else {
-      this.show(h("p", {class: "error"}, error.message || "These dice cannot be rolled."));
+      this.show(h("p", {class: "error"}, sentence(error.message || "These dice cannot be rolled.")));
       if (error.field) this.onFieldError(error.field, error.message);
     }
   }

@@ -1,5 +1,5 @@
 // The roll panel, built from the engines' request schemas (rules/engines/schema.py Field.as_json).
-import {h, lock} from "./dom.js";
+import {h, lock, sentence} from "./dom.js";
 import {History, tray} from "./tray.js";
 
 const VISIBILITY = [
@@ -9,17 +9,6 @@ const VISIBILITY = [
   ["self", "Only me"],
 ];
 
-const VERBS = /^(is|are|must|should|has|have|needs?|cannot|can|was|were|expected|not|may|takes?|only|exceeds?|too)\b/;
-
-/** A server's "request.notation: is empty; expected ..." as a sentence about the field by the
- * name the panel shows: "Dice is empty; expected ...". */
-export function sentence(message, label) {
-  // The field's path or name the server put first ("request.notation: ", "Notation: ").
-  let text = String(message || "").trim().replace(/^[A-Za-z_][\w .[\]-]{0,40}:\s+/, "");
-  if (label && text) text = VERBS.test(text) ? `${label} ${text}` : `${label}: ${text}`;
-  text = text.charAt(0).toUpperCase() + text.slice(1);
-  return text && !/[.!?…]$/.test(text) ? `${text}.` : text;
-}
 
 // This browser's memory (the last rolls); a private window without storage keeps it in memory.
 const memory = {};

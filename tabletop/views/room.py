@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -16,7 +17,7 @@ from rules.engines import GameSystem, OddsTooLarge, RuleError, get_system
 
 from ..limits import Buckets
 from ..models import Character, GameSession, Player, Seat, SessionStatus
-from ..protocol.bodies import join_body, odds_query
+from ..protocol.bodies import OddsQuery, join_body, odds_query
 from ..selectors.campaign_link import campaign_link, following_session, onward
 from ..selectors.campaigns import quick_rolls_of
 from ..selectors.odds import OddsBusy, OddsFailed, odds_for
@@ -308,6 +309,16 @@ async def odds(request: HttpRequest, code: str) -> HttpResponse:
         query = odds_query({key: request.GET.get(key) for key in request.GET})
     except ServiceError as exc:
         return error_answer(exc)
+    answer = await _odds_answer(query, table_system)
+    if query.check and answer.status_code in (400, 422):
+        # Checking as one types: a request not finished yet is an answer, not a failed call
+        # (the browser would log every keystroke's 400 as an error).
+        refusal = json.loads(answer.content)
+        return JsonResponse({"ok": False, "status": answer.status_code, **refusal})
+    return answer
+
+
+async def _odds_answer(query: OddsQuery, table_system: str) -> HttpResponse:
     system_id = query.system or table_system
     if system_id not in {table_system, "generic"}:
         return error_answer(invalid("not played at this table", field="system"))

@@ -195,3 +195,23 @@ class FirstSessionTests(BrowserTestCase):
         quick.locator("button:text-is('Stealth')").wait_for()
         quick.locator("button:text-is('Stealth')").click()
         self.assertEqual(ana.input_value("#roll-label"), "Stealth")
+
+    def test_checking_as_one_types_says_what_is_wrong_and_logs_no_failed_request(self):
+        _, _, session = self.make_table("generic")
+        page = self.open_page(viewport=PHONE)
+        failed: list[str] = []
+        page.on("response", lambda r: r.status >= 400 and failed.append(f"{r.status} {r.url}"))
+        page.on("console", lambda m: m.type == "error" and failed.append(m.text))
+        self.sit_down(page, session, "Ana")
+        field = page.locator("#f-generic-notation")
+        field.press_sequentially("2d", delay=60)
+        error = page.locator(".odds .error")
+        error.wait_for()
+        self.assertEqual(
+            error.inner_text(), "The die size after 'd' (like 2d6) is missing at the end."
+        )
+        field.press_sequentially("6+", delay=60)
+        page.wait_for_selector(".odds .error:has-text('is missing at the end')")
+        field.press("Backspace")
+        page.wait_for_selector(".odds .chart")
+        self.assertEqual(failed, [])

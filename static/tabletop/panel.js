@@ -24,7 +24,7 @@ const labelOf = (spec) => spec.label || spec.name;
 const empty = (spec) => (spec.nullable && has(spec, "default") && spec.default !== null ? null : undefined);
 
 function help(spec, id) {
-  return spec.help ? h("small", {class: "help", id: `${id}-help`, title: spec.help}, spec.help) : null;
+  return spec.help ? h("small", {class: "help", id: `${id}-help`}, spec.help) : null;
 }
 
 function selectOf(spec, id, value, describedBy) {

@@ -25,9 +25,16 @@ export function chart(die) {
     x: (i * bar + bar * 0.12).toFixed(2), y: y(count).toFixed(2), width: (bar * 0.76).toFixed(2),
     height: Math.max(0, base - y(count)).toFixed(2), class: "bar"},
   svg("title", null, document.createTextNode(`${die.faces[i]}: ${count}`))));
-  const labels = die.faces.map((face, i) => (i % labelEvery === 0 || i === n - 1)
-    ? svg("text", {x: (i * bar + bar / 2).toFixed(2), y: height - 3, "text-anchor": "middle", class: "axis"}, document.createTextNode(String(face)))
-    : null);
+  // The first and last labels sit inside the chart (a centred "100" under the last bar of a
+  // d100 would be cut at the edge); a label too close to the last one gives way to it.
+  const shown = (i) => i === n - 1 || (i % labelEvery === 0 && (n - 1 - i >= labelEvery / 2 || n <= 12));
+  const narrow = n > 20; // bars narrower than their labels
+  const place = (i) => (narrow && i === 0 ? [0, "start"] : narrow && i === n - 1 ? [width, "end"] : [i * bar + bar / 2, "middle"]);
+  const labels = die.faces.map((face, i) => {
+    if (!shown(i)) return null;
+    const [x, anchor] = place(i);
+    return svg("text", {x: x.toFixed(2), y: height - 3, "text-anchor": anchor, class: "axis"}, document.createTextNode(String(face)));
+  });
   const fair = die.n ? svg("line", {x1: 0, x2: width, y1: y(expected).toFixed(2), y2: y(expected).toFixed(2), class: "fair-line"}) : null;
   const words = die.faces.map((f, i) => `${f}: ${die.counts[i]}`).join(", ");
   return svg("svg", {viewBox: `0 0 ${width} ${height}`, class: "stats-chart", role: "img",

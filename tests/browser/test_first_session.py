@@ -185,8 +185,8 @@ class FirstSessionTests(BrowserTestCase):
         self.assertEqual(quick.locator("button:text-is('Stealth')").count(), 0)
         gm = self.open_page(viewport=DESKTOP)
         self.log_in_gm(gm, f"/gm/{session.pk}/")
-        gm.click("details.sheet summary:has-text(\"Kael's sheet\")")
-        form = gm.locator("form.sheet-form[aria-label=\"Kael's sheet\"]")
+        gm.click('details.sheet summary:has-text("Kael\'s sheet")')
+        form = gm.locator('form.sheet-form[aria-label="Kael\'s sheet"]')
         form.locator("button:text-is('Add to Skills')").click()
         form.get_by_label("Skills: name").last.fill("Stealth")
         form.get_by_label("Skills: value").last.fill("4")
@@ -215,3 +215,51 @@ class FirstSessionTests(BrowserTestCase):
         field.press("Backspace")
         page.wait_for_selector(".odds .chart")
         self.assertEqual(failed, [])
+
+    def test_nothing_spills_out_of_its_box_on_a_narrow_phone(self):
+        from tabletop.models import Seat
+        from tabletop.services.rolls import make_roll
+
+        _, _, session = self.make_table("generic")
+        page = self.open_page(viewport={"width": 320, "height": 640})
+        self.sit_down(page, session, "Ana")
+        d100 = page.locator(".tray-dice button:text-is('d100')")
+        fits = d100.evaluate("b => b.scrollWidth <= b.clientWidth")
+        self.assertTrue(fits, "d100 fits its button")
+
+        def roll_d100() -> None:
+            ana = Seat.objects.get(session=session, name="Ana")
+            make_roll(seat_id=ana.pk, request={"notation": "20d100"})
+
+        off_thread(roll_d100)
+        page.click("#stats-details summary")
+        chart = page.locator(".stats-die:has(h3:has-text('d100')) svg.stats-chart")
+        chart.wait_for()
+        inside = chart.evaluate(
+            """svg => [...svg.querySelectorAll('text.axis')].every((t) => {
+                 const box = t.getBBox();
+                 return box.x >= 0 && box.x + box.width <= svg.viewBox.baseVal.width + 0.5;
+               })"""
+        )
+        self.assertTrue(inside, "every axis label of the d100 chart is inside the chart")
+        self.assertEqual(chart.locator("text.axis").last.text_content(), "100")
+        self.shot(page, "first-session-320", full_page=True)
+
+    def test_the_webhook_remove_buttons_stay_inside_their_card(self):
+        from tabletop.models import Webhook
+
+        _, campaign, session = self.make_table("generic")
+        url = "https://chat.example/hooks/" + "a" * 90
+        off_thread(lambda: Webhook.objects.create(campaign=campaign, url=url))
+        page = self.open_page(viewport={"width": 390, "height": 844})
+        self.log_in_gm(page, f"/gm/{session.pk}/")
+        button = page.locator("button:has-text('Remove this webhook')")
+        button.scroll_into_view_if_needed()
+        page.locator("details:has(summary:text-is('Signing secret'))").first.evaluate(
+            "d => { d.open = true; }"
+        )
+        card = page.locator("section.card:has(#hook-url)")
+        right = card.evaluate("c => c.getBoundingClientRect().right")
+        for remove in button.all() + page.locator("button:has-text('New secret')").all():
+            self.assertLessEqual(remove.evaluate("b => b.getBoundingClientRect().right"), right)
+        self.shot(page, "first-session-webhooks-phone", full_page=False)

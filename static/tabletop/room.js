@@ -65,6 +65,7 @@ function drawSeats() {
         onclick: () => removeSeat(s)}, `Remove ${s.name}`) : null);
   }));
   $("seat-count").textContent = seats.size;
+  seatsScroll();
   const manage = $("manage-seats");
   if (manage) {
     manage.hidden = !gm || ![...seats.values()].some((s) => s.role !== "gm");
@@ -72,6 +73,19 @@ function drawSeats() {
     manage.setAttribute("aria-pressed", String(managing));
   }
 }
+/** On a phone the seats scroll sideways in one row: a row that scrolls can be reached from the
+ * keyboard (and is named), one that does not is no extra tab stop. */
+function seatsScroll() {
+  const list = $("seats");
+  if (list.scrollWidth > list.clientWidth + 1) {
+    list.tabIndex = 0;
+    list.setAttribute("aria-label", "Seats at the table (scrolls sideways)");
+  } else {
+    list.removeAttribute("tabindex");
+    list.removeAttribute("aria-label");
+  }
+}
+addEventListener("resize", seatsScroll, {passive: true});
 function setSeats(list) {
   seats.clear();
   for (const s of list || []) seats.set(s.id, s);

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('tabletop', '0007_extended_minimum_and_bonus_dice'),
+        ('tabletop', '0008_campaign_links_and_players'),
     ]
 
     operations = [

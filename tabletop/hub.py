@@ -261,7 +261,9 @@ class RoomHub:
                 message = {"type": PRESENCE, "here": here}
                 if self._elsewhere(layer, group):
                     try:
+                        # The layer brings it back to this process's sockets too (once).
                         await layer.group_send(group, message)
+                        continue
                     except Exception:  # the layer is away: the others hear the next change
                         log.warning("room %s: who is here could not be told elsewhere", group)
                 room = self._rooms.get(key)

@@ -40,6 +40,7 @@ from .transport import (
     close_with_reason,
     socket_query,
     unsent_bytes,
+    wants_notices,
 )
 from .turns import turns
 
@@ -154,9 +155,10 @@ class RoomConsumer(LeanWebsocketConsumer):
             hello, _ = await arrivals.hello(access, None)
         if not await self._guarded(self._start(hello, after)):
             return
-        # Presence: one more socket of this seat is open (screens ask who is here).
+        # Presence: one more socket of this seat is open; the room's screens are told.
         self.present = True
         await arrivals.present(access.seat.pk)
+        hub.presence_changed(self.layer, self.group, session_id)
 
     async def _start(self, hello: dict[str, Any], after: int | None) -> bool:
         await self.delivery.send(hello, text=hello_text(hello))
@@ -191,6 +193,7 @@ class RoomConsumer(LeanWebsocketConsumer):
         if self.present:
             self.present = False
             await arrivals.gone(self.access.seat.pk)
+            hub.presence_changed(self.layer, self.group, self.access.session.pk)
         if self.joined:
             self.joined = False
             await hub.leave(self.layer, self.group, self)
@@ -314,11 +317,23 @@ class RoomConsumer(LeanWebsocketConsumer):
         if self.delivery is not None:
             await self._guarded(self.delivery.offer(message))
 
-    async def hub_notice(self, notice: dict[str, Any]) -> None:
+    async def hub_presence(self, here: list[int]) -> None:
+        """Who is at the table now (the room's notice): ``{"type": "here", "here": [seat ids]}``."""
+        if self.delivery is not None and self.delivery.ready and wants_notices(self.scope):
+            await self._guarded(self.delivery.send({"type": "here", "here": here}))
+
+    async def hub_notice(self, notice: dict[str, Any], seats: list[int] | None = None) -> None:
         """A notice to the room (the campaign's next session): sent as it is, after what this
-        socket was sent so far; hello comes first, so a socket still opening is not sent it."""
-        if self.delivery is not None and self.delivery.ready:
-            await self._guarded(self.delivery.send(notice))
+        socket was sent so far; hello comes first, so a socket still opening is not sent it.
+        One for ``seats`` (a character's new quick rolls, for the seats playing it) goes to
+        them and the GM only, on the sockets that asked for the table's notices."""
+        if self.delivery is None or not self.delivery.ready:
+            return
+        if seats is not None and not (
+            wants_notices(self.scope) and (self.viewer.is_gm or self.viewer.seat_id in seats)
+        ):
+            return
+        await self._guarded(self.delivery.send(notice))
 
     async def _send(self, message: dict[str, Any]) -> None:
         if self.delivery is not None:

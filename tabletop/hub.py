@@ -40,12 +40,25 @@ log = logging.getLogger(__name__)
 FILL_LIMIT = 1000  # events a room fills from the store at once; sockets fill the rest
 
 
+PRESENCE_DELAY = 0.15  # seconds: sockets that come or go together make one notice
+PRESENCE = "room.presence"  # the channel-layer type of a "who is here" notice (not an event)
+NOTICE = "room.notice"  # another change that is not an event (services/notices.py, sheets)
+
+
 class Member(Protocol):
     delivered: int
 
     async def hub_deliver(self, message: dict[str, Any]) -> None: ...
 
-    async def hub_notice(self, notice: dict[str, Any]) -> None: ...
+    async def hub_notice(
+        self, notice: dict[str, Any], seats: list[int] | None = None
+    ) -> None: ...
+
+
+def _seats_here(session_id: int) -> list[int]:
+    from .services.presence import seats_here
+
+    return seats_here(session_id=session_id)
 
 
 def _last_seqs(session_ids: list[int]) -> dict[int, int]:
@@ -76,13 +89,12 @@ class _Room:
         self.stored = 0  # the last stored seq, as the last watch read it
 
     async def dispatch(self, message: dict[str, Any]) -> None:
-        if message.get("type") == "room.notice":
+        if message.get("type") == PRESENCE:
+            await self.tell_presence(message["here"])
+            return
+        if message.get("type") == NOTICE:
             # Not an event (services/notices.py): no seq, nothing to put in order or fill.
-            for member in list(self.members):
-                try:
-                    await member.hub_notice(message["notice"])
-                except Exception:
-                    log.exception("sending a notice to a socket failed")
+            await self.tell_notice(message["notice"], message.get("seats"))
             return
         seq = message["event"]["seq"]
         if seq <= self.passed:
@@ -94,6 +106,26 @@ class _Room:
                     await member.hub_deliver(message)
                 except Exception:  # one broken socket must not stop the room
                     log.exception("delivering to a socket failed")
+
+    async def tell_presence(self, here: list[int]) -> None:
+        """Who is here now, to the sockets that show it (the seats' rooms; spectators are not
+        told)."""
+        for member in list(self.members):
+            tell = getattr(member, "hub_presence", None)
+            if tell is None:
+                continue
+            try:
+                await tell(here)
+            except Exception:  # one broken socket must not stop the room
+                log.exception("telling a socket who is here failed")
+
+    async def tell_notice(self, notice: dict[str, Any], seats: list[int] | None) -> None:
+        """A notice to every socket of the room (``seats``: for those seats and the GM)."""
+        for member in list(self.members):
+            try:
+                await member.hub_notice(notice, seats)
+            except Exception:  # one broken socket must not stop the room
+                log.exception("sending a notice to a socket failed")
 
     async def start(self) -> None:
         """Subscribe to the room's group, retrying while the channel layer is away."""
@@ -161,6 +193,9 @@ class RoomHub:
     def __init__(self) -> None:
         self._rooms: dict[tuple[int, int, str], _Room] = {}
         self._watches: dict[int, asyncio.Task[None]] = {}
+        # Rooms whose presence changed and the task telling it (per event loop and room).
+        self._presence_due: set[tuple[int, int, str]] = set()
+        self._presence: dict[tuple[int, int, str], asyncio.Task[None]] = {}
 
     @staticmethod
     def _key(layer: Any, group: str) -> tuple[int, int, str]:
@@ -198,6 +233,45 @@ class RoomHub:
         room = self._rooms.get(self._key(layer, group))
         if room is not None:
             await room.dispatch(message)
+
+    def presence_changed(self, layer: Any, group: str, session_id: int) -> None:
+        """A socket of the room opened or closed: tell every screen of the room, in every
+        process, who is here now, pushed (not polled) and never recorded as an event. Changes
+        that come together (a room reconnecting at once) make one read and one notice."""
+        key = self._key(layer, group)
+        self._presence_due.add(key)
+        task = self._presence.get(key)
+        if task is None or task.done():
+            self._presence[key] = asyncio.create_task(
+                self._tell_presence(key, layer, group, session_id)
+            )
+
+    async def _tell_presence(
+        self, key: tuple[int, int, str], layer: Any, group: str, session_id: int
+    ) -> None:
+        try:
+            while key in self._presence_due:
+                await asyncio.sleep(PRESENCE_DELAY)
+                self._presence_due.discard(key)  # a change from here on is told again
+                try:
+                    here = await database_sync_to_async(_seats_here)(session_id)
+                except Exception:  # the database is away: the next change tells it
+                    log.warning("room %s: who is here could not be read", group)
+                    continue
+                message = {"type": PRESENCE, "here": here}
+                if self._elsewhere(layer, group):
+                    try:
+                        # The layer brings it back to this process's sockets too (once).
+                        await layer.group_send(group, message)
+                        continue
+                    except Exception:  # the layer is away: the others hear the next change
+                        log.warning("room %s: who is here could not be told elsewhere", group)
+                room = self._rooms.get(key)
+                if room is not None:
+                    await room.tell_presence(here)
+        finally:
+            if self._presence.get(key) is asyncio.current_task():
+                del self._presence[key]
 
     def _elsewhere(self, layer: Any, group: str) -> bool:
         """Whether the room may have sockets the layer reaches and this event loop does not.

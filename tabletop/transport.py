@@ -89,6 +89,14 @@ class BadQuery(ValueError):
     """A socket's query string that cannot be read (``after`` that is not a number)."""
 
 
+def wants_notices(scope: dict[str, Any]) -> bool:
+    """``notices=1`` in a room socket's query: tell this socket what changes at the table
+    without being an event (who is here, a character's quick rolls). The room page asks; a bot
+    that does not ask gets the socket's messages as before."""
+    params = parse_qs(scope.get("query_string", b"").decode(errors="replace"))
+    return (params.get("notices") or [""])[0] == "1"
+
+
 def socket_query(scope: dict[str, Any]) -> tuple[str | None, int | None]:
     """The room and watch sockets' query: ``token`` (or None) and ``after`` (the last seq the
     client saw, or None for a fresh start). Raises BadQuery for an ``after`` that is no number."""

@@ -17,8 +17,9 @@ the number of sides drawn from the stream (``dF`` is drawn as a d3), ``value`` t
   ``luck``: the Discordian luck die; ``discord``: the Discord Die itself;
 - ``opponent``: a die of the opposing side in an opposed roll.
 
-Engines may add the keys of ``DieMarks`` (``"exploded": true`` on a die drawn because the one
-before it exploded, ``"protected": true``, ``"success": true``, ...), never remove these four.
+Engines may add the keys of ``DieMarks`` (``"explodes": true`` on a die whose face exploded,
+``"exploded": true`` on the die drawn because of it, ``"protected": true``, ``"success": true``,
+...), never remove these four.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ DieMarks = TypedDict(
     "DieMarks",
     {
         "exploded": bool,  # drawn because the die before it exploded (or cascaded)
+        "explodes": bool,  # its face exploded: it set off the draw of the die after it
+        "compounded": bool,  # added onto the die before it (``!!``): part of that one die
         "capped": bool,  # the last of a chain that stopped at MAX_CHAIN
         "penetrated": bool,  # added by a penetrating explosion: counts one less
         "counts_as": int,  # what the die counts as, where that is not its face

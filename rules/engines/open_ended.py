@@ -62,8 +62,8 @@ def open_ended_law(open_ended: int, plain: int, budget: Budget | None = None) ->
 def roll_open_ended(
     source: DiceSource, role: Role, **extra: Unpack[DieMarks]
 ) -> tuple[list[DieRecord], int, bool]:
-    """One open-ended d6: its records (re-rolls marked ``exploded``), its value, and whether the
-    chain stopped at MAX_CHAIN extra rolls rather than on a non-6."""
+    """One open-ended d6: its records (a 6 marked ``explodes``, its re-roll ``exploded``), its
+    value, and whether the chain stopped at MAX_CHAIN extra rolls rather than on a non-6."""
     first = draw(source, 6, role, **extra)
     records = [first]
     value = first["value"]
@@ -73,6 +73,7 @@ def roll_open_ended(
         if len(records) > MAX_CHAIN:
             records[-1]["capped"] = True
             return records, value, True
+        records[-1]["explodes"] = True
         record = draw(source, 6, role, **again)
         records.append(record)
         last = record["value"]

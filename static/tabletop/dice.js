@@ -35,11 +35,14 @@ export function badge(text, kind) {
 
 export function renderDie(die) {
   const role = die.role || "base";
-  const [caption, spoken] = ROLES[role] || [role, role];
+  // A die compounded onto the one before it (!!) is part of that die: the role is said once.
+  const [caption, spoken] = die.compounded ? ["+", "added onto the die before"] : ROLES[role] || [role, role];
   const marks = [];
   const said = [`${die.die || "d" + die.sides} showing ${die.value}`];
   if (spoken) said.push(spoken);
-  if (die.exploded) { marks.push("exploded"); said.push("exploded"); }
+  if (die.explodes) { marks.push("explodes"); said.push("exploded"); }
+  if (die.exploded && !die.compounded) { marks.push("added"); said.push("added by an explosion"); }
+  if (die.compounded) marks.push("compounded");
   if (die.protected) { marks.push("protected"); said.push("protected"); }
   if (die.hit) { marks.push("hit"); said.push("a hit"); }
   if (die.success === true) { marks.push("success"); said.push("a success"); }
@@ -51,7 +54,7 @@ export function renderDie(die) {
     h("span", {class: "face", "aria-hidden": "true"}, die.value),
     h("span", {class: "kind", "aria-hidden": "true"}, die.die || `d${die.sides}`),
     caption ? h("span", {class: "cap", "aria-hidden": "true"}, caption) : null,
-    die.exploded ? h("span", {class: "mark", "aria-hidden": "true"}, "✸") : null,
+    die.explodes ? h("span", {class: "mark", "aria-hidden": "true"}, "✸") : null,
     die.protected ? h("span", {class: "mark", "aria-hidden": "true"}, "🛡") : null,
     sr(label + ";"));
 }
@@ -87,6 +90,16 @@ export function headline(data) {
   const same = typeof data.successes === "number" && data.total === data.successes;
   return NUMBERS.filter(([key]) => typeof data[key] === "number" && !(same && key === "total"))
     .map(([key, label]) => h("span", {class: "num"}, h("small", null, label), " ", h("b", null, data[key])));
+}
+
+/** Who rolled, as which character and what for ("Ana as Kael · Attack"): every place that shows
+ * a roll names it so (the log, a reveal, the overlay, the GM's views). */
+export function rollerWords(data, who) {
+  const character = data && data.character && data.character.name;
+  const label = data && typeof data.label === "string" && data.label;
+  return [who,
+    character && character !== who ? h("span", {class: "muted"}, ` as ${character}`) : null,
+    label ? [" ", h("span", {class: "roll-label"}, label)] : null];
 }
 
 /** One roll's result: dice, headline numbers, outcome, flags and the engine's own line. */

@@ -18,6 +18,37 @@ export function h(tag, props, ...kids) {
   return node;
 }
 
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+/** The page's own padlock, drawn as SVG (an emoji shows as a box where no emoji font is
+ * installed): the mark of a hidden roll. Decorative: the words beside it say what it means. */
+export function lock() {
+  const icon = document.createElementNS(SVG_NS, "svg");
+  for (const [key, value] of Object.entries({viewBox: "0 0 16 16", width: "1em", height: "1em",
+    class: "icon-lock", "aria-hidden": "true", focusable: "false"})) icon.setAttribute(key, value);
+  const body = document.createElementNS(SVG_NS, "rect");
+  for (const [key, value] of Object.entries({x: "2.5", y: "7", width: "11", height: "8", rx: "1.5"})) body.setAttribute(key, value);
+  const shackle = document.createElementNS(SVG_NS, "path");
+  shackle.setAttribute("d", "M5 7V5a3 3 0 0 1 6 0v2");
+  shackle.setAttribute("fill", "none");
+  shackle.setAttribute("stroke", "currentColor");
+  shackle.setAttribute("stroke-width", "1.8");
+  icon.append(body, shackle);
+  return icon;
+}
+
+const VERBS = /^(is|are|must|should|has|have|needs?|cannot|can|was|were|expected|not|may|takes?|only|exceeds?|too)\b/;
+
+/** A server's "request.notation: is empty; expected ..." as a sentence about the field by the
+ * name the panel shows: "Dice is empty; expected ...". */
+export function sentence(message, label) {
+  // The field's path or name the server put first ("request.notation: ", "Notation: ").
+  let text = String(message || "").trim().replace(/^[A-Za-z_][\w .[\]-]{0,40}:\s+/, "");
+  if (label && text) text = VERBS.test(text) ? `${label} ${text}` : `${label}: ${text}`;
+  text = text.charAt(0).toUpperCase() + text.slice(1);
+  return text && !/[.!?…]$/.test(text) ? `${text}.` : text;
+}
+
 /** Text only screen readers hear. */
 export const sr = (text) => h("span", {class: "visually-hidden"}, text);
 

@@ -26,5 +26,5 @@ document.addEventListener("table:event", (e) => {
   if (fx) fx.play(event);
   // Only a panel someone looks at refreshes itself: a room of players need not all ask at once.
   const shown = (!details || details.open) && document.visibilityState === "visible";
-  if (panel && shown && (event.kind === "roll" || event.kind === "roll.reveal")) panel.soon();
+  if (panel && shown) panel.heard(event);
 });

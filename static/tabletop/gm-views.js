@@ -2,7 +2,7 @@
 // system adds (its tools on a seat, its own sections) comes from its module (ctx.home).
 // Cards are kept by key and updated in place, so a live update never steals focus or typed text.
 import {h, sr, words} from "./dom.js";
-import {badge, headline, richText} from "./dice.js";
+import {badge, headline, richText, rollerWords} from "./dice.js";
 
 /** Draw ``items`` into ``container``: one view per key, made once by ``make(item)`` ->
  * {node, update(item)}, updated every time, in the order given; views whose key is gone go. */
@@ -154,7 +154,7 @@ export function hiddenRollView(ctx, event) {
   const vis = {gm: "GM and roller", blind: "blind: GM only", self: "only you"}[event.visibility] || event.visibility;
   const node = h("li", {class: "hidden-roll"},
     h("span", {class: "hr-who"}, h("a", {href: `#ev-${event.seq}`}, `#${event.seq}`), " ",
-      event.actor ? event.actor.name : "someone", data.character ? h("span", {class: "muted"}, ` as ${data.character.name}`) : null),
+      rollerWords(data, event.actor ? event.actor.name : "someone")),
     // The numbers the room would see once revealed, in every system (not just the outcome).
     h("span", {class: "hr-what"}, headline(data), data.outcome ? badge(data.outcome) : null,
       (data.flags || []).map((flag) => badge(flag)), sr(" "), h("span", {class: "badge badge-warn"}, vis)),

@@ -2,8 +2,8 @@
 // A replay (hundreds of events on opening a long session) draws only the newest; older ones are
 // drawn on request, so a phone opens a long room at once. A roll arriving out of view is counted
 // on a "new" button that brings the log back to the newest.
-import {clock, h} from "./dom.js";
-import {renderRoll, richText} from "./dice.js";
+import {clock, h, lock} from "./dom.js";
+import {renderRoll, richText, rollerWords} from "./dice.js";
 
 const HIDDEN = new Set(["gm", "blind", "self"]);
 const FIRST = 40; // events drawn when a replay ends; the rest wait for "Show earlier"
@@ -74,12 +74,9 @@ export class Log {
 
   head(event, what) {
     const name = event.actor ? event.actor.name : "The table";
-    const character = event.data && event.data.character && event.data.character.name;
-    const vis = HIDDEN.has(event.visibility) ? h("span", {class: "vis"}, "🔒 ", this.visibilityText(event)) : null;
+    const vis = HIDDEN.has(event.visibility) ? h("span", {class: "vis"}, lock(), " ", this.visibilityText(event)) : null;
     return h("div", {class: "ev-head"},
-      h("span", {class: "who"}, what || name, character && !what ? h("span", {class: "muted"}, ` as ${character}`) : null),
-      !what && event.data && typeof event.data.label === "string" && event.data.label
-        ? h("span", {class: "roll-label"}, event.data.label) : null,
+      h("span", {class: "who"}, what || (event.kind === "roll" ? rollerWords(event.data, name) : name)),
       vis,
       h("span", {class: "meta"}, h("time", {datetime: event.at}, clock(event.at)), " ", h("span", {class: "seq"}, `#${event.seq}`)));
   }
@@ -178,9 +175,9 @@ export class Log {
     if (mine) classes.push("mine");
     if (data.hidden) {
       classes.push("ev-hidden");
-      const what = event.kind === "roll"
-        ? mine ? "🔒 your blind roll: only the GM sees the dice" : `🔒 a hidden roll by ${event.actor ? event.actor.name : "someone"}`
-        : `🔒 something hidden by ${event.actor ? event.actor.name : "the table"}`;
+      const what = [lock(), " ", event.kind === "roll"
+        ? mine ? "your blind roll: only the GM sees the dice" : `a hidden roll by ${event.actor ? event.actor.name : "someone"}`
+        : `something hidden by ${event.actor ? event.actor.name : "the table"}`];
       return h("li", {class: classes.join(" ")}, this.head(event, what));
     }
     switch (event.kind) {
@@ -191,8 +188,7 @@ export class Log {
         const by = event.actor ? event.actor.name : "The GM";
         this.markRevealed(data.seq, event.seq);
         const title = h("span", null, `${by} revealed `, h("a", {href: `#ev-${data.seq}`}, `#${data.seq}`),
-          data.roller && event.actor && data.roller.seat === event.actor.seat ? "" : `, a roll by ${roller}`,
-          data.roll && data.roll.character ? ` as ${data.roll.character.name}` : "");
+          ", a roll by ", rollerWords(data.roll, roller));
         return h("li", {class: classes.join(" ")}, this.head(event, title), data.roll ? renderRoll(data.roll) : null);
       }
       case "seat.join": {
@@ -265,8 +261,10 @@ export class Log {
     const name = event.actor ? event.actor.name : "The table";
     const data = event.data || {};
     if (data.hidden) return `${name} made a hidden roll.`;
-    if (event.kind === "roll") return `${name}: ${data.text || "rolled"}`;
-    if (event.kind === "roll.reveal") return `${name} revealed a roll: ${(data.roll && data.roll.text) || ""}`;
+    if (event.kind === "roll") return `${spokenRoller(data, name)}: ${data.text || "rolled"}`;
+    if (event.kind === "roll.reveal") {
+      return `${name} revealed a roll by ${spokenRoller(data.roll, (data.roller && data.roller.name) || "someone")}: ${(data.roll && data.roll.text) || ""}`;
+    }
     if (event.kind === "seat.join") return `${(data.seat && data.seat.name) || name} sat down.`;
     if (event.kind === "seat.leave") return `${data.name || "A seat"} was removed from the table.`;
     if (event.kind === "session.start") return "The session started.";
@@ -280,5 +278,7 @@ export class Log {
     while (this.announcer.childNodes.length > 3) this.announcer.firstChild.remove();
   }
 }
+
+const spokenRoller = (data, who) => rollerWords(data, who).flat().map((part) => (part && part.textContent !== undefined ? part.textContent : part || "")).join("");
 
 export const short = (hex) => (hex ? `${hex.slice(0, 12)}…` : "");

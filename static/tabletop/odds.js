@@ -1,5 +1,5 @@
 // Exact odds before rolling: asks the engines (never computes them here) and draws a small chart.
-import {h, pct, words} from "./dom.js";
+import {h, pct, sentence, words} from "./dom.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const HEADLINE = {total: "total", successes: "successes", net_successes: "net successes"};
@@ -22,25 +22,46 @@ function trimmed(points) {
   return points.slice(lo, hi + 1);
 }
 
+/** The lowest result that succeeds, where success is "this result or more" (every system's
+ * target is): the value whose upper tail carries exactly the answer's chance of success. None
+ * without a target, or where no tail matches (success is not a threshold on the headline). */
+function successFrom(all, pSuccess) {
+  if (pSuccess == null) return null;
+  let tail = 0;
+  for (let i = all.length - 1; i >= 0; i--) {
+    tail += all[i][1];
+    if (Math.abs(tail - pSuccess) <= 1e-9) return all[i][0];
+    if (tail > pSuccess + 1e-9) break;
+  }
+  return pSuccess <= 1e-12 ? Infinity : null;
+}
+
 export function chart(answer) {
   const all = Object.entries(answer.distribution || {}).map(([k, p]) => [Number(k), p]).sort((a, b) => a[0] - b[0]);
   if (!all.length) return null;
   const points = trimmed(all);
   const top = Math.max(...points.map(([, p]) => p));
-  const mode = points.find(([, p]) => p === top);
+  const low = Math.min(...points.map(([, p]) => p));
+  // A flat spread (a single d20) has no most likely result: every bar is as tall.
+  const flat = points.length > 1 && top - low <= top * 1e-9;
+  const mode = flat ? null : points.find(([, p]) => p === top);
+  const beats = successFrom(all, answer.p_success);
   const width = points.length * 10;
   const name = HEADLINE[answer.outcome] || answer.outcome || "result";
   const bars = points.map(([value, p], i) => {
     const height = Math.max((p / top) * 60, p > 0 ? 0.8 : 0);
-    return svg("rect", {x: i * 10 + 1, y: 60 - height, width: 8, height, class: value === mode[0] ? "bar mode" : "bar"},
+    const classes = ["bar", mode && value === mode[0] ? "mode" : "", beats != null && value >= beats ? "beats" : ""];
+    return svg("rect", {x: i * 10 + 1, y: 60 - height, width: 8, height, class: classes.filter(Boolean).join(" ")},
       svg("title", {}, `${value}: ${pct(p)}`));
   });
-  const summary = `Chart of the ${name}, ${points[0][0]} to ${points[points.length - 1][0]}; most likely ${mode[0]} (${pct(mode[1])})`;
+  const likely = flat ? `every result equally likely (${pct(top)} each)` : `most likely ${mode[0]} (${pct(mode[1])})`;
+  const shaded = beats != null && Number.isFinite(beats) ? `; ${beats} or more succeeds (shaded)` : "";
+  const summary = `Chart of the ${name}, ${points[0][0]} to ${points[points.length - 1][0]}; ${likely}${shaded}`;
   return h("figure", {class: "chart"},
     svg("svg", {viewBox: `0 0 ${width} 60`, preserveAspectRatio: "none", role: "img", "aria-label": summary}, ...bars),
     h("figcaption", null,
       h("span", null, points[0][0]),
-      h("span", {class: "muted"}, `${name} · most likely ${mode[0]} (${pct(mode[1])})`),
+      h("span", {class: "muted"}, `${name} · ${likely}${shaded ? ` · ${beats}+ succeeds` : ""}`),
       h("span", null, points[points.length - 1][0])));
 }
 
@@ -82,7 +103,9 @@ export class Odds {
     let status = 0;
     let body = null;
     try {
-      const params = new URLSearchParams({system, request: json});
+      // check=1: a request not finished yet answers 200 with ok:false, so typing does not
+      // fill the console with failed requests.
+      const params = new URLSearchParams({system, request: json, check: "1"});
       const response = await fetch(`${this.url}?${params}`, {signal: this.abort.signal, credentials: "same-origin"});
       status = response.status;
       body = await response.json();
@@ -94,6 +117,7 @@ export class Odds {
     } finally {
       this.box.removeAttribute("aria-busy");
     }
+    if (status === 200 && body && body.ok === false) status = body.status;
     const result = status === 200 ? {answer: body} : {status, error: (body && body.error) || {}};
     if (status === 200 || status === 400 || status === 422) this.cache.set(key, result);
     if (key === this.key) this.render(result);
@@ -106,9 +130,9 @@ export class Odds {
     }
     const error = result.error;
     if (result.status === 422) {
-      this.show(h("p", {class: "warn"}, "Too large for exact odds: ", error.message || "this roll is past the engine's limit", "."));
+      this.show(h("p", {class: "warn"}, "Too large for exact odds: ", sentence(error.message || "this roll is past the engine's limit")));
     } else {
-      this.show(h("p", {class: "error"}, error.message || "These dice cannot be rolled."));
+      this.show(h("p", {class: "error"}, sentence(error.message || "These dice cannot be rolled.")));
       if (error.field) this.onFieldError(error.field, error.message);
     }
   }

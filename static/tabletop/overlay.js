@@ -1,5 +1,6 @@
 // The stream overlay: the last few public rolls, large, on a transparent page. Hidden rolls
 // never reach this socket with their dice (the server redacts them), and are not shown at all.
+import {rollerWords} from "./dice.js";
 import {h} from "./dom.js";
 import {RoomSocket} from "./socket.js";
 
@@ -17,12 +18,11 @@ function rollOf(event) {
 
 function item(event, roll, fresh) {
   const data = roll.data;
-  const character = data.character && data.character.name;
   const headline = typeof data.total === "number" ? data.total : typeof data.successes === "number" ? `${data.successes} ✓` : "";
   const tags = [data.outcome, ...(data.flags || [])].filter(Boolean);
   const dice = Array.isArray(data.dice) ? data.dice.filter((d) => d.role !== "dropped").map((d) => d.value).join(" · ") : "";
   return h("li", {class: fresh ? "fresh" : null, "data-seq": event.seq},
-    h("div", {class: "who"}, roll.who || "Someone", character ? ` as ${character}` : "", data.request && data.request.notation ? ` · ${data.request.notation}` : ""),
+    h("div", {class: "who"}, rollerWords(data, roll.who || "Someone"), data.request && data.request.notation ? ` · ${data.request.notation}` : ""),
     h("div", null, h("span", {class: "total"}, headline), h("span", {class: "tags"}, tags.join(" · "))),
     dice ? h("div", {class: "dice"}, dice) : h("div", {class: "dice"}, plain(data.text)));
 }

@@ -1,5 +1,5 @@
 // The roll panel, built from the engines' request schemas (rules/engines/schema.py Field.as_json).
-import {h} from "./dom.js";
+import {h, lock, sentence} from "./dom.js";
 import {History, tray} from "./tray.js";
 
 const VISIBILITY = [
@@ -9,17 +9,6 @@ const VISIBILITY = [
   ["self", "Only me"],
 ];
 
-const VERBS = /^(is|are|must|should|has|have|needs?|cannot|can|was|were|expected|not|may|takes?|only|exceeds?|too)\b/;
-
-/** A server's "request.notation: is empty; expected ..." as a sentence about the field by the
- * name the panel shows: "Dice is empty; expected ...". */
-export function sentence(message, label) {
-  // The field's path or name the server put first ("request.notation: ", "Notation: ").
-  let text = String(message || "").trim().replace(/^[A-Za-z_][\w .[\]-]{0,40}:\s+/, "");
-  if (label && text) text = VERBS.test(text) ? `${label} ${text}` : `${label}: ${text}`;
-  text = text.charAt(0).toUpperCase() + text.slice(1);
-  return text && !/[.!?…]$/.test(text) ? `${text}.` : text;
-}
 
 // This browser's memory (the last rolls); a private window without storage keeps it in memory.
 const memory = {};
@@ -35,7 +24,7 @@ const labelOf = (spec) => spec.label || spec.name;
 const empty = (spec) => (spec.nullable && has(spec, "default") && spec.default !== null ? null : undefined);
 
 function help(spec, id) {
-  return spec.help ? h("small", {class: "help", id: `${id}-help`, title: spec.help}, spec.help) : null;
+  return spec.help ? h("small", {class: "help", id: `${id}-help`}, spec.help) : null;
 }
 
 function selectOf(spec, id, value, describedBy) {
@@ -343,10 +332,10 @@ export class Panel {
       VISIBILITY.map(([value, text]) => h("option", {value}, text)));
     opts.push(h("div", {class: "field"}, h("label", {for: "roll-visibility"}, "Who sees it"), this.visibility));
     this.button = h("button", {type: "submit", class: "roll-button"}, "Roll");
-    // Keeps this roll for the character (saved.js sets onSave); only where a character rolls.
+    // Keeps this roll for the character, or for a seat without one (saved.js sets onSave).
     this.onSave = null;
-    this.saveButton = this.character ? h("button", {type: "button", class: "secondary save-roll",
-      onclick: () => this.onSave?.()}, "Save roll") : null;
+    this.saveButton = h("button", {type: "button", class: "secondary save-roll",
+      onclick: () => this.onSave?.()}, "Save roll");
     this.note = h("p", {class: "panel-note muted", hidden: true});
     this.error = h("p", {class: "error panel-error", id: "roll-error", role: "alert"});
     this.fieldset = h("fieldset", {class: "plain"}, parts, h("div", {class: "fields opts"}, opts),
@@ -472,7 +461,7 @@ export class Panel {
     this.visibility.closest(".field").classList.toggle("hidden-roll", hidden);
     this.button.classList.toggle("hidden-roll", hidden);
     const text = VISIBILITY.find(([v]) => v === value)[1];
-    this.button.textContent = busy ? "Rolling…" : hidden ? `🔒 Roll hidden: ${text}` : "Roll";
+    this.button.replaceChildren(...(busy ? ["Rolling…"] : hidden ? [lock(), ` Roll hidden: ${text}`] : ["Roll"]));
   }
 
   /** After a roll: the next one is for everyone again unless chosen otherwise. */

@@ -1,5 +1,5 @@
 // The player's room: header, roll panel with exact odds, live log, fair dice.
-import {connectionStatus, h} from "./dom.js";
+import {connectionStatus, h, lock} from "./dom.js";
 import {renderRoll} from "./dice.js";
 import {Log, short} from "./log.js";
 import {Odds} from "./odds.js";
@@ -65,6 +65,7 @@ function drawSeats() {
         onclick: () => removeSeat(s)}, `Remove ${s.name}`) : null);
   }));
   $("seat-count").textContent = seats.size;
+  seatsScroll();
   const manage = $("manage-seats");
   if (manage) {
     manage.hidden = !gm || ![...seats.values()].some((s) => s.role !== "gm");
@@ -72,12 +73,25 @@ function drawSeats() {
     manage.setAttribute("aria-pressed", String(managing));
   }
 }
+/** On a phone the seats scroll sideways in one row: a row that scrolls can be reached from the
+ * keyboard (and is named), one that does not is no extra tab stop. */
+function seatsScroll() {
+  const list = $("seats");
+  if (list.scrollWidth > list.clientWidth + 1) {
+    list.tabIndex = 0;
+    list.setAttribute("aria-label", "Seats at the table (scrolls sideways)");
+  } else {
+    list.removeAttribute("tabindex");
+    list.removeAttribute("aria-label");
+  }
+}
+addEventListener("resize", seatsScroll, {passive: true});
 function setSeats(list) {
   seats.clear();
   for (const s of list || []) seats.set(s.id, s);
   drawSeats();
 }
-/** Who is connected now: asked on opening and every 15 s while the page is in view. */
+/** Who is connected now: asked on connecting; after that the socket tells every change. */
 async function askHere() {
   if (document.visibilityState !== "visible" || !state.live) return;
   try {
@@ -90,7 +104,6 @@ async function askHere() {
     // The next round asks again.
   }
 }
-setInterval(askHere, 15000);
 $("manage-seats")?.addEventListener("click", () => {
   managing = !managing;
   drawSeats();
@@ -234,7 +247,7 @@ $("roll-form").addEventListener("submit", (e) => {
 function showLast(event) {
   const box = $("last-roll");
   box.replaceChildren(h("h3", null, "Your roll ", h("a", {href: `#ev-${event.seq}`}, `#${event.seq}`)),
-    event.data.hidden ? h("p", {class: "muted"}, "🔒 Only the GM sees this one.") : renderRoll(event.data));
+    event.data.hidden ? h("p", {class: "muted"}, lock(), " Only the GM sees this one.") : renderRoll(event.data));
   box.hidden = false;
 }
 
@@ -276,6 +289,15 @@ const socket = new RoomSocket(page.socket, {
   nextSession(msg) {
     if (state.status === "ended") drawOnward({link: msg.link, next: msg.session});
   },
+  notice(msg) {
+    if (msg.type === "here" && Array.isArray(msg.here)) {
+      here = new Set(msg.here);
+      drawSeats();
+    } else if (msg.type === "quick_rolls" && msg.character) {
+      quickRolls.set(msg.character.id, msg);
+      drawQuick();
+    }
+  },
   error(msg) {
     // (answers to this page's own requests go to whoever asked; see socket.request)
     if (msg.ref !== "heartbeat") {
@@ -286,18 +308,23 @@ const socket = new RoomSocket(page.socket, {
 
 // --- quick rolls ---------------------------------------------------------------------------
 const quick = $("quick");
-for (const group of page.quick_rolls || []) {
-  if (!group.rolls || !group.rolls.length) continue;
-  quick.append(h("div", {class: "quick-group", role: "group", "aria-label": `Quick rolls for ${group.character.name}`},
+// Each character's quick rolls (character id -> group); a sheet edited anywhere redraws them.
+const quickRolls = new Map((page.quick_rolls || []).map((group) => [group.character.id, group]));
+function drawQuick() {
+  for (const old of quick.querySelectorAll(":scope > .quick-rolls")) old.remove();
+  const groups = [...quickRolls.values()].filter((group) => group.rolls && group.rolls.length);
+  quick.prepend(...groups.map((group) => h("div", {class: "quick-group quick-rolls", role: "group",
+    "aria-label": `Quick rolls for ${group.character.name}`, "data-character": group.character.id},
     h("span", {class: "quick-who"}, group.character.name),
     group.rolls.map((roll) => h("button", {type: "button", class: "secondary small",
       onclick: () => {
         panel.fill(roll.request, group.character.id, roll.system, roll.label);
         panel.button.focus();
-      }}, roll.label))));
+      }}, roll.label)))));
+  quick.hidden = !quick.querySelector(".quick-group, .saved:not([hidden])");
 }
-quick.hidden = !quick.childElementCount;
-if (page.seat.characters?.length || page.role === "gm") {
+drawQuick();
+{ // every seat keeps saved rolls: its characters', or its own when it has none
   const saved = new SavedRolls({box: quick, panel, url: `/play/${page.session.code}/saved`,
     csrf: document.querySelector("meta[name=csrf-token]")?.content || "",
     roll: () => $("roll-form").requestSubmit()});

@@ -1,4 +1,5 @@
-// Saved rolls: each character's named rolls, kept on the server, one tap to roll. "Save roll"
+// Saved rolls: each character's named rolls (a seat's own, without a character), kept on the
+// server, one tap to roll. "Save roll"
 // keeps what the panel holds under its "What for" name; "Edit" renames or removes them.
 import {h} from "./dom.js";
 
@@ -46,13 +47,14 @@ export class SavedRolls {
   async saveCurrent() {
     const {system, request, character} = this.panel.current();
     const label = this.panel.label.value.trim();
-    if (character == null) return this.panel.showError("character", "pick who rolls it to save it");
+    // No character: the roll is the seat's own, where the seat has no character (the table
+    // says so otherwise).
     if (!label) {
       this.panel.showError(null, "Name it in What for first, like Longsword attack.");
       this.panel.label.focus();
       return;
     }
-    const err = await this.call("", "POST", {character, label, system, request});
+    const err = await this.call("", "POST", {character: character ?? null, label, system, request});
     if (err) this.panel.showError(err.field, err.message);
     else this.panel.announce?.(`Saved ${label}.`);
   }

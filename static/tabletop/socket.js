@@ -9,7 +9,7 @@ const MAX_DELAY = 30000;
 export class RoomSocket {
   constructor(path, handlers) {
     this.path = path;
-    this.on = handlers; // {hello, event, error, status, closed?}
+    this.on = handlers; // {hello, event, error, status, closed?, notice?}
     this.lastSeq = 0;
     this.attempt = 0;
     this.ws = null;
@@ -85,7 +85,8 @@ export class RoomSocket {
     }
     this.status(this.attempt ? "reconnecting" : "connecting");
     const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-    const ws = new WebSocket(`${scheme}//${location.host}${this.path}?after=${this.lastSeq}`);
+    // A page that shows the table's notices (who is here, quick rolls) asks for them.
+    const ws = new WebSocket(`${scheme}//${location.host}${this.path}?after=${this.lastSeq}${this.on.notice ? "&notices=1" : ""}`);
     this.ws = ws;
     this.ready = false;
     ws.onmessage = (msg) => {
@@ -131,6 +132,8 @@ export class RoomSocket {
       if (!this.answer(msg.ref, msg)) this.on.error(msg);
     } else if (msg.type === "next-session") {
       this.on.nextSession?.(msg);
+    } else if (msg.type === "here" || msg.type === "quick_rolls") {
+      this.on.notice?.(msg);
     }
   }
 

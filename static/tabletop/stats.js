@@ -25,9 +25,16 @@ export function chart(die) {
     x: (i * bar + bar * 0.12).toFixed(2), y: y(count).toFixed(2), width: (bar * 0.76).toFixed(2),
     height: Math.max(0, base - y(count)).toFixed(2), class: "bar"},
   svg("title", null, document.createTextNode(`${die.faces[i]}: ${count}`))));
-  const labels = die.faces.map((face, i) => (i % labelEvery === 0 || i === n - 1)
-    ? svg("text", {x: (i * bar + bar / 2).toFixed(2), y: height - 3, "text-anchor": "middle", class: "axis"}, document.createTextNode(String(face)))
-    : null);
+  // The first and last labels sit inside the chart (a centred "100" under the last bar of a
+  // d100 would be cut at the edge); a label too close to the last one gives way to it.
+  const shown = (i) => i === n - 1 || (i % labelEvery === 0 && (n - 1 - i >= labelEvery / 2 || n <= 12));
+  const narrow = n > 20; // bars narrower than their labels
+  const place = (i) => (narrow && i === 0 ? [0, "start"] : narrow && i === n - 1 ? [width, "end"] : [i * bar + bar / 2, "middle"]);
+  const labels = die.faces.map((face, i) => {
+    if (!shown(i)) return null;
+    const [x, anchor] = place(i);
+    return svg("text", {x: x.toFixed(2), y: height - 3, "text-anchor": anchor, class: "axis"}, document.createTextNode(String(face)));
+  });
   const fair = die.n ? svg("line", {x1: 0, x2: width, y1: y(expected).toFixed(2), y2: y(expected).toFixed(2), class: "fair-line"}) : null;
   const words = die.faces.map((f, i) => `${f}: ${die.counts[i]}`).join(", ");
   return svg("svg", {viewBox: `0 0 ${width} ${height}`, class: "stats-chart", role: "img",
@@ -61,6 +68,13 @@ export class StatsPanel {
     if (this.scope) this.scope.addEventListener("change", () => this.load());
   }
 
+  /** Hear a live event: one that brings dice (a roll, a reveal, a die used on an open roll)
+   * changes the figures. */
+  heard(event) {
+    const data = event.data || {};
+    if (event.kind === "roll" || event.kind === "roll.reveal" || (Array.isArray(data.dice) && data.dice.length)) this.soon();
+  }
+
   /** Reload a moment after a roll: several rolls in a burst cost one request, and the screens
    * of a room spread their requests over a second or two. */
   soon() {
@@ -89,8 +103,11 @@ export class StatsPanel {
     this.who.replaceChildren(h("option", {value: ""}, "whole table"), ...names.map((n) => h("option", {value: n}, n)));
     this.who.value = names.includes(chosen) ? chosen : "";
     const seat = report.seats.find((s) => s.who === (this.who.value || "Whole table"));
+    // The summary speaks of what the charts show: the whole table, or the seat chosen.
+    const rolls = this.who.value && seat ? seat.rolls : report.rolls;
+    const by = this.who.value ? ` by ${this.who.value}` : "";
     const hidden = report.hidden ? ` (${report.hidden} hidden ${report.hidden === 1 ? "roll" : "rolls"} not counted)` : "";
-    this.summary.textContent = `${report.rolls} ${report.rolls === 1 ? "roll" : "rolls"} counted over ${report.scope === "campaign" ? "the campaign" : "this session"}${hidden}.`;
+    this.summary.textContent = `${rolls} ${rolls === 1 ? "roll" : "rolls"}${by} counted over ${report.scope === "campaign" ? "the campaign" : "this session"}${hidden}.`;
     this.body.replaceChildren(...(seat ? seat.dice.map(dieCard) : [h("p", {class: "muted"}, "No dice rolled yet.")]));
   }
 }

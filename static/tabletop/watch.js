@@ -34,7 +34,7 @@ const socket = new RoomSocket(page.socket, {
     log.add(event, replay);
     if (replay && event.seq >= socket.caughtUp && log.flush) log.flush();
     if (event.kind === "session.end" && log.end) log.end();
-    if (stats && !replay && (event.kind === "roll" || event.kind === "roll.reveal")) stats.soon();
+    if (stats && !replay) stats.heard(event);
   },
 });
 socket.start();

@@ -38,6 +38,13 @@ ODDS = Body(
         Field("system", "choice", label="System", choices=tuple(sorted(system_ids()))),
         Field("request", "text", label="Request", max_length=8192, help="the request, as JSON"),
         Field("token", "text", label="Token", max_length=200, help="a bot's seat token"),
+        Field(
+            "check",
+            "choice",
+            label="Check",
+            choices=("1",),
+            help='1: a refused request answers 200 with "ok": false (checking as one types)',
+        ),
     ),
     "exact odds of a request before it is rolled (query parameters)",
 )
@@ -58,8 +65,18 @@ _ROLL_FIELDS = (
 
 SAVED_ROLL = Body(
     "POST /play/<code>/saved",
-    (Field("character", "int", label="Character", required=True, **ID), *_ROLL_FIELDS),
-    "keep a named roll for a character the seat acts for (JSON)",
+    (
+        Field(
+            "character",
+            "int",
+            label="Character",
+            nullable=True,
+            help="null: the seat's own (a player with no character)",
+            **ID,
+        ),
+        *_ROLL_FIELDS,
+    ),
+    "keep a named roll for a character the seat acts for, or for a seat without one (JSON)",
 )
 
 SAVED_ROLL_CHANGE = Body(
@@ -146,6 +163,7 @@ def join_body(data: Mapping[str, Any], *, form: bool) -> JoinBody:
 class OddsQuery:
     system: str | None
     request: dict[str, Any]
+    check: bool = False  # a refusal of the request answers 200 with "ok": false
 
 
 def odds_query(params: Mapping[str, Any]) -> OddsQuery:
@@ -161,4 +179,6 @@ def odds_query(params: Mapping[str, Any]) -> OddsQuery:
     if not isinstance(request, dict):
         raise invalid("expected a JSON object", field="request")
     request = check_fields((Field("request", "json"),), {"request": request})["request"]
-    return OddsQuery(system=values.get("system") or None, request=request)
+    return OddsQuery(
+        system=values.get("system") or None, request=request, check=values.get("check") == "1"
+    )

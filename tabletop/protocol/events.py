@@ -111,16 +111,31 @@ def _join_line(data: Mapping[str, Any], actor: str) -> str:
     return f"{seat.get('name') or actor} sits down{playing}"
 
 
+def roller_words(roll: Mapping[str, Any], roller: str) -> str:
+    """Who rolled and what for, as every place that shows a roll names it:
+    "Ana as Kael (Attack)"."""
+    character = (roll.get("character") or {}).get("name")
+    label = roll.get("label")
+    return (
+        roller
+        + (f" as {character}" if character and character != roller else "")
+        + (f" ({label})" if isinstance(label, str) and label else "")
+    )
+
+
+def roll_words(roll: Mapping[str, Any], roller: str) -> str:
+    """One roll's line: who rolled, as whom, what for, and what the dice said."""
+    return f"{roller_words(roll, roller)}: {roll.get('text') or ''}".strip()
+
+
 def _reveal_line(data: Mapping[str, Any], actor: str) -> str:
     roller = (data.get("roller") or {}).get("name") or "?"
-    text = (data.get("roll") or {}).get("text") or ""
-    return f"{actor} reveals {roller}'s roll #{data.get('seq')}" + (f": {text}" if text else "")
+    roll = data.get("roll") or {}
+    return f"{actor} reveals roll #{data.get('seq')} by " + roll_words(roll, roller)
 
 
 def _roll_line(data: Mapping[str, Any], actor: str) -> str:
-    character = (data.get("character") or {}).get("name")
-    who = f"{actor} ({character})" if character and character != actor else actor
-    return f"{who}: {data.get('text') or ''}".strip()
+    return roll_words(data, actor)
 
 
 POOL_RULE = "public; about a hidden roll, as hidden as the roll (judged for its roller)"

@@ -238,6 +238,31 @@ def message_payload(message: dict[str, Any]) -> dict[str, Any]:
     return payload
 
 
+def notice_on_commit(*, session_id: int, notice: dict[str, Any], seats: list[int]) -> None:
+    """Once the change commits, tell the room's sockets that ask for notices (``notices=1``):
+    the GM's and those of ``seats``. Nothing is stored: a notice lost (Redis away) is a screen
+    that shows the change on its next load."""
+
+    def send() -> None:
+        layer = get_channel_layer()
+        if layer is None:
+            return
+        message = {"type": "room.notice", "notice": notice, "seats": seats}
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            try:
+                async_to_sync(layer.group_send)(room_group(session_id), message)
+            except Exception:
+                log.exception("telling the room a notice failed")
+        else:  # called on an event loop's own thread (a test's): don't block it
+            task = loop.create_task(layer.group_send(room_group(session_id), message))
+            _sending.add(task)
+            task.add_done_callback(_sending.discard)
+
+    transaction.on_commit(send)
+
+
 def publish_on_commit(events: list[Event]) -> None:
     """Send committed events to their rooms from synchronous code (a view, the admin, a
     command). The room socket publishes its own units of work with ``hub.publish`` instead."""

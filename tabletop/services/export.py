@@ -212,10 +212,11 @@ def event_line(event: dict[str, Any]) -> str:
     if data.get("too_large"):
         return f"{name}: {kind} (too large to show here; it is in the full record)"
     text = data.get("text")
-    if isinstance(text, str) and text:
-        # A roll's line names its roller (older records' lines did not: name them here).
-        return f"{name}: {text}" if kind == "roll" and not text.startswith(name) else text
-    return log_line(kind=kind, data=data, actor=name)
+    if kind == "roll" and isinstance(text, str) and text.startswith(f"{name}:"):
+        return text  # a record whose roll line already named its roller
+    if kind in ("roll", "roll.reveal") or not (isinstance(text, str) and text):
+        return log_line(kind=kind, data=data, actor=name)
+    return text
 
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|~!])")
@@ -281,7 +282,7 @@ def markdown_head(head: dict[str, Any]) -> str:
 
 def markdown_lines(event: dict[str, Any]) -> list[str]:
     line = markdown_line(event_line(event), name=who(event))
-    lock = "🔒 " if event["visibility"] != "public" else ""
+    lock = "(hidden) " if event["visibility"] != "public" else ""
     out = [f"- **#{event['seq']}** {_when(event['at'])} {lock}{line}"]
     dice = (event.get("data") or {}).get("dice")
     if dice and event["kind"] == "roll":

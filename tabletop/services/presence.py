@@ -1,6 +1,7 @@
 """Who is at the table now: a seat is here while at least one of its sockets is open, in any
-server process. The sockets keep the count; screens ask for it (``here``) now and then, so
-coming and going writes nothing to the session's log."""
+server process. The sockets keep the count; when it changes the room's screens are told who is
+here (``hub.presence_changed``, pushed over the socket), and ``here`` answers whoever asks.
+Coming and going writes nothing to the session's log."""
 
 from __future__ import annotations
 
@@ -33,5 +34,9 @@ def _add(seat_ids: list[int], sign: int) -> None:
 
 def here(*, session: GameSession) -> list[int]:
     """The seats of the session with a socket open now (removed seats are gone)."""
-    seats = Seat.objects.filter(session=session, sockets__gt=0, removed_at__isnull=True)
+    return seats_here(session_id=session.pk)
+
+
+def seats_here(*, session_id: int) -> list[int]:
+    seats = Seat.objects.filter(session_id=session_id, sockets__gt=0, removed_at__isnull=True)
     return list(seats.order_by("pk").values_list("pk", flat=True))

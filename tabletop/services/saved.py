@@ -1,5 +1,6 @@
 """Saved rolls: a player keeps named rolls for their characters (the GM for any of the
-campaign's), checked like a roll is, so one tap rolls them."""
+campaign's; a player with no character for their seat), checked like a roll is, so one tap rolls
+them."""
 
 from __future__ import annotations
 
@@ -18,14 +19,23 @@ from .pools import character_for
 MAX_PER_CHARACTER = 40
 
 
+def _seat_keeps(seat: Seat) -> bool:
+    """A player with no character keeps saved rolls on the seat itself."""
+    return not seat.is_gm and not seat.characters.exists()
+
+
 def saved_for(*, seat: Seat) -> list[dict[str, Any]]:
-    """The seat's characters (the GM: the campaign's) with their saved rolls."""
+    """The seat's characters (the GM: the campaign's) with their saved rolls; first, with id
+    null, the seat's own (a player with no character, or rolls kept before one came)."""
     characters = (
         Character.objects.filter(campaign_id=seat.session.campaign_id)
         if seat.is_gm
         else seat.characters.all()
     )
     out = []
+    own = [_summary(r) for r in SavedRoll.objects.filter(seat=seat)]
+    if own or _seat_keeps(seat):
+        out.append({"id": None, "name": seat.name, "rolls": own})
     for character in characters.order_by("name").prefetch_related("saved_rolls"):
         out.append(
             {
@@ -58,16 +68,24 @@ def _checked(*, seat: Seat, label: Any, system: Any, request: Any) -> tuple[str,
 
 
 def save_roll(*, seat: Seat, character_id: Any, label: Any, system: Any, request: Any) -> SavedRoll:
-    """Keep a new roll for a character this seat acts for."""
-    character = character_for(seat=seat, character_id=character_id)
+    """Keep a new roll for a character this seat acts for; with no character, for a seat that
+    has none (its own)."""
+    owner: dict[str, Any]
+    if character_id is None:
+        if not _seat_keeps(seat):
+            raise invalid("pick the character who rolls it", field="character")
+        owner = {"seat": seat}
+    else:
+        owner = {"character": character_for(seat=seat, character_id=character_id)}
     label, system, request = _checked(seat=seat, label=label, system=system, request=request)
     with transaction.atomic():
-        rolls = SavedRoll.objects.select_for_update().filter(character=character)
+        rolls = SavedRoll.objects.select_for_update().filter(**owner)
         if rolls.count() >= MAX_PER_CHARACTER:
-            raise invalid(f"at most {MAX_PER_CHARACTER} saved rolls a character", field="label")
+            who = "a character" if "character" in owner else "a seat"
+            raise invalid(f"at most {MAX_PER_CHARACTER} saved rolls {who}", field="label")
         last = rolls.aggregate(last=Max("position"))["last"]
         return SavedRoll.objects.create(
-            character=character,
+            **owner,
             label=label,
             system=system,
             request=request,
@@ -79,7 +97,13 @@ def _own(*, seat: Seat, roll_id: Any) -> SavedRoll:
     if isinstance(roll_id, bool) or not isinstance(roll_id, int):
         raise invalid("expected a saved roll's id", field="id")
     roll = SavedRoll.objects.select_related("character").filter(pk=roll_id).first()
-    if roll is None or roll.character.campaign_id != seat.session.campaign_id:
+    if roll is not None and roll.seat_id is not None:
+        if roll.seat_id != seat.pk:
+            raise not_found("no such saved roll")
+        return roll
+    if roll is None or roll.character is None:
+        raise not_found("no such saved roll")
+    if roll.character.campaign_id != seat.session.campaign_id:
         raise not_found("no such saved roll")
     character_for(seat=seat, character_id=roll.character_id)  # refuses another's character
     return roll

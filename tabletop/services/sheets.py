@@ -7,8 +7,10 @@ from typing import Any
 
 from rules.engines import RuleError, get_system
 
-from ..models import Campaign, Character, Seat
+from ..models import Campaign, Character, GameSession, Seat, SessionStatus
+from ..selectors.campaigns import quick_rolls_of
 from .errors import ServiceError, forbidden, invalid
+from .events import notice_on_commit
 from .pools import character_for
 
 
@@ -21,7 +23,23 @@ def update_sheet(*, seat: Seat, character_id: Any, sheet: Any) -> Character:
         raise ServiceError.from_rule(exc, prefix="") from None
     character.sheet = checked
     character.save(update_fields=["sheet"])
+    _tell_quick_rolls(character)
     return character
+
+
+def _tell_quick_rolls(character: Character) -> None:
+    """The character's quick rolls follow its sheet: every live room of the campaign tells the
+    seats playing it (and the GM) at once, so no page needs a reload."""
+    (quick,) = quick_rolls_of(campaign=character.campaign, characters=[character])
+    notice = {"type": "quick_rolls", **quick}
+    live = GameSession.objects.filter(campaign_id=character.campaign_id, status=SessionStatus.LIVE)
+    for session_id in live.values_list("pk", flat=True):
+        seats = Seat.objects.filter(
+            session_id=session_id, characters=character, removed_at__isnull=True
+        )
+        notice_on_commit(
+            session_id=session_id, notice=notice, seats=list(seats.values_list("pk", flat=True))
+        )
 
 
 def update_settings(*, seat: Seat, settings: Any) -> Campaign:

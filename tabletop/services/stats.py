@@ -36,6 +36,7 @@ class Tally:
         self.counts: dict[tuple[str, str], dict[int, int]] = defaultdict(lambda: defaultdict(int))
         self.sides: dict[str, int] = {}
         self.rolls = 0  # events whose dice were counted
+        self.rolls_by: dict[str, int] = defaultdict(int)  # the same, per seat
         self.hidden = 0  # events with dice the viewer may not see (not counted)
 
     def add_dice(self, who: str, dice: Any) -> bool:
@@ -70,6 +71,7 @@ class Tally:
         return [
             {
                 "who": who,
+                "rolls": self.rolls if who == WHOLE_TABLE else self.rolls_by[who],
                 "dice": sorted(people[who], key=lambda d: (d["die"] != "dF", len(d["faces"]))),
             }
             for who in order
@@ -98,6 +100,7 @@ def tally_rows(tally: Tally, rows: Iterable[Row], viewer: Viewer | None, counted
             if tally.add_dice(roller, roll.get("dice")):
                 counted.add(original)
                 tally.rolls += 1
+                tally.rolls_by[roller] += 1
                 tally.hidden -= 1  # it was hidden from this viewer, and now counts
             continue
         if "dice" not in data:
@@ -108,10 +111,12 @@ def tally_rows(tally: Tally, rows: Iterable[Row], viewer: Viewer | None, counted
         ):
             tally.hidden += 1
             continue
-        if tally.add_dice(actor_name or "The table", data["dice"]):
+        who = actor_name or "The table"
+        if tally.add_dice(who, data["dice"]):
             if visibility != "public":  # (only a hidden roll can be revealed later)
                 counted.add(seq)
             tally.rolls += 1
+            tally.rolls_by[who] += 1
     return last
 
 

@@ -205,6 +205,12 @@ SPENT = (
             ev.RESOURCES,
             ev.int_field("successes", help="the roll's new successes (an extra success)"),
             ev.int_field("net", help="the roll's new net result (an extra success)"),
+            Field(
+                "roll_text",
+                "text",
+                max_length=100_000,
+                help="the roll's line with its new numbers (an extra success)",
+            ),
             Field("costly_avoided", "bool", help="the roll's costly success is avoided"),
             ev.int_field(
                 "lasts_round", min=1, help="the round a character point doubles (d6-chance)"

@@ -572,6 +572,13 @@ def _extra_successes(roll: Event, amount: int) -> dict[str, Any]:
     out: dict[str, Any] = {"successes": (roll.data.get("successes") or 0) + bought}
     if roll.data.get("net") is not None:
         out["net"] = roll.data["net"] + bought
+    # The roll's line says the same as its numbers (what the table added after the engine's
+    # words, such as notes, stays as it was).
+    stored = str(roll.data.get("text") or "")
+    was = rules.DISCORDIAN.describe(roll.data)
+    out["roll_text"] = rules.DISCORDIAN.describe({**roll.data, **out}) + (
+        stored[len(was) :] if stored.startswith(was) else ""
+    )
     return out
 
 

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
-import time
+import json
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -18,8 +17,9 @@ from rules.engines import GameSystem, OddsTooLarge, RuleError, get_system
 
 from ..limits import Buckets
 from ..models import Character, GameSession, Player, Seat, SessionStatus
-from ..protocol.bodies import join_body, odds_query
+from ..protocol.bodies import OddsQuery, join_body, odds_query
 from ..selectors.campaign_link import campaign_link, following_session, onward
+from ..selectors.campaigns import quick_rolls_of
 from ..selectors.odds import OddsBusy, OddsFailed, odds_for
 from ..selectors.room import fairness, seat_summary, session_summary
 from ..services.access import Access, player_cookie_name, resolve_access, seat_cookie_name
@@ -104,28 +104,19 @@ def switch_seat(request: HttpRequest, code: str) -> HttpResponse:
     return response
 
 
-# What the room page may spend building its characters' quick rolls.
+# What the room page may spend building its characters' quick rolls (selectors/campaigns.py).
 QUICK_ROLLS_SECONDS = 1.0
 
 
 def room_context(access: Access) -> dict[str, Any]:
     session, seat = access.session, access.seat
     system = get_system(session.campaign.system)
-    settings_ = session.campaign.settings or {}
     characters = (
         list(seat.characters.all()) if not seat.is_gm else list(session.campaign.characters.all())
     )
-    quick = []
-    # Each sheet's quick rolls cost time linear in the sheet, and sheets are bounded by their
-    # schema; a campaign of many characters still stops here once the page's time is spent
-    # (the rest get their quick rolls on the next load, and none on this one).
-    deadline = time.monotonic() + QUICK_ROLLS_SECONDS
-    for character in characters:
-        rolls: list[Any] = []
-        if time.monotonic() < deadline:
-            with contextlib.suppress(RuleError):  # (a sheet its schema refuses: none)
-                rolls = system.quick_rolls(character.sheet or {}, settings_)
-        quick.append({"character": {"id": character.pk, "name": character.name}, "rolls": rolls})
+    quick = quick_rolls_of(
+        campaign=session.campaign, characters=characters, seconds=QUICK_ROLLS_SECONDS
+    )
     page = {
         "session": session_summary(session),
         "seat": seat_summary(seat),
@@ -318,6 +309,16 @@ async def odds(request: HttpRequest, code: str) -> HttpResponse:
         query = odds_query({key: request.GET.get(key) for key in request.GET})
     except ServiceError as exc:
         return error_answer(exc)
+    answer = await _odds_answer(query, table_system)
+    if query.check and answer.status_code in (400, 422):
+        # Checking as one types: a request not finished yet is an answer, not a failed call
+        # (the browser would log every keystroke's 400 as an error).
+        refusal = json.loads(answer.content)
+        return JsonResponse({"ok": False, "status": answer.status_code, **refusal})
+    return answer
+
+
+async def _odds_answer(query: OddsQuery, table_system: str) -> HttpResponse:
     system_id = query.system or table_system
     if system_id not in {table_system, "generic"}:
         return error_answer(invalid("not played at this table", field="system"))

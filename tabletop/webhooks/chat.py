@@ -16,7 +16,7 @@ from typing import Any
 from ..models import Event
 from ..selectors.events import event_message, for_everyone
 from ..selectors.room import session_summary
-from ..services.export import event_line, who
+from ..services.export import event_line
 from ..services.watch import without_invite
 
 DISCORD_CHARS = 2000  # Discord refuses longer content
@@ -34,17 +34,6 @@ def chat_line(event: Event) -> str:
     was for ("Ana as Kael (Attack): 1d20 (19) + 5 = 24")."""
     message = for_everyone(event_message(event))
     line = event_line(message)
-    data = message.get("data") or {}
-    name = who(message)
-    if message["kind"] == "roll" and not data.get("hidden") and line.startswith(f"{name}:"):
-        character = (data.get("character") or {}).get("name")
-        label = data.get("label")
-        line = (
-            name
-            + (f" as {character}" if character else "")
-            + (f" ({label})" if label else "")
-            + line[len(name) :]
-        )
     title = without_invite(session_summary(event.session))["title"]
     return " ".join(f"[{title}] #{event.seq} {line}".split())
 

@@ -137,3 +137,101 @@ class AccessibilityTests(BrowserTestCase):
             self.check(gm_page, name)
         self.assertGreater(self.checked, 25)
         self.assertEqual(self.found, [], "serious or critical axe violations")
+
+
+# What a finger can hit (WCAG's enhanced target size): every control's box, or a check box's
+# whole label, at least this tall and wide.
+TARGET = 44
+
+MEASURE = """() => {
+  const seen = new Set();
+  const out = [];
+  for (const el of document.querySelectorAll("button, input, select, textarea, summary")) {
+    const check = el.matches("input[type=checkbox], input[type=radio]");
+    const box = check ? el.closest("label") || el : el;
+    if (seen.has(box)) continue;
+    seen.add(box);
+    const style = getComputedStyle(box);
+    const r = box.getBoundingClientRect();
+    if (!r.width || !r.height || style.visibility === "hidden") continue;
+    if (el.closest("[hidden], .visually-hidden")) continue;
+    const name = (box.getAttribute("aria-label") || box.textContent || el.id || el.tagName)
+      .trim().slice(0, 40);
+    const round = (n) => Math.round(n * 10) / 10;
+    out.push({name, height: round(r.height), width: round(r.width)});
+  }
+  return out;
+}"""
+
+
+NAMED_AS_SHOWN = """() => {
+  // Words only (as axe-core compares them): the shown words must stand whole in the name.
+  const words = (text) => ` ${text.toLowerCase().replace(/[^\\p{L}\\p{N}]+/gu, " ").trim()} `;
+  return [...document.querySelectorAll("button[aria-label]")]
+    .filter((b) => b.getClientRects().length && words(b.textContent).trim())
+    .filter((b) => !words(b.getAttribute("aria-label")).includes(words(b.textContent)))
+    .map((b) => `${b.textContent.trim()} / ${b.getAttribute("aria-label")}`);
+}"""
+
+
+class PhoneTargetTests(BrowserTestCase):
+    def setUp(self) -> None:
+        def make():
+            gm = get_user_model().objects.create_user(
+                "gm", password=GM_PASSWORD, is_staff=True, is_superuser=True
+            )
+            return ensure_demo_tables(gm=gm)
+
+        self.tables = off_thread(make)
+
+    def test_every_control_in_every_phone_room_is_a_44px_target_and_axe_finds_nothing(self):
+        """Each system's room as a player with a character sees it (their own tools, a real
+        log), on a phone and a desktop, and once the session ended on a phone: every control at
+        least 44 px on the phone, and no serious or critical axe violation anywhere."""
+        small: list[tuple[str, dict]] = []
+        found: list[dict] = []
+        measured = 0
+        for table in self.tables:
+            session = table.session
+            character = off_thread(
+                lambda session=session: Character.objects.filter(campaign=session.campaign)
+                .order_by("pk")
+                .first()
+            )
+            body = self.join(session, "Ana", character=character.pk if character else None)
+            player = off_thread(lambda body=body: Seat.objects.get(pk=body["seat"]["id"]))
+            for name in ("Bartholomew", "Cunegonde", "Dagobert", "Ermengarde"):
+                self.join(session, name)  # more seats than one row of a phone holds
+            off_thread(lambda session=session, player=player: fill_log(session, player))
+            url = f"{self.live_server_url}/play/{session.invite_code}/?token={body['token']}"
+            for viewport, name in ((PHONE_390, "phone"), (DESKTOP, "desktop")):
+                page = self.open_page(viewport=viewport)
+                page.goto(url)
+                self.wait_live(page)
+                page.wait_for_selector("#log li[data-kind='roll.reveal']")
+                for violation in self.axe(page, f"room-{table.system}-player-{name}"):
+                    found.append({"page": f"{table.system}-{name}", **violation})
+                # A control's name starts with the words it shows (speech input says those).
+                mismatched = page.evaluate(NAMED_AS_SHOWN)
+                found += [{"page": f"{table.system}-{name}", "name": m} for m in mismatched]
+                if name == "phone":
+                    controls = page.evaluate(MEASURE)
+                    measured += len(controls)
+                    small += [
+                        (table.system, c)
+                        for c in controls
+                        if c["height"] < TARGET or c["width"] < TARGET
+                    ]
+                    self.shot(page, f"room-{table.system}-player-phone-targets")
+                page.close()
+            off_thread(lambda session=session: end_session(session_id=session.pk))
+            ended = self.open_page(viewport=PHONE_390)
+            ended.goto(url)
+            ended.wait_for_selector("#log li[data-kind='session.end']")
+            for violation in self.axe(ended, f"room-{table.system}-ended-phone"):
+                found.append({"page": f"{table.system}-ended-phone", **violation})
+            ended.close()
+        self.assertGreater(measured, 100)
+        self.maxDiff = None
+        self.assertEqual(small, [], f"controls under {TARGET} px on a phone")
+        self.assertEqual(found, [], "serious or critical axe violations")

@@ -57,7 +57,10 @@ class RoomPageTests(BrowserTestCase):
         ana.click(".roll-button")
         hidden = bob.locator("#log li.ev-hidden")
         hidden.wait_for()
-        self.assertIn("🔒 a hidden roll by Ana", hidden.inner_text())
+        self.assertIn("a hidden roll by Ana", hidden.inner_text())
+        # The page's own padlock (SVG), not an emoji that shows as a box without an emoji font.
+        self.assertGreaterEqual(hidden.locator("svg.icon-lock").count(), 1)
+        self.assertNotIn("\U0001f512", hidden.inner_text())
         self.assertEqual(hidden.locator(".die").count(), 0)
         mine = ana.locator("#log li[data-kind=roll]").last
         mine.locator(".reveal").wait_for()

@@ -169,7 +169,7 @@ class RoomPoolsTests(BrowserTestCase):
 
         # Survive: a table action with no roll, after a confirmation.
         ana.once("dialog", lambda dialog: dialog.accept())
-        ana.get_by_role("button", name="Kira Vess survives (1 character point)").click()
+        ana.get_by_role("button", name="Survive: Kira Vess (1 character point)").click()
         self.wait_text(ana, "#table-card .amt", "Character points 1")
         self.shot(ana, "room-d6-phone-dark-points")
 

@@ -127,13 +127,13 @@ def error(text: str, field: str = "notation") -> RuleError:
     [
         ("", "empty"),
         ("   ", "empty"),
-        ("2d", "die size"),
-        ("2d6+", "expected a number"),
-        ("2d6 3", "column 5"),
+        ("2d", "the die size after 'd' (like 2d6) is missing at the end"),
+        ("2d6+", "a number, a die like 2d6, '(' or '{' is missing at the end"),
+        ("2d6 3", "the number 3 does not belong here: join terms with + or - at column 5"),
         ("2x6", "column 2"),
         ("abc", "column 1"),
-        ("(2d6", "close"),
-        ("2d6)", "unmatched"),
+        ("(2d6", "the '(' at column 1 is never closed: add ')'"),
+        ("2d6)", "')' closes nothing: there is no '(' before it"),
         ("2d6kh", "how many"),
         ("2d6kh1kl1", "only one keep"),
         ("2d6!!!", "only one explosion"),
@@ -146,7 +146,7 @@ def error(text: str, field: str = "notation") -> RuleError:
         ("1.5", "column 2"),
         ("1e3", "column 2"),
         ("d%%", "at the end"),  # "%" after a term is a remainder, missing its divisor
-        ("3d6 +* 2", "expected a number"),
+        ("3d6 +* 2", "at column 6 there should be a number, a die like 2d6, '(' or '{', not '*'"),
         ("2d6pl", "column 4"),
     ],
 )
@@ -247,3 +247,15 @@ def test_random_token_soup_parses_or_raises_rule_error(pieces: list[str]) -> Non
 def test_any_unicode_parses_or_raises_rule_error(text: str) -> None:
     with contextlib.suppress(RuleError):
         parse(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="0123456789dDfF+-*/()!{}<>=khlrom%[] ", max_size=14))
+def test_errors_read_as_a_person_says_them(text: str) -> None:
+    """No parser jargon ("expected X, found Y", "unexpected", "end of notation"): what is
+    missing or out of place, and where."""
+    try:
+        parse(text)
+    except RuleError as exc:
+        for jargon in ("found ", "unexpected", "end of notation", "unmatched"):
+            assert jargon not in exc.reason, (text, exc.reason)

@@ -415,3 +415,18 @@ def test_same_seed_same_dice() -> None:
 def test_a_thousand_dice_roll_quickly() -> None:
     ev = evaluate(parse("1000d1000"), FairStream(b"s" * 32, "", 1))
     assert len(ev.dice) == 1000
+
+
+def test_the_die_that_exploded_is_marked_and_so_is_the_die_it_brought() -> None:
+    ev = roll("8d6!", [6, 2, 1, 1, 1, 1, 1, 1, 1])
+    assert [d.get("explodes", False) for d in ev.dice] == [True] + [False] * 8
+    assert [d.get("exploded", False) for d in ev.dice] == [False, True] + [False] * 7
+    assert not any(d.get("compounded") for d in ev.dice)
+
+
+def test_a_compounded_die_counts_once_among_the_kept() -> None:
+    ev = roll("6d10!!k3", [10, 4, 7, 2, 9, 1, 3])
+    assert [d.get("explodes", False) for d in ev.dice] == [True] + [False] * 6
+    assert [d.get("compounded", False) for d in ev.dice] == [False, True] + [False] * 5
+    whole_dice = [d for d in ev.dice if not d.get("compounded")]
+    assert [d["role"] for d in whole_dice].count("kept") == 3

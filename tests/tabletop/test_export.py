@@ -299,3 +299,30 @@ def test_daphne_streams_a_long_record_and_then_sends_the_kept_one(live_session, 
     assert [e["seq"] for e in made["events"]][:last] == list(range(1, last + 1))
     assert made == kept  # the second came from the file the first left
     assert (tmp_path / "kept" / str(live_session.pk) / "spectator.json").read_bytes() == texts[0]
+
+
+def test_every_export_keeps_a_rolls_character_and_what_it_was_for(client, live_session, gm):
+    from tabletop.models import Character
+
+    ana = join_session(session=live_session, name="Ana")
+    kael = Character.objects.create(campaign=live_session.campaign, name="Kael")
+    ana.seat.characters.add(kael)
+    gm_at_table = gm_seat(session=live_session, user=gm)
+    shown = make_roll(
+        seat_id=ana.seat.pk, request={"notation": "2d6+3"}, label="Attack", character=kael.pk
+    )
+    hidden = make_roll(
+        seat_id=ana.seat.pk,
+        request={"notation": "1d20"},
+        label="Sneak",
+        character=kael.pk,
+        visibility="gm",
+    )
+    reveal = reveal_roll(seat=gm_at_table, seq=hidden.seq)
+    code = live_session.invite_code
+    text = body(client.get(f"/play/{code}/export.md", {"token": ana.token})).decode()
+    assert f"Ana as Kael (Attack): {shown.data['text']}" in text
+    assert f"GM reveals roll \\#{hidden.seq} by Ana as Kael (Sneak): " in text  # (# escaped)
+    page = body(client.get(f"/play/{code}/export.html", {"token": ana.token})).decode()
+    assert "Ana as Kael (Attack): " in page and "by Ana as Kael (Sneak): " in page
+    assert reveal.seq > hidden.seq

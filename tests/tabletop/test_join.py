@@ -162,3 +162,23 @@ def test_two_hundred_players_sit_at_one_table(live_session, monkeypatch):
     with pytest.raises(ServiceError) as err:
         seats.join_session(session=live_session, name="One too many")
     assert "full" in str(err.value)
+
+
+def test_checking_as_one_types_answers_200_with_ok_false(client, live_session):
+    url = f"/play/{live_session.invite_code}/odds"
+    post_json(client, f"/play/{live_session.invite_code}/join", {"name": "Ana"})
+    typing = {"system": "generic", "request": json.dumps({"notation": "2d"}), "check": "1"}
+    answer = client.get(url, typing)
+    assert answer.status_code == 200
+    body = answer.json()
+    assert body["ok"] is False and body["status"] == 400
+    assert body["error"]["field"] == "request.notation"
+    assert "the die size after 'd' (like 2d6) is missing at the end" in body["error"]["message"]
+    big = {"system": "generic", "request": json.dumps({"notation": "1000d1000"}), "check": "1"}
+    too_large = client.get(url, big)
+    assert too_large.status_code == 200 and too_large.json()["ok"] is False
+    done = client.get(url, {**typing, "request": json.dumps({"notation": "2d6"})})
+    assert done.status_code == 200 and done.json()["distribution"]["7"] == pytest.approx(6 / 36)
+    # Without check=1 the same refusal is the documented 400.
+    plain = {key: value for key, value in typing.items() if key != "check"}
+    assert client.get(url, plain).status_code == 400

@@ -217,8 +217,12 @@ def test_extra_success_only_on_a_successful_roll_of_ones_own(disco):
         )
         if roll.data["outcome"] == "success":
             break
-    send(ana, "resource.spend", character=eris.pk, use="extra-success", roll=roll.seq)
+    spent = send(ana, "resource.spend", character=eris.pk, use="extra-success", roll=roll.seq)
     assert amount(eris, "luck") == 1
+    # The roll's line says what its numbers now say.
+    net = roll.data["net"] + 1
+    assert spent.data["net"] == net and f"= net {net}:" in spent.data["roll_text"]
+    assert f"= net {roll.data['net']}:" in roll.data["text"]
 
 
 def test_avoiding_a_costly_success_costs_the_1s_once(gm):

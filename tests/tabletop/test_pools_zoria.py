@@ -334,3 +334,17 @@ def test_the_reroll_spend_event_shows_the_old_roll_closed(table):
     event = zoria.spend_dice(seat_id=ana.pk, effect="reroll", roll=roll.seq)
     assert event.data["open_roll"]["open"] is False
     assert event.data["open_roll"]["declared"] == "re-rolled"
+
+
+def test_dice_added_with_use_a_die_count_in_the_statistics(table):
+    from tabletop.services.export import viewer_for_seat
+    from tabletop.services.stats import session_stats
+
+    ana = sit(table, "Ana", "Kael")
+    roll = check(ana, table["c"]["Kael"])
+    used = zoria.use_die(seat_id=ana.pk, roll=roll.seq)
+    report = session_stats(session=table["session"], viewer=viewer_for_seat(ana))
+    d6 = next(
+        d for s in report["seats"] if s["who"] == "Ana" for d in s["dice"] if d["die"] == "d6"
+    )
+    assert d6["n"] == len(used.data["dice"])

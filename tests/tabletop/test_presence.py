@@ -139,3 +139,36 @@ def test_here_is_answered_to_seated_visitors_only(client, live_session):
     client.post(f"/play/{live_session.invite_code}/join", body, content_type="application/json")
     answer = client.get(f"/play/{live_session.invite_code}/here")
     assert answer.status_code == 200 and answer.json() == {"here": []}
+
+
+@pytest.mark.asyncio
+async def test_who_is_here_is_pushed_to_the_sockets_that_ask_never_stored():
+    from channels.testing import WebsocketCommunicator
+
+    from tabletop.asgi import application
+    from tests.tabletop.test_consumer import ORIGIN
+
+    table = await make_table()
+    session = table["session"]
+    ana_token = await seat_token(session, "Ana")
+    bo_token = await seat_token(session, "Bo")
+    ana, bo = await seat_named(session, "Ana"), await seat_named(session, "Bo")
+    before = await database_sync_to_async(Event.objects.filter(session=session).count)()
+    watching = WebsocketCommunicator(
+        application, f"/ws/play/{table['code']}/?token={ana_token}&notices=1", headers=[ORIGIN]
+    )
+    assert (await watching.connect())[0]
+    assert (await watching.receive_json_from(timeout=5))["type"] == "hello"
+    assert await watching.receive_json_from(timeout=5) == {"type": "here", "here": [ana.pk]}
+    plain, _ = await connect(table["code"], token=ana_token)  # a second tab, not asking
+    bo_socket, _ = await connect(table["code"], token=bo_token)
+    told = await watching.receive_json_from(timeout=5)
+    while told["here"] != [ana.pk, bo.pk]:  # (Ana's second tab may be told first)
+        told = await watching.receive_json_from(timeout=5)
+    await bo_socket.disconnect()
+    assert await watching.receive_json_from(timeout=5) == {"type": "here", "here": [ana.pk]}
+    assert await plain.receive_nothing(timeout=0.5)  # a socket that did not ask is not told
+    after = await database_sync_to_async(Event.objects.filter(session=session).count)()
+    assert after == before  # coming and going is not in the log
+    await plain.disconnect()
+    await watching.disconnect()

@@ -138,3 +138,26 @@ def test_a_sheet_body_takes_only_the_sheet(live_session, campaign):
     )
     assert answer.status_code == 400
     assert answer.json()["error"]["field"] == "owner"
+
+
+def test_a_player_with_no_character_keeps_rolls_on_the_seat(live_session, campaign):
+    cy = sit(live_session, "Cy")
+    empty = send(cy, live_session, "get").json()["characters"]
+    assert empty == [{"id": None, "name": "Cy", "rolls": []}]
+    body = {"character": None, "label": "Fireball", "request": {"notation": "8d6"}}
+    answer = send(cy, live_session, "post", body=body)
+    assert answer.status_code == 200, answer.content
+    (own,) = answer.json()["characters"]
+    assert own["id"] is None and [r["label"] for r in own["rolls"]] == ["Fireball"]
+    roll_id = own["rolls"][0]["id"]
+    # Nobody else's: another seat can neither change nor forget it.
+    wren = Character.objects.create(campaign=campaign, name="Wren")
+    ana = sit(live_session, "Ana", wren)
+    assert send(ana, live_session, "delete", f"/{roll_id}").status_code == 404
+    assert send(ana, live_session, "post", f"/{roll_id}", {"label": "Mine"}).status_code == 404
+    # A player with a character names whose roll it is.
+    refused = send(ana, live_session, "post", body=body)
+    assert refused.status_code == 400 and refused.json()["error"]["field"] == "character"
+    assert send(cy, live_session, "post", f"/{roll_id}", {"label": "Big boom"}).status_code == 200
+    assert send(cy, live_session, "delete", f"/{roll_id}").status_code == 200
+    assert not SavedRoll.objects.exists()

@@ -111,7 +111,8 @@ async def roll_heavy(port: int, code: str, token: str, count: int) -> int:
         json.loads(await ws.recv())
         last = 0
         for i in range(count):
-            message = {"type": "roll", "ref": i, "request": {"notation": "500d6!>2"}}
+            # (heavy events, well inside the 256 KiB an event may take)
+            message = {"type": "roll", "ref": i, "request": {"notation": "400d6!>2"}}
             await ws.send(json.dumps(message))
             while True:
                 reply = json.loads(await asyncio.wait_for(ws.recv(), 20))

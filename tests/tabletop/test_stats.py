@@ -134,3 +134,10 @@ def test_manage_py_verify_can_report_every_die_once_the_session_has_ended(table)
     text = out.getvalue()
     assert "every die verified" in text and "4 rolls counted" in text
     assert "hidden rolls not counted" not in text
+
+
+def test_each_seat_says_how_many_of_its_rolls_were_counted(table):
+    report = session_stats(session=table["session"], viewer=viewer_for_seat(table["ana"].seat))
+    rolls = {s["who"]: s["rolls"] for s in report["seats"]}
+    assert rolls == {"Whole table": 2, "Ana": 2}
+    assert report["rolls"] == 2

@@ -66,3 +66,23 @@ def test_a_huge_roll_is_posted_as_its_line_within_the_body_limit(live_session, m
     decoded = json.loads(sent)
     assert decoded["event"]["data"] == {"too_large": True}
     assert len(decoded["content"]) <= 2000 and len(decoded["text"]) <= 4000
+
+
+def test_a_reveals_line_keeps_the_rolls_character_and_what_it_was_for(live_session, gm):
+    from tabletop.services.rolls import reveal_roll
+    from tabletop.services.seats import gm_seat
+
+    seat = join_session(session=live_session, name="Ana").seat
+    kael = Character.objects.create(campaign=live_session.campaign, name="Kael")
+    seat.characters.add(kael)
+    roll = make_roll(
+        seat_id=seat.pk,
+        request={"notation": "2d6+3"},
+        label="Attack",
+        character=kael.pk,
+        visibility="gm",
+    )
+    reveal = reveal_roll(seat=gm_seat(session=live_session, user=gm), seq=roll.seq)
+    assert chat_line(reveal).startswith(
+        f"[Session one] #{reveal.seq} GM reveals roll #{roll.seq} by Ana as Kael (Attack): 2d6 "
+    )

@@ -516,9 +516,11 @@ def _unit_roller(die: Dice) -> UnitRoller:
                         ctx.capped = True
                         break
                     extra += 1
+                    rec["explodes"] = True
                     rec, face, value = one(src, role, True, exploded=True)
                     dice.append(rec)
                     if compound:
+                        rec["compounded"] = True
                         slot[0][0] += value
                         slot[0][1].append(rec)
                     else:

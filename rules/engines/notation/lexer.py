@@ -81,6 +81,8 @@ def tokenize(text: str, field: str) -> list[Token]:
                 i += len(kind)
                 break
         else:
-            raise NotationError(field, f"unexpected '{text[i]}' at column {col}", col)
+            raise NotationError(
+                field, f"'{text[i]}' at column {col} is not part of dice notation", col
+            )
     tokens.append(Token("end", 0, n + 1))
     return tokens

@@ -158,12 +158,25 @@ class _Parser:
 
     def describe(self, tok: Token) -> str:
         if tok.kind == "end":
-            return "end of notation"
+            return "the end"
         if tok.kind == "int":
-            return f"number {tok.value}"
+            return f"the number {tok.value}"
         if tok.kind == "label":
-            return f"label [{tok.text}]"
+            return f"the label [{tok.text}]"
         return f"'{tok.kind}'"
+
+    def wanted(self, what: str, tok: Token | None = None) -> NotationError:
+        """What should come next and is not there, said as a person would say it: "the die
+        size after 'd' (like 2d6) is missing at the end", "at column 5 there should be a
+        number, not '*'"."""
+        tok = tok or self.tok
+        if tok.kind == "end":
+            return NotationError(self.field, f"{what} is missing at the end", tok.col)
+        return NotationError(
+            self.field,
+            f"at column {tok.col} there should be {what}, not {self.describe(tok)}",
+            tok.col,
+        )
 
     def number(self, what: str, *, signed: bool = False) -> int:
         sign = 1
@@ -171,7 +184,7 @@ class _Parser:
             sign = -1 if self.advance().kind == "-" else 1
         tok = self.tok
         if tok.kind != "int":
-            raise self.fail(f"expected {what}, found {self.describe(tok)}")
+            raise self.wanted(what, tok)
         self.advance()
         value = sign * tok.value
         if abs(value) > MAX_MODIFIER:
@@ -185,10 +198,11 @@ class _Parser:
 
     def expect(self, kind: str, opener: Token) -> None:
         if self.tok.kind != kind:
-            raise self.fail(
-                f"expected '{kind}' to close the '{opener.kind}' at column {opener.col}, found "
-                f"{self.describe(self.tok)}"
-            )
+            if self.tok.kind == "end":
+                raise self.fail(
+                    f"the '{opener.kind}' at column {opener.col} is never closed: add '{kind}'"
+                )
+            raise self.wanted(f"'{kind}' to close the '{opener.kind}' at column {opener.col}")
         self.advance()
 
     # -- grammar -------------------------------------------------------------------------
@@ -196,8 +210,13 @@ class _Parser:
         node = self.sum(0)
         if self.tok.kind != "end":
             if self.tok.kind in (")", "}"):
-                raise self.fail(f"unmatched '{self.tok.kind}'")
-            raise self.fail(f"unexpected {self.describe(self.tok)}")
+                opening = "(" if self.tok.kind == ")" else "{"
+                raise self.fail(
+                    f"'{self.tok.kind}' closes nothing: there is no '{opening}' before it"
+                )
+            raise self.fail(
+                f"{self.describe(self.tok)} does not belong here: join terms with + or -"
+            )
         return node
 
     def sum(self, depth: int) -> Node:
@@ -268,9 +287,7 @@ class _Parser:
             return Const(tok.value, tok.col)
         if tok.kind in ("d", "df"):
             return self.dice(1, False, tok, depth)
-        raise self.fail(
-            f"expected a number, a die like 2d6, '(' or '{{', found {self.describe(tok)}"
-        )
+        raise self.wanted("a number, a die like 2d6, '(' or '{'", tok)
 
     def sub_sum(self, depth: int, *, exact: bool) -> Node:
         outer, self.exact = self.exact, exact
@@ -284,7 +301,7 @@ class _Parser:
         name = name_tok.kind
         opener = self.tok
         if opener.kind != "(":
-            raise self.fail(f"expected '(' after {name}, found {self.describe(opener)}")
+            raise self.wanted(f"'(' after {name}", opener)
         self.advance()
         depth = self.deeper(depth)
         exact = self.exact or name in ROUNDING
@@ -414,7 +431,7 @@ class _Parser:
             self.expect(")", opener)
             kind, sides = "number", 0
         else:
-            raise self.fail(f"expected the die size after 'd', found {self.describe(self.tok)}")
+            raise self.wanted("the die size after 'd' (like 2d6)")
         if count_node is not None and any(
             isinstance(n, Product) and n.exact for n in walk(count_node)
         ):
@@ -508,7 +525,7 @@ class _Parser:
             )
         if tok.kind == "int":
             return Compare("=", self.number("a number"))
-        raise self.fail(f"expected a comparison like >5, <2 or 3, found {self.describe(tok)}")
+        raise self.wanted("a comparison like >5, <2 or 3", tok)
 
     def check_dice(self, die: Dice, start: Token) -> None:
         try:

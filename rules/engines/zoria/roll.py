@@ -32,7 +32,8 @@ def threat_flags(natural: int | None, req: Mapping[str, Any]) -> list[str]:
 def roll_action_die(sides: int, source: DiceSource) -> list[DieRecord]:
     """Roll one action die: on its highest face it cascades (rolled again and added), without
     limit but for the MAX_CHAIN cap. The first record has role ``action``; every cascade draw
-    also carries ``"exploded": true``; the last carries ``"capped": true`` if the cap stopped it.
+    also carries ``"exploded": true`` (and the face that set it off ``"explodes": true``); the
+    last carries ``"capped": true`` if the cap stopped it.
     The die's value is the sum of the records' values."""
     if sides not in ACTION_SIDES:
         raise RuleError("sides", f"action dice are {list(ACTION_DICE)}, not {sides!r}")
@@ -42,6 +43,7 @@ def roll_action_die(sides: int, source: DiceSource) -> list[DieRecord]:
         if extra == MAX_CHAIN:
             records[-1]["capped"] = True
             break
+        records[-1]["explodes"] = True
         records.append(draw(source, sides, "action", exploded=True))
         extra += 1
     return records

@@ -58,7 +58,8 @@ export function room(t) {
         const who = t.name(c);
         const survive = t.button("Survive", {type: "resource.spend", character: c, use: "survive"}, e,
           `Spend one of ${who}'s character points to survive?`);
-        survive.setAttribute("aria-label", `${who} survives (1 character point)`);
+        // The name starts with the words on the button (speech input says what it sees).
+        survive.setAttribute("aria-label", `Survive: ${who} (1 character point)`);
         survive.dataset.off = points ? "" : 1;
         const said = declaredText(t.table, book, c);
         // In a round, a character declares its actions once; every roll of the round takes their penalty.

@@ -3,6 +3,7 @@
 // panel (it applies by itself), luck dice, protection and the PvP opponent on a roll, +1 success
 // and avoiding a costly success under your own rolls; on the GM dashboard, the Discord Die with
 // rounds and scenes, and bonus dice for each character.
+import {richText} from "../dice.js";
 import {h} from "../dom.js";
 import {drawResources, err, fill, li} from "../pools.js";
 
@@ -22,6 +23,9 @@ function redrawRoll(seq, d) {
     const key = num.querySelector("small")?.textContent;
     if (key in d && num.querySelector("b")) num.querySelector("b").textContent = d[key];
   }
+  // The line under the numbers says what they say (an extra success changes both).
+  const line = item.querySelector(".roll > .text");
+  if (typeof d.roll_text === "string" && line) line.replaceChildren(...richText(d.roll_text));
   if (d.costly_avoided) {
     for (const b of item.querySelectorAll(".badge")) {
       if (b.textContent === "costly") b.replaceWith(h("span", {class: "badge badge-plain"}, "costly avoided"));

@@ -10,7 +10,8 @@ const FIRST = 40; // events drawn when a replay ends; the rest wait for "Show ea
 const MORE = 100; // events each "Show earlier" draws
 
 export class Log {
-  /** ctx: {seatId, role, reveal(seq, button) -> bool, seats: Map(id -> name)} */
+  /** ctx: {seatId, role, reveal(seq, button) -> bool, seats: Map(id -> name), visibleBottom()
+   * -> px: where the reader's view ends (above a bar fixed at the screen's foot)} */
   constructor(list, announcer, ctx) {
     this.list = list;
     this.announcer = announcer;
@@ -39,7 +40,7 @@ export class Log {
     if (!last || last === this.earlier) return true;
     const item = last.getBoundingClientRect();
     const box = this.list.getBoundingClientRect();
-    const bottom = Math.min(box.bottom, innerHeight);
+    const bottom = Math.min(box.bottom, this.ctx.visibleBottom ? this.ctx.visibleBottom() : innerHeight);
     const top = Math.max(box.top, 0);
     return item.top < bottom - 8 && item.bottom > top + 8;
   }

@@ -199,7 +199,7 @@ function drawOnward(onward) {
 // --- the pieces ---------------------------------------------------------------------------
 const odds = new Odds($("odds"), page.odds_url, (field, message) => panel.showError(field, message, {panel: false}));
 const panel = new Panel($("roll-form"), page, ({system, request, missing}) => odds.update(system, request, missing));
-const log = new Log($("log"), $("announce"), {seatId, role: page.role, reveal, again});
+const log = new Log($("log"), $("announce"), {seatId, role: page.role, reveal, again, visibleBottom});
 
 /** "Roll again" on a log entry: the same request (and label) from the panel, at once. */
 function again(event) {
@@ -305,6 +305,9 @@ const socket = new RoomSocket(page.socket, {
     }
   },
 });
+// Connect now: the socket's first message waits for this script to finish anyway, and the
+// rest of the page (quick rolls, sheets) is drawn while the table answers.
+socket.start();
 
 // --- quick rolls ---------------------------------------------------------------------------
 const quick = $("quick");
@@ -365,6 +368,83 @@ $("new-seed").addEventListener("click", () => { seedInput.value = freshSeed(); }
 copier($("copy-commitment"), () => state.fairness.commitment || "");
 copier($("copy-seed"), () => state.fairness.server_seed || "");
 
+// --- a phone: the roll bar at the foot of the screen, the log above it, the keyboard below --
+const phone = matchMedia("(max-width: 760px)");
+const bar = document.querySelector(".room > .panel");
+bar.classList.add("roll-bar");
+
+/** Where the reader's view of the page ends: above the roll bar on a phone. */
+function visibleBottom() {
+  const view = window.visualViewport;
+  const bottom = view ? view.offsetTop + view.height : innerHeight;
+  return phone.matches ? Math.min(bottom, bar.getBoundingClientRect().top) : bottom;
+}
+
+/** Measure what the phone layout needs (table.css): how much of the window's foot the on-screen
+ * keyboard covers (the visual viewport ends above the layout viewport's foot), how tall the bar
+ * is, and how tall the log may be for its newest entry to sit above the bar. */
+function fit() {
+  const root = document.documentElement.style;
+  if (!phone.matches) {
+    for (const name of ["--keyboard", "--visible-h", "--bar-h", "--log-h"]) root.removeProperty(name);
+    return;
+  }
+  const view = window.visualViewport;
+  const visible = view ? view.height : innerHeight;
+  const keyboard = view ? Math.max(0, Math.round(innerHeight - view.height - view.offsetTop)) : 0;
+  root.setProperty("--keyboard", `${keyboard}px`);
+  root.setProperty("--visible-h", `${Math.round(visible)}px`);
+  const height = bar.getBoundingClientRect().height;
+  root.setProperty("--bar-h", `${Math.round(height)}px`);
+  const list = $("log");
+  const top = list.getBoundingClientRect().top + scrollY; // where the log starts on the page
+  root.setProperty("--log-h", `${Math.max(160, Math.round(innerHeight - keyboard - height - top - 12))}px`);
+}
+
+/** A focused field is never under the roll bar or the keyboard: one in the bar scrolls the bar
+ * (clear of its sticky Roll row), one on the page scrolls the page (clear of the bar). */
+function keepInSight(field) {
+  if (!phone.matches || !field || field === document.body || !field.getBoundingClientRect) return;
+  const view = window.visualViewport;
+  const top = view ? view.offsetTop : 0;
+  const bottom = top + (view ? view.height : innerHeight);
+  // The field with its label where that fits in the bar, else the field alone.
+  const whole = field.closest(".field");
+  let box = field.getBoundingClientRect();
+  if (whole && bar.contains(field)) {
+    const outer = whole.getBoundingClientRect();
+    if (outer.height < bar.clientHeight / 2) box = {top: outer.top, bottom: Math.max(box.bottom, outer.top)};
+  }
+  if (bar.contains(field)) {
+    const actions = bar.querySelector(".roll-form .actions");
+    const floor = actions && !actions.contains(field) ? Math.min(bottom, actions.getBoundingClientRect().top) : bottom;
+    const ceiling = Math.max(top, bar.getBoundingClientRect().top);
+    if (box.bottom > floor) bar.scrollTop += box.bottom - floor + 8;
+    else if (box.top < ceiling) bar.scrollTop -= ceiling - box.top + 8;
+  } else {
+    const floor = Math.min(bottom, bar.getBoundingClientRect().top);
+    if (box.bottom > floor) scrollBy(0, box.bottom - floor + 8);
+    else if (box.top < top) scrollBy(0, box.top - top - 8);
+  }
+}
+
+let fitting = 0;
+function refit() {
+  cancelAnimationFrame(fitting);
+  fitting = requestAnimationFrame(() => {
+    const follow = log.atNewest();
+    fit();
+    if (follow) log.toNewest();
+    keepInSight(document.activeElement);
+  });
+}
+new ResizeObserver(refit).observe(bar);
+addEventListener("resize", refit);
+phone.addEventListener("change", refit);
+window.visualViewport?.addEventListener("resize", refit);
+window.visualViewport?.addEventListener("scroll", refit);
+document.addEventListener("focusin", (e) => requestAnimationFrame(() => keepInSight(e.target)));
+// (no measuring now: the observer's first call, at the next frame, fits the page once it is drawn)
+
 drawFairness();
 setStatus(state.status);
-socket.start();

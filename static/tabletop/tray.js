@@ -4,7 +4,8 @@
 import {h} from "./dom.js";
 
 export const DICE = [4, 6, 8, 10, 12, 20, 100];
-const HISTORY = 8;
+const HISTORY = 50; // notations kept (Up arrow walks them); the tray shows the newest few
+const SHOWN = 8;
 
 // "2d6+1d8-1", "2d20kh1+5": dice terms and one number. Anything else is left as typed.
 const TERM = /^([+-]?)(\d*)d(\d+)(k[hl]1)?$/;
@@ -76,7 +77,8 @@ export function setEdge(text, want) {
   return print(parsed);
 }
 
-/** The notation field's memory: the last rolls' notations, newest first, kept in this browser. */
+/** The notation field's memory: the last rolls' notations, newest first, kept in this browser
+ * (one memory per room: its key names the room). */
 export class History {
   constructor(key, store) {
     this.key = key;
@@ -115,13 +117,14 @@ export function tray(input, history) {
     const now = edge(input.value);
     edgeButtons.forEach((b, i) => b.setAttribute("aria-pressed", String(now === ["adv", "dis"][i])));
     if (!history) return;
-    const list = history.list();
+    const list = history.list().slice(0, SHOWN);
     recent.replaceChildren(...(list.length ? [h("span", {class: "muted small"}, "Last:")] : []),
       ...list.map((text) => h("button", {type: "button", class: "secondary small recent-roll",
         "aria-label": `Use ${text} again`, onclick: () => set(text)}, text)));
     recent.hidden = !list.length;
   };
   input.addEventListener("input", draw);
+  if (history) keys(input, history, set);
   const node = h("div", {class: "tray"},
     h("div", {class: "tray-dice", role: "group", "aria-label": "Add dice"},
       DICE.map((sides) => h("button", {type: "button", class: "secondary die-button",
@@ -137,4 +140,33 @@ export function tray(input, history) {
     recent);
   draw();
   return {node, draw};
+}
+
+/** A terminal's habits in the notation field: Up brings back the rolls before (newest first),
+ * Down goes forward again to what was being typed, Escape clears. (Enter rolls: the form's own
+ * submit.) Typing starts over from the newest. */
+function keys(input, history, set) {
+  let at = -1; // -1: what the player is typing; 0, 1, ...: that many rolls back
+  let draft = "";
+  let walking = false; // the field changes because of Up or Down, not typing
+  input.addEventListener("keydown", (e) => {
+    if (e.altKey || e.ctrlKey || e.metaKey || e.shiftKey || e.isComposing) return;
+    if (e.key === "ArrowUp" || e.key === "ArrowDown") {
+      const list = history.list();
+      const next = e.key === "ArrowUp" ? Math.min(at + 1, list.length - 1) : Math.max(at - 1, -1);
+      if (next === at) return;
+      e.preventDefault();
+      if (at === -1) draft = input.value;
+      at = next;
+      walking = true;
+      set(at === -1 ? draft : list[at]);
+      walking = false;
+      input.setSelectionRange(input.value.length, input.value.length);
+    } else if (e.key === "Escape" && input.value) {
+      e.preventDefault();
+      set("");
+    }
+  });
+  input.addEventListener("input", () => { if (!walking) at = -1; });
+  input.form?.addEventListener("submit", () => { at = -1; });
 }

@@ -43,7 +43,8 @@ export function natural(die) {
 }
 
 // What a natural 20 or 1 says, shown and spoken (never colour alone): [mark, caption, words].
-const NATURAL = {max: ["★", "nat 20", "natural 20, a critical"], min: ["✖", "nat 1", "natural 1, a fumble"]};
+// Only the face: what it means (a critical, a botch) is each system's own flag.
+const NATURAL = {max: ["★", "nat 20", "natural 20, the highest face"], min: ["✖", "nat 1", "natural 1, the lowest face"]};
 
 export function renderDie(die) {
   const role = die.role || "base";

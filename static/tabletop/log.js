@@ -1,7 +1,7 @@
 // The live log: every event in seq order, hidden rolls as hidden, new ones announced politely.
 // A replay (hundreds of events on opening a long session) draws only the newest; older ones are
-// drawn on request, so a phone opens a long room at once. A roll arriving out of view is counted
-// on a "new" button that brings the log back to the newest.
+// drawn as the reader scrolls up to them (or asks), so a phone opens a long room at once. A roll
+// arriving out of view is counted on a "new" button that brings the log back to the newest.
 import {clock, h, lock} from "./dom.js";
 import {renderRoll, richText, rollerWords} from "./dice.js";
 
@@ -31,6 +31,10 @@ export class Log {
     list.after(this.fresh);
     const check = () => { if (this.unseen && this.newestInView()) this.clearUnseen(); };
     list.addEventListener("scroll", check, {passive: true});
+    // Scrolled up to the oldest drawn: the earlier ones come as the reader gets there.
+    list.addEventListener("scroll", () => {
+      if (this.earlier.isConnected && list.scrollTop < 60 && list.scrollHeight > list.clientHeight + 60) this.showEarlier();
+    }, {passive: true});
     addEventListener("scroll", check, {passive: true});
   }
 

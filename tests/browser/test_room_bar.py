@@ -38,6 +38,17 @@ KEYBOARD = """height => {
 }"""
 
 
+# The Dice field is on screen: below ``top`` (the bar's top, or 0), above the bar's sticky Roll
+# row and above ``floor`` (the visible screen's foot).
+DICE_CLEAR = """([top, floor]) => {
+  const rect = (s) => document.querySelector(s).getBoundingClientRect();
+  const f = rect('#f-generic-notation');
+  const row = rect('.roll-form .actions');
+  const over = top === 'bar' ? rect('.room > .panel').top : top;
+  return f.top >= over - 1 && f.bottom <= Math.min(floor ?? innerHeight, row.top) + 1;
+}"""
+
+
 def box(page, selector: str) -> dict:
     return page.eval_on_selector(
         selector,
@@ -61,7 +72,8 @@ def shown_above_bar(page, selector: str) -> bool:
           const log = el.closest('.log').getBoundingClientRect();
           const bar = document.querySelector('.room > .panel');
           const fixed = getComputedStyle(bar).position === 'fixed';
-          const floor = Math.min(log.bottom, innerHeight, fixed ? bar.getBoundingClientRect().top : Infinity);
+          const barTop = fixed ? bar.getBoundingClientRect().top : Infinity;
+          const floor = Math.min(log.bottom, innerHeight, barTop);
           return r.bottom > Math.max(log.top, 0) + 4 && r.bottom <= floor + 1;
         }""",
     )
@@ -125,12 +137,16 @@ class RollBarTests(BrowserTestCase):
 
                 # The reader scrolled up: the next roll does not pull the log down; a pill says
                 # it came, above the bar, and one tap brings the log to it.
-                log_list.evaluate("el => { el.scrollTop = 0; }")
+                up = log_list.evaluate(
+                    "el => { el.scrollTop = el.scrollHeight / 2; return el.scrollTop; }"
+                )
                 page.wait_for_timeout(100)
                 self.send_as_gm(session, {"type": "roll", "request": {"notation": "1d8"}})
                 page.wait_for_selector(f"#ev-{newest + 2}", state="attached")
                 page.wait_for_selector("button.fresh:has-text('1 new event')")
-                self.assertLess(log_list.evaluate("el => el.scrollTop"), 50, "left where it was")
+                self.assertAlmostEqual(
+                    log_list.evaluate("el => el.scrollTop"), up, delta=2, msg="left where it was"
+                )
                 self.assertFalse(shown_above_bar(page, f"#ev-{newest + 2}"))
                 pill = box(page, "button.fresh")
                 self.assertGreaterEqual(pill["height"], 44)
@@ -141,6 +157,21 @@ class RollBarTests(BrowserTestCase):
                 page.wait_for_selector("button.fresh", state="hidden")
                 self.assertTrue(shown_above_bar(page, f"#ev-{newest + 2}"))
                 self.assertEqual(self.axe(page, f"room-bar-{name}"), [])
+
+                # Scrolled up to the oldest drawn entry: the earlier ones come, the place kept.
+                first = page.eval_on_selector("#log > li.ev", "el => Number(el.dataset.seq)")
+                self.assertGreater(first, 1)
+                log_list.evaluate("el => { el.scrollTop = 0; }")
+                page.wait_for_selector("#ev-1", state="attached")
+                self.assertEqual(page.locator("#log > li.earlier").count(), 0)
+                page.wait_for_function(
+                    """first => {
+                      const r = document.getElementById(`ev-${first}`).getBoundingClientRect();
+                      const box = document.querySelector('.log').getBoundingClientRect();
+                      return r.bottom > box.top && r.top < box.bottom;
+                    }""",
+                    arg=first,
+                )
                 newest += 2
 
     def open_page_with(self, size: dict):
@@ -163,12 +194,7 @@ class RollBarTests(BrowserTestCase):
         page.focus("#roll-label")
         page.keyboard.press("Shift+Tab")  # the tray's last control
         dice.focus()
-        page.wait_for_function(
-            """() => { const f = document.getElementById('f-generic-notation').getBoundingClientRect();
-                       const row = document.querySelector('.roll-form .actions').getBoundingClientRect();
-                       const bar = document.querySelector('.room > .panel').getBoundingClientRect();
-                       return f.top >= bar.top - 1 && f.bottom <= row.top + 1; }"""
-        )
+        page.wait_for_function(DICE_CLEAR, arg=["bar", None])
 
         # The on-screen keyboard opens (the visual viewport shrinks to 420 px): the bar rides
         # above it and the field stays in what is left of the screen.
@@ -178,11 +204,7 @@ class RollBarTests(BrowserTestCase):
             "Math.abs(document.querySelector('.room > .panel').getBoundingClientRect().bottom"
             " - 420) <= 1"
         )
-        page.wait_for_function(
-            """() => { const f = document.getElementById('f-generic-notation').getBoundingClientRect();
-                       const row = document.querySelector('.roll-form .actions').getBoundingClientRect();
-                       return f.top >= 0 && f.bottom <= Math.min(420, row.top) + 1; }"""
-        )
+        page.wait_for_function(DICE_CLEAR, arg=[0, 420])
         page.keyboard.type("2d6")
         self.assertEqual(dice.input_value(), "2d6")
         self.assertLessEqual(box(page, ".room > .panel")["height"], 420 * 0.55 + 1)
@@ -208,11 +230,7 @@ class RollBarTests(BrowserTestCase):
         bar.evaluate("el => { el.scrollTop = el.scrollHeight; }")
         page.focus("#roll-label")
         dice.focus()
-        page.wait_for_function(
-            """() => { const f = document.getElementById('f-generic-notation').getBoundingClientRect();
-                       const row = document.querySelector('.roll-form .actions').getBoundingClientRect();
-                       return f.top >= 0 && f.bottom <= Math.min(innerHeight, row.top) + 1; }"""
-        )
+        page.wait_for_function(DICE_CLEAR, arg=[0, None])
         self.shot(page, "room-bar-phone-480", full_page=False)
 
         # The desktop: focusing Dice shows it (nothing is fixed over it).
@@ -241,7 +259,8 @@ class RollBarTests(BrowserTestCase):
                     dice.fill(notation)
                     dice.press("Enter")  # Enter rolls
                     page.wait_for_function(
-                        f"document.querySelectorAll('#log li[data-kind=roll]').length === {before + i + 1}"
+                        "n => document.querySelectorAll('#log li[data-kind=roll]').length === n",
+                        arg=before + i + 1,
                     )
                     page.wait_for_selector(".roll-button:not([disabled])")
                 dice.fill("4d4")  # typed, not rolled yet
@@ -315,7 +334,7 @@ class RollBarTests(BrowserTestCase):
                 self.assertIn("natural 20", page.inner_text(f"#ev-{crit} .tally"))
                 self.assertIn("NAT 20", page.inner_text(f"#ev-{crit} .die.nat-max .cap"))
                 self.assertIn(
-                    "natural 20, a critical",
+                    "natural 20, the highest face",
                     page.eval_on_selector(f"#ev-{crit} .die.nat-max", "el => el.textContent"),
                 )
                 self.assertIn("natural 1", page.inner_text(f"#ev-{fumble} .tally"))

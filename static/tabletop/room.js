@@ -33,7 +33,16 @@ function clientSeed() {
 // --- connection status --------------------------------------------------------------------
 const showConnection = connectionStatus($("conn"), "live");
 let connection = ["connecting"];
+// The socket opens first thing (below), so the table reads the room while this page draws its
+// panel; its messages wait for this script to finish (they are tasks of their own), and a status
+// it reports before the page is drawn is shown once it is.
+let drawn = false;
+let early = null;
 function showStatus(kind, until) {
+  if (!drawn) {
+    early = [kind, until];
+    return;
+  }
   connection = [kind, until];
   showConnection(kind, until);
   drawEnded();
@@ -46,6 +55,62 @@ function showStatus(kind, until) {
   panel.setState(state);
   pools.setState(state);
 }
+
+const socket = new RoomSocket(page.socket, {
+  status: showStatus,
+  hello(msg) {
+    if (msg.state) {
+      setSeats(msg.state.seats);
+      if (msg.state.fairness) state.fairness = msg.state.fairness;
+      if (msg.state.session) setStatus(msg.state.session.status);
+      drawFairness();
+      pools.hello(msg);
+    }
+  },
+  event(event, replay) {
+    const item = log.add(event, replay);
+    document.dispatchEvent(new CustomEvent("table:event", {detail: {...event, replay}}));
+    if (replay && event.seq >= socket.caughtUp) log.flush(); // the replay is over: draw it now
+    pools.event(event, replay, item);
+    const data = event.data || {};
+    if (event.kind === "seat.join" && data.seat) {
+      seats.set(data.seat.id, data.seat);
+      here?.add(data.seat.id);
+      drawSeats();
+    } else if (event.kind === "seat.leave" && data.seat) {
+      removed(data);
+    } else if (event.kind === "session.start") {
+      setStatus("live");
+      if (data.commitment) state.fairness = {...state.fairness, commitment: data.commitment};
+      drawFairness();
+    } else if (event.kind === "session.end") {
+      if (!replay && $("onward").hidden) drawOnward({link: page.campaign_link, next: null});
+      setStatus("ended");
+      state.fairness = {...state.fairness, server_seed: data.server_seed || state.fairness.server_seed};
+      drawFairness();
+    }
+    if (event.kind === "roll" && event.actor && event.actor.seat === seatId && !replay) showLast(event);
+  },
+  nextSession(msg) {
+    if (state.status === "ended") drawOnward({link: msg.link, next: msg.session});
+  },
+  notice(msg) {
+    if (msg.type === "here" && Array.isArray(msg.here)) {
+      here = new Set(msg.here);
+      drawSeats();
+    } else if (msg.type === "quick_rolls" && msg.character) {
+      quickRolls.set(msg.character.id, msg);
+      drawQuick();
+    }
+  },
+  error(msg) {
+    // (answers to this page's own requests go to whoever asked; see socket.request)
+    if (msg.ref !== "heartbeat") {
+      panel.showError(msg.field, msg.message);
+    }
+  },
+});
+socket.start();
 
 // --- seats: who sat down, who is here now, the GM's "Remove" ---------------------------------
 const seats = new Map();
@@ -251,63 +316,6 @@ function showLast(event) {
   box.hidden = false;
 }
 
-const socket = new RoomSocket(page.socket, {
-  status: showStatus,
-  hello(msg) {
-    if (msg.state) {
-      setSeats(msg.state.seats);
-      if (msg.state.fairness) state.fairness = msg.state.fairness;
-      if (msg.state.session) setStatus(msg.state.session.status);
-      drawFairness();
-      pools.hello(msg);
-    }
-  },
-  event(event, replay) {
-    const item = log.add(event, replay);
-    document.dispatchEvent(new CustomEvent("table:event", {detail: {...event, replay}}));
-    if (replay && event.seq >= socket.caughtUp) log.flush(); // the replay is over: draw it now
-    pools.event(event, replay, item);
-    const data = event.data || {};
-    if (event.kind === "seat.join" && data.seat) {
-      seats.set(data.seat.id, data.seat);
-      here?.add(data.seat.id);
-      drawSeats();
-    } else if (event.kind === "seat.leave" && data.seat) {
-      removed(data);
-    } else if (event.kind === "session.start") {
-      setStatus("live");
-      if (data.commitment) state.fairness = {...state.fairness, commitment: data.commitment};
-      drawFairness();
-    } else if (event.kind === "session.end") {
-      if (!replay && $("onward").hidden) drawOnward({link: page.campaign_link, next: null});
-      setStatus("ended");
-      state.fairness = {...state.fairness, server_seed: data.server_seed || state.fairness.server_seed};
-      drawFairness();
-    }
-    if (event.kind === "roll" && event.actor && event.actor.seat === seatId && !replay) showLast(event);
-  },
-  nextSession(msg) {
-    if (state.status === "ended") drawOnward({link: msg.link, next: msg.session});
-  },
-  notice(msg) {
-    if (msg.type === "here" && Array.isArray(msg.here)) {
-      here = new Set(msg.here);
-      drawSeats();
-    } else if (msg.type === "quick_rolls" && msg.character) {
-      quickRolls.set(msg.character.id, msg);
-      drawQuick();
-    }
-  },
-  error(msg) {
-    // (answers to this page's own requests go to whoever asked; see socket.request)
-    if (msg.ref !== "heartbeat") {
-      panel.showError(msg.field, msg.message);
-    }
-  },
-});
-// Connect now: the socket's first message waits for this script to finish anyway, and the
-// rest of the page (quick rolls, sheets) is drawn while the table answers.
-socket.start();
 
 // --- quick rolls ---------------------------------------------------------------------------
 const quick = $("quick");
@@ -448,3 +456,5 @@ document.addEventListener("focusin", (e) => requestAnimationFrame(() => keepInSi
 
 drawFairness();
 setStatus(state.status);
+drawn = true;
+if (early) showStatus(...early);

@@ -33,7 +33,7 @@ export function badge(text, kind) {
   return h("span", {class: `badge badge-${kind || tone(text)}`}, words(text));
 }
 
-// Dice that do not count toward the roll: a natural 20 among them is no critical.
+// Dice that do not count: no natural 20 among them.
 const SET_ASIDE = new Set(["dropped", "rerolled", "eliminated"]);
 
 /** "max" for a natural 20 on a d20 that counts, "min" for a natural 1, else "". */
@@ -42,8 +42,7 @@ export function natural(die) {
   return die.value === 20 ? "max" : die.value === 1 ? "min" : "";
 }
 
-// What a natural 20 or 1 says, shown and spoken (never colour alone): [mark, caption, words].
-// Only the face: what it means (a critical, a botch) is each system's own flag.
+// [mark, caption, words] of a natural 20 or 1: only the face (a critical is a system's flag).
 const NATURAL = {max: ["★", "nat 20", "natural 20, the highest face"], min: ["✖", "nat 1", "natural 1, the lowest face"]};
 
 export function renderDie(die) {
@@ -131,8 +130,8 @@ export function renderRoll(data) {
   for (const flag of data.flags || []) tags.push(badge(flag));
   // A natural 20 or 1 on a d20 that counts, said in words next to the total.
   const nats = new Set((Array.isArray(data.dice) ? data.dice : []).map(natural).filter(Boolean));
-  if (nats.has("max")) tags.push(h("span", {class: "badge badge-good nat-badge"}, "★ natural 20"));
-  if (nats.has("min")) tags.push(h("span", {class: "badge badge-bad nat-badge"}, "✖ natural 1"));
+  if (nats.has("max")) tags.push(badge("★ natural 20", "good"));
+  if (nats.has("min")) tags.push(badge("✖ natural 1", "bad"));
   return h("div", {class: "roll"},
     Array.isArray(data.dice) && data.dice.length ? diceRows(data.dice) : null,
     h("p", {class: "tally"}, nums, tags),

@@ -59,8 +59,7 @@ export function pct(p) {
   return `${(p * 100).toFixed(1)}%`;
 }
 
-// One formatter for every time shown: toLocaleTimeString builds a new one per call, which cost
-// a phone ~0.2 ms an event when a long log opens.
+// One formatter (toLocaleTimeString makes one a call: slow when a long log opens).
 let timeFormat = null;
 
 export function clock(iso) {

@@ -11,7 +11,7 @@ const MORE = 100; // events each "Show earlier" draws
 
 export class Log {
   /** ctx: {seatId, role, reveal(seq, button) -> bool, seats: Map(id -> name), visibleBottom()
-   * -> px: where the reader's view ends (above a bar fixed at the screen's foot)} */
+   * -> px: where the view ends} */
   constructor(list, announcer, ctx) {
     this.list = list;
     this.announcer = announcer;

@@ -33,9 +33,8 @@ function clientSeed() {
 // --- connection status --------------------------------------------------------------------
 const showConnection = connectionStatus($("conn"), "live");
 let connection = ["connecting"];
-// The socket opens first thing (below), so the table reads the room while this page draws its
-// panel; its messages wait for this script to finish (they are tasks of their own), and a status
-// it reports before the page is drawn is shown once it is.
+// The socket opens first (the table reads the room while the panel is drawn; its messages wait
+// for this script): a status before the page is drawn is shown once it is.
 let drawn = false;
 let early = null;
 function showStatus(kind, until) {
@@ -388,41 +387,31 @@ function visibleBottom() {
   return phone.matches ? Math.min(bottom, bar.getBoundingClientRect().top) : bottom;
 }
 
-/** Measure what the phone layout needs (table.css): how much of the window's foot the on-screen
- * keyboard covers (the visual viewport ends above the layout viewport's foot), how tall the bar
- * is, and how tall the log may be for its newest entry to sit above the bar. */
+/** What table.css needs on a phone: the keyboard's height (the visual viewport ends above the
+ * window's foot), the bar's, and the log's for its newest entry to sit above the bar. */
 function fit() {
   const root = document.documentElement.style;
   if (!phone.matches) {
-    for (const name of ["--keyboard", "--visible-h", "--bar-h", "--log-h"]) root.removeProperty(name);
+    for (const name of ["--keyboard", "--bar-h", "--log-h"]) root.removeProperty(name);
     return;
   }
   const view = window.visualViewport;
-  const visible = view ? view.height : innerHeight;
   const keyboard = view ? Math.max(0, Math.round(innerHeight - view.height - view.offsetTop)) : 0;
   root.setProperty("--keyboard", `${keyboard}px`);
-  root.setProperty("--visible-h", `${Math.round(visible)}px`);
   const height = bar.getBoundingClientRect().height;
   root.setProperty("--bar-h", `${Math.round(height)}px`);
-  const list = $("log");
-  const top = list.getBoundingClientRect().top + scrollY; // where the log starts on the page
+  const top = $("log").getBoundingClientRect().top + scrollY; // where the log starts on the page
   root.setProperty("--log-h", `${Math.max(160, Math.round(innerHeight - keyboard - height - top - 12))}px`);
 }
 
-/** A focused field is never under the roll bar or the keyboard: one in the bar scrolls the bar
- * (clear of its sticky Roll row), one on the page scrolls the page (clear of the bar). */
+/** A focused field is never under the bar or the keyboard: the bar scrolls one of its own (clear
+ * of its Roll row), the page one of the page's. */
 function keepInSight(field) {
-  if (!phone.matches || !field || field === document.body || !field.getBoundingClientRect) return;
+  if (!phone.matches || !field?.closest || field === document.body) return;
   const view = window.visualViewport;
   const top = view ? view.offsetTop : 0;
   const bottom = top + (view ? view.height : innerHeight);
-  // The field with its label where that fits in the bar, else the field alone.
-  const whole = field.closest(".field");
-  let box = field.getBoundingClientRect();
-  if (whole && bar.contains(field)) {
-    const outer = whole.getBoundingClientRect();
-    if (outer.height < bar.clientHeight / 2) box = {top: outer.top, bottom: Math.max(box.bottom, outer.top)};
-  }
+  const box = field.getBoundingClientRect();
   if (bar.contains(field)) {
     const actions = bar.querySelector(".roll-form .actions");
     const floor = actions && !actions.contains(field) ? Math.min(bottom, actions.getBoundingClientRect().top) : bottom;
@@ -452,7 +441,6 @@ phone.addEventListener("change", refit);
 window.visualViewport?.addEventListener("resize", refit);
 window.visualViewport?.addEventListener("scroll", refit);
 document.addEventListener("focusin", (e) => requestAnimationFrame(() => keepInSight(e.target)));
-// (no measuring now: the observer's first call, at the next frame, fits the page once it is drawn)
 
 drawFairness();
 setStatus(state.status);

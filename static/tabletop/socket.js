@@ -86,7 +86,7 @@ export class RoomSocket {
     this.status(this.attempt ? "reconnecting" : "connecting");
     const scheme = location.protocol === "https:" ? "wss:" : "ws:";
     // A page that shows the table's notices (who is here, quick rolls) asks for them; replay=batch:
-    // what was missed comes many events to a frame.
+    // missed events come many to a frame.
     const ws = new WebSocket(`${scheme}//${location.host}${this.path}?after=${this.lastSeq}&replay=batch${this.on.notice ? "&notices=1" : ""}`);
     this.ws = ws;
     this.ready = false;
@@ -130,7 +130,7 @@ export class RoomSocket {
       this.on.event(msg, msg.seq <= this.caughtUp);
       if (msg.ref != null) this.answer(msg.ref, null, msg);
     } else if (msg.type === "replay") {
-      // Each as if it came alone; a gap found on the way reconnects, and the rest is not read.
+      // Each as if alone; after a gap (a reconnect) the rest is not read.
       const ws = this.ws;
       for (const event of Array.isArray(msg.events) ? msg.events : []) {
         if (this.ws !== ws) return;

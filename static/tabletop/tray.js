@@ -4,7 +4,7 @@
 import {h} from "./dom.js";
 
 export const DICE = [4, 6, 8, 10, 12, 20, 100];
-const HISTORY = 50; // notations kept (Up arrow walks them); the tray shows the newest few
+const HISTORY = 50; // kept (Up walks them); the tray shows the newest few
 const SHOWN = 8;
 
 // "2d6+1d8-1", "2d20kh1+5": dice terms and one number. Anything else is left as typed.
@@ -142,13 +142,11 @@ export function tray(input, history) {
   return {node, draw};
 }
 
-/** A terminal's habits in the notation field: Up brings back the rolls before (newest first),
- * Down goes forward again to what was being typed, Escape clears. (Enter rolls: the form's own
- * submit.) Typing starts over from the newest. */
+/** A terminal's habits: Up brings back earlier rolls, Down goes forward to what was typed,
+ * Escape clears (Enter rolls: the form's submit); typing starts over from the newest. */
 function keys(input, history, set) {
   let at = -1; // -1: what the player is typing; 0, 1, ...: that many rolls back
   let draft = "";
-  let walking = false; // the field changes because of Up or Down, not typing
   input.addEventListener("keydown", (e) => {
     if (e.altKey || e.ctrlKey || e.metaKey || e.shiftKey || e.isComposing) return;
     if (e.key === "ArrowUp" || e.key === "ArrowDown") {
@@ -157,16 +155,14 @@ function keys(input, history, set) {
       if (next === at) return;
       e.preventDefault();
       if (at === -1) draft = input.value;
+      set(next === -1 ? draft : list[next]); // (its input event starts over: set at after it)
       at = next;
-      walking = true;
-      set(at === -1 ? draft : list[at]);
-      walking = false;
       input.setSelectionRange(input.value.length, input.value.length);
     } else if (e.key === "Escape" && input.value) {
       e.preventDefault();
       set("");
     }
   });
-  input.addEventListener("input", () => { if (!walking) at = -1; });
+  input.addEventListener("input", () => { at = -1; });
   input.form?.addEventListener("submit", () => { at = -1; });
 }

@@ -170,3 +170,24 @@ def test_the_page_draws_the_first_names_and_the_socket_brings_the_rest(client, l
     for i in range(45, 200):
         join_session(session=live_session, name=f"Player {i:03}")
     assert len(client.get(room_url(live_session)).content) - len(html.encode()) < 20
+
+
+def test_the_room_page_asks_at_once_for_every_module_room_js_imports(client, live_session):
+    sit_down(client, live_session)
+    html = client.get(room_url(live_session)).content.decode()
+    preloaded = set(re.findall(r'<link rel="modulepreload" href="([^"]+)">', html))
+    wanted: set[str] = set()
+    todo = ["/static/tabletop/room.js"]
+    while todo:
+        url = todo.pop()
+        if url in wanted:
+            continue
+        wanted.add(url)
+        text = _static_path(url).read_text()
+        # Static imports only: a system's module is loaded by name (and preloaded as its own).
+        for target in re.findall(r'^import\s[^;]*?from\s+"(\./[^"]+)"', text, re.M):
+            todo.append(url.rsplit("/", 1)[0] + "/" + target.removeprefix("./"))
+    wanted.discard("/static/tabletop/room.js")  # (the page's own script tag)
+    assert len(wanted) > 5
+    assert wanted <= preloaded, f"not preloaded: {sorted(wanted - preloaded)}"
+    assert "/static/tabletop/systems/generic.js" in preloaded

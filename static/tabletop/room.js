@@ -391,6 +391,8 @@ function visibleBottom() {
  * window's foot), the bar's, and the log's for its newest entry to sit above the bar. */
 function fit() {
   const root = document.documentElement.style;
+  // Scrolling inside itself, the bar takes the keyboard's focus (a session ended leaves it no field).
+  bar.tabIndex = phone.matches ? 0 : -1;
   if (!phone.matches) {
     for (const name of ["--keyboard", "--bar-h", "--log-h"]) root.removeProperty(name);
     return;
@@ -435,7 +437,9 @@ function refit() {
     keepInSight(document.activeElement);
   });
 }
-new ResizeObserver(refit).observe(bar);
+const sizes = new ResizeObserver(refit); // the bar's height, and the header's above the log
+sizes.observe(bar);
+sizes.observe(document.querySelector(".room-head"));
 addEventListener("resize", refit);
 phone.addEventListener("change", refit);
 window.visualViewport?.addEventListener("resize", refit);

@@ -128,7 +128,7 @@ export function renderRoll(data) {
     tags.push(badge(data.winner == null ? "tie" : `winner: ${data.winner}`, "plain"));
   }
   for (const flag of data.flags || []) tags.push(badge(flag));
-  // A natural 20 or 1 on a d20 that counts, said in words next to the total.
+  // A natural 20 or 1, in words.
   const nats = new Set((Array.isArray(data.dice) ? data.dice : []).map(natural).filter(Boolean));
   if (nats.has("max")) tags.push(badge("★ natural 20", "good"));
   if (nats.has("min")) tags.push(badge("✖ natural 1", "bad"));

@@ -281,7 +281,7 @@ export class Panel {
     this.modes = [];
     this.hooks = []; // (message) => void: options other modules add to a roll
     this.oddsHooks = []; // (system, request, character) => request: what the table adds before rolling
-    // Each room remembers its own rolls (a one-shot at another table is not this one's).
+    // Each room remembers its own rolls.
     const room = page.session && page.session.code;
     this.history = new History(room ? `tabletop.recent_notation.${room}` : "tabletop.recent_notation", store);
     this.trays = [];

@@ -33,8 +33,8 @@ function clientSeed() {
 // --- connection status --------------------------------------------------------------------
 const showConnection = connectionStatus($("conn"), "live");
 let connection = ["connecting"];
-// The socket opens first (the table reads the room while the panel is drawn; its messages wait
-// for this script): a status before the page is drawn is shown once it is.
+// The socket opens first (its messages wait for this script): a status before the page is
+// drawn is shown once it is.
 let drawn = false;
 let early = null;
 function showStatus(kind, until) {
@@ -375,12 +375,12 @@ $("new-seed").addEventListener("click", () => { seedInput.value = freshSeed(); }
 copier($("copy-commitment"), () => state.fairness.commitment || "");
 copier($("copy-seed"), () => state.fairness.server_seed || "");
 
-// --- a phone: the roll bar at the foot of the screen, the log above it, the keyboard below --
+// --- a phone: the roll bar at the screen's foot, the log above, the keyboard below -------
 const phone = matchMedia("(max-width: 760px)");
 const bar = document.querySelector(".room > .panel");
 bar.classList.add("roll-bar");
 
-/** Where the reader's view of the page ends: above the roll bar on a phone. */
+/** Where the reader's view ends: above the bar on a phone. */
 function visibleBottom() {
   const view = window.visualViewport;
   const bottom = view ? view.offsetTop + view.height : innerHeight;
@@ -391,7 +391,7 @@ function visibleBottom() {
  * window's foot), the bar's, and the log's for its newest entry to sit above the bar. */
 function fit() {
   const root = document.documentElement.style;
-  // Scrolling inside itself, the bar takes the keyboard's focus (a session ended leaves it no field).
+  // (a bar that scrolls is a tab stop: an ended session leaves it no field)
   bar.tabIndex = phone.matches ? 0 : -1;
   if (!phone.matches) {
     for (const name of ["--keyboard", "--bar-h", "--log-h"]) root.removeProperty(name);
@@ -437,7 +437,7 @@ function refit() {
     keepInSight(document.activeElement);
   });
 }
-const sizes = new ResizeObserver(refit); // the bar's height, and the header's above the log
+const sizes = new ResizeObserver(refit); // the bar, and the header above the log
 sizes.observe(bar);
 sizes.observe(document.querySelector(".room-head"));
 addEventListener("resize", refit);

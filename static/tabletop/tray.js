@@ -77,8 +77,8 @@ export function setEdge(text, want) {
   return print(parsed);
 }
 
-/** The notation field's memory: the last rolls' notations, newest first, kept in this browser
- * (one memory per room: its key names the room). */
+/** The notation field's memory: the last rolls, newest first, kept in this browser (per room:
+ * the key names it). */
 export class History {
   constructor(key, store) {
     this.key = key;

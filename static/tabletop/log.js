@@ -31,7 +31,7 @@ export class Log {
     list.after(this.fresh);
     const check = () => { if (this.unseen && this.newestInView()) this.clearUnseen(); };
     list.addEventListener("scroll", check, {passive: true});
-    // Scrolled up to the oldest drawn: the earlier ones come.
+    // At the oldest drawn: the earlier ones come.
     list.addEventListener("scroll", () => {
       if (this.earlier.isConnected && list.scrollTop < 60 && list.scrollHeight > list.clientHeight + 60) this.showEarlier();
     }, {passive: true});

@@ -33,8 +33,7 @@ function clientSeed() {
 // --- connection status --------------------------------------------------------------------
 const showConnection = connectionStatus($("conn"), "live");
 let connection = ["connecting"];
-// The socket opens first (its messages wait for this script): a status before the page is
-// drawn is shown once it is.
+// The socket opens first (its messages wait for this script); a status is shown once drawn.
 let drawn = false;
 let early = null;
 function showStatus(kind, until) {
@@ -387,11 +386,11 @@ function visibleBottom() {
   return phone.matches ? Math.min(bottom, bar.getBoundingClientRect().top) : bottom;
 }
 
-/** What table.css needs on a phone: the keyboard's height (the visual viewport ends above the
- * window's foot), the bar's, and the log's for its newest entry to sit above the bar. */
+/** Sizes for table.css: the keyboard's (the visual viewport ends above the window's foot), the
+ * bar's, the log's. */
 function fit() {
   const root = document.documentElement.style;
-  // (a bar that scrolls is a tab stop: an ended session leaves it no field)
+  // (a scrolling bar is a tab stop)
   bar.tabIndex = phone.matches ? 0 : -1;
   if (!phone.matches) {
     for (const name of ["--keyboard", "--bar-h", "--log-h"]) root.removeProperty(name);
@@ -406,8 +405,7 @@ function fit() {
   root.setProperty("--log-h", `${Math.max(160, Math.round(innerHeight - keyboard - height - top - 12))}px`);
 }
 
-/** A focused field is never under the bar or the keyboard: the bar scrolls one of its own (clear
- * of its Roll row), the page one of the page's. */
+/** A focused field stays clear of the bar (and its Roll row) and the keyboard. */
 function keepInSight(field) {
   if (!phone.matches || !field?.closest || field === document.body) return;
   const view = window.visualViewport;

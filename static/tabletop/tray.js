@@ -142,10 +142,9 @@ export function tray(input, history) {
   return {node, draw};
 }
 
-/** A terminal's habits: Up brings back earlier rolls, Down goes forward to what was typed,
- * Escape clears (Enter rolls: the form's submit); typing starts over from the newest. */
+/** A terminal's habits: Up and Down walk the earlier rolls, Escape clears (Enter: the form's). */
 function keys(input, history, set) {
-  let at = -1; // -1: what the player is typing; 0, 1, ...: that many rolls back
+  let at = -1; // -1: what is typed; 0, 1, ...: that many rolls back
   let draft = "";
   input.addEventListener("keydown", (e) => {
     if (e.altKey || e.ctrlKey || e.metaKey || e.shiftKey || e.isComposing) return;
@@ -155,7 +154,7 @@ function keys(input, history, set) {
       if (next === at) return;
       e.preventDefault();
       if (at === -1) draft = input.value;
-      set(next === -1 ? draft : list[next]); // (its input event starts over: set at after it)
+      set(next === -1 ? draft : list[next]); // (its input event resets at)
       at = next;
       input.setSelectionRange(input.value.length, input.value.length);
     } else if (e.key === "Escape" && input.value) {

@@ -33,21 +33,9 @@ from .seating import not_seated, seat_access
 COOKIE_AGE = 60 * 60 * 24 * 60
 
 SEATS_ON_PAGE = 40  # names drawn with the room page; hello brings them all
-# Every module room.js imports, however deep (a test keeps the list whole): the page asks for
-# them all with room.js, not one import level after another (room -> panel -> tray -> dom).
-ROOM_MODULES = (
-    "dom",
-    "dice",
-    "log",
-    "odds",
-    "panel",
-    "tray",
-    "pools",
-    "state",
-    "saved",
-    "sheet",
-    "socket",
-)
+# The modules room.js imports through its own imports (a test keeps the list whole): the page
+# asks for them with room.js, not an import level later (room -> panel -> tray).
+ROOM_MODULES = ("tray", "state")
 
 
 def _set_seat_cookie(response: HttpResponse, session: GameSession, token: str) -> None:
@@ -172,7 +160,7 @@ def room_context(access: Access) -> dict[str, Any]:
 
 @cache
 def room_modules(system_id: str) -> tuple[str, ...]:
-    """The room's modules and its system's own (where the system has one) as static paths."""
+    """The room's deeper modules and its system's own (where it has one) as static paths."""
     own = f"tabletop/systems/{system_id}.js"
     mine = (own,) if finders.find(own) else ()
     return tuple(f"tabletop/{name}.js" for name in ROOM_MODULES) + mine

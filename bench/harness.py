@@ -208,6 +208,7 @@ class Setup:
         "page": 18860,
         "profile": 18900,
         "tables": 18960,
+        "opening": 19040,
     }
 
     def __init__(
@@ -340,10 +341,14 @@ class Setup:
         table's environment."""
         return _run([PY, "-m", f"bench.servers.{module}", *args], env=self.env())
 
-    def new_rooms(self, count: int = 1) -> list[str]:
+    def new_rooms(self, count: int = 1, rolls: int = 0) -> list[str]:
+        """Fresh live rooms; ``rolls``: the GM rolls that many times in each first."""
         if self.kind == "bare":
             return [f"bare{time.monotonic_ns()}x{i}" for i in range(count)]
-        out = _run([PY, "-m", "bench.servers.mkroom", "--count", str(count)], env=self.env())
+        out = _run(
+            [PY, "-m", "bench.servers.mkroom", "--count", str(count), "--rolls", str(rolls)],
+            env=self.env(),
+        )
         return out.split()
 
     async def join(

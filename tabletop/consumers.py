@@ -37,6 +37,7 @@ from .services.events import room_group
 from .transport import (
     CLOSE_READ_SECONDS,
     BadQuery,
+    batched_replay,
     close_with_reason,
     socket_query,
     unsent_bytes,
@@ -163,7 +164,11 @@ class RoomConsumer(LeanWebsocketConsumer):
     async def _start(self, hello: dict[str, Any], after: int | None) -> bool:
         await self.delivery.send(hello, text=hello_text(hello))
         if not await replay(
-            self.delivery, session_id=self.access.session.pk, after=after, upto=hello["last_seq"]
+            self.delivery,
+            session_id=self.access.session.pk,
+            after=after,
+            upto=hello["last_seq"],
+            batch=batched_replay(self.scope),
         ):
             await self._error(None, "busy", BUSY)
             await close_with_reason(self, code=CLOSE_TRY_AGAIN, reason=BUSY)

@@ -32,6 +32,9 @@ REPLAY_PAGE = 50
 # Daphne cannot send a message over 1 MiB; anything near it goes out as a stand-in.
 FRAME_LIMIT = 1024 * 1024
 DELIVERABLE = FRAME_LIMIT - 4096  # room for the `ref` the sender's copy carries
+# A batched replay's frames: a few tens of events each, so the client draws from the first one
+# while the next is on its way.
+REPLAY_FRAME = 64 * 1024
 
 SendText = Callable[[str], Awaitable[None]]
 FetchAfter = Callable[[int, int], Awaitable[list[dict[str, Any]]]]
@@ -116,25 +119,71 @@ class Delivery:
 
     # --- events ---------------------------------------------------------------------------
     async def replay(
-        self, *, after: int | None, upto: int, fetch: FetchAfter | None = None
+        self,
+        *,
+        after: int | None,
+        upto: int,
+        fetch: FetchAfter | None = None,
+        batch: bool = False,
     ) -> None:
         """The events after the client's ``after`` up to ``upto`` (the hello's ``last_seq``),
         read from the store a page at a time and sent as the client reads them; then live
         ones. The database thread is held for one page at a time, never the whole replay, and
-        only one page is in memory. ``fetch``: how pages are read (else ``fetch_after``)."""
+        only one page is in memory. ``fetch``: how pages are read (else ``fetch_after``).
+        ``batch``: a page's events go many to a frame, ``{"type": "replay", "events": [...]}``
+        (the client asked)."""
         read = fetch or self.fetch_after
         if after is not None:
             self.delivered = max(self.delivered, after)
             while self.delivered < upto:
                 page = await read(self.delivered, min(REPLAY_PAGE, upto - self.delivered))
                 before = self.delivered
-                for event in page:
-                    if event["seq"] <= upto:
+                wanted = [event for event in page if event["seq"] <= upto]
+                if batch:
+                    await self._replay_batched(wanted)
+                else:
+                    for event in wanted:
                         await self.deliver(event)
                 if self.delivered == before:
                     break  # (nothing more stored: a seq the store does not hold)
         self.delivered = max(self.delivered, upto)
         self.ready = True
+
+    async def _replay_batched(self, events: list[dict[str, Any]]) -> None:
+        """Each event as ``deliver`` would send it (redacted, a stand-in when too large, its ref),
+        joined into frames of up to REPLAY_FRAME characters (one larger event alone)."""
+        texts: list[str] = []
+        held: list[dict[str, Any]] = []
+        size = 0
+
+        async def send() -> None:
+            nonlocal size
+            if not texts:
+                return
+            self.delivered = held[-1]["seq"]
+            await self._send_text('{"type":"replay","events":[' + ",".join(texts) + "]}")
+            for event in held:
+                self.on_delivered(event)
+            texts.clear()
+            held.clear()
+            size = 0
+
+        for event in events:
+            if event["seq"] <= max(self.delivered, held[-1]["seq"] if held else 0):
+                continue
+            out = for_viewer(event, self.viewer)
+            ref = self.refs.pop(event["seq"], None)
+            if ref is not None:
+                out = {**out, "ref": ref}
+            text = dumps(out)
+            if len(text) > DELIVERABLE:
+                text = dumps(stand_in(out, len(text)))
+            if texts and size + len(text) > REPLAY_FRAME:
+                await send()
+            texts.append(text)
+            held.append(event)
+            size += len(text) + 1
+        await send()
 
     async def offer(self, message: dict[str, Any]) -> bool:
         """A live event from the hub. The next one in order goes straight out (its JSON made

@@ -37,11 +37,14 @@ def slots() -> Slots:
     return _slots
 
 
-async def replay(delivery: Delivery, *, session_id: int, after: int | None, upto: int) -> bool:
-    """Send what follows ``after`` up to ``upto``, then let live events through. False: the
-    process had no slot for a long replay within the action deadline (nothing was sent)."""
+async def replay(
+    delivery: Delivery, *, session_id: int, after: int | None, upto: int, batch: bool = False
+) -> bool:
+    """Send what follows ``after`` up to ``upto``, then let live events through (``batch``: many
+    events to a frame). False: the process had no slot for a long replay within the action
+    deadline (nothing was sent)."""
     if after is None or upto - after <= REPLAY_PAGE:
-        await delivery.replay(after=after, upto=upto)  # (a short one: one page, no turn)
+        await delivery.replay(after=after, upto=upto, batch=batch)  # (one page, no turn)
         return True
     cap = slots()
     if not await cap.take(settings.TABLETOP["ACTION_DEADLINE_SECONDS"]):
@@ -51,6 +54,7 @@ async def replay(delivery: Delivery, *, session_id: int, after: int | None, upto
             after=after,
             upto=upto,
             fetch=lambda after, limit: _page(session_id, after, limit),
+            batch=batch,
         )
     finally:
         cap.give_back()

@@ -109,3 +109,10 @@ def socket_query(scope: dict[str, Any]) -> tuple[str | None, int | None]:
         return token, max(0, int(after_text))
     except ValueError:
         raise BadQuery(after_text) from None
+
+
+def batched_replay(scope: dict[str, Any]) -> bool:
+    """The client asked for its replay many events to a frame (``replay=batch``): a browser
+    handles one frame of a hundred events far sooner than a hundred frames."""
+    params = parse_qs(scope.get("query_string", b"").decode(errors="replace"))
+    return (params.get("replay") or [None])[0] == "batch"

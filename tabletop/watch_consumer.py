@@ -38,6 +38,7 @@ from .services.watch import (
 from .transport import (
     CLOSE_READ_SECONDS,
     BadQuery,
+    batched_replay,
     close_with_reason,
     socket_query,
     unsent_bytes,
@@ -131,7 +132,11 @@ class WatchConsumer(AsyncWebsocketConsumer):
         try:
             await self.delivery.send(hello)
             if not await replay(
-                self.delivery, session_id=self.session.pk, after=after, upto=hello["last_seq"]
+                self.delivery,
+                session_id=self.session.pk,
+                after=after,
+                upto=hello["last_seq"],
+                batch=batched_replay(self.scope),
             ):
                 await self._error(None, "busy", BUSY)
                 await close_with_reason(self, code=CLOSE_TRY_AGAIN, reason=BUSY)

@@ -7,7 +7,9 @@ same environment as the server (``DATABASE_URL``/``TABLETOP_DATA_DIR``), after
 room, so seat counts and seqs never carry over from one scenario to the next; and every room its
 own campaign, because a campaign's players keep their names and seats from session to session
 (and count against the campaign's cap of players) while the benchmarks seat the same names in
-every room."""
+every room. ``--rolls N``: the GM makes N rolls in each room first (a long session: four
+notations in turn, one in five hidden from the players, one in five blind), so opening it
+replays a real log."""
 
 from __future__ import annotations
 
@@ -20,12 +22,14 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=1)
     parser.add_argument("--system", default="generic")
     parser.add_argument("--title", default="Benchmark room")
+    parser.add_argument("--rolls", type=int, default=0)
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tabletop.settings")
     import django
 
     django.setup()
-    from tabletop.models import Campaign
+    from tabletop.models import Campaign, Seat
+    from tabletop.services.rolls import make_roll
     from tabletop.services.sessions import create_session, start_session
 
     demo = Campaign.objects.filter(system=args.system).order_by("pk").first()
@@ -37,6 +41,13 @@ def main() -> None:
         )
         session = create_session(campaign=campaign, title=f"{args.title} {i + 1}")
         session = start_session(session_id=session.pk)
+        gm = Seat.objects.get(session=session, role="gm")
+        for n in range(args.rolls):
+            make_roll(
+                seat_id=gm.pk,
+                request={"notation": ("4d6kh3+2", "1d20+5", "8d10>7", "2d20kl1")[n % 4]},
+                visibility=("public", "public", "public", "gm", "blind")[n % 5],
+            )
         print(session.invite_code, flush=True)
 
 

@@ -33,12 +33,27 @@ export function badge(text, kind) {
   return h("span", {class: `badge badge-${kind || tone(text)}`}, words(text));
 }
 
+// Dice that do not count: no natural 20 among them.
+const SET_ASIDE = new Set(["dropped", "rerolled", "eliminated"]);
+
+/** "max" for a natural 20 on a d20 that counts, "min" for a natural 1, else "". */
+export function natural(die) {
+  if ((die.die || `d${die.sides}`) !== "d20" || SET_ASIDE.has(die.role)) return "";
+  return die.value === 20 ? "max" : die.value === 1 ? "min" : "";
+}
+
+// [mark, caption, words] of a natural 20 or 1: only the face (a critical is a system's flag).
+const NATURAL = {max: ["★", "nat 20", "natural 20, the highest face"], min: ["✖", "nat 1", "natural 1, the lowest face"]};
+
 export function renderDie(die) {
   const role = die.role || "base";
+  const nat = natural(die);
   // A die compounded onto the one before it (!!) is part of that die: the role is said once.
-  const [caption, spoken] = die.compounded ? ["+", "added onto the die before"] : ROLES[role] || [role, role];
-  const marks = [];
+  const [caption, spoken] = die.compounded ? ["+", "added onto the die before"]
+    : nat ? [NATURAL[nat][1], ROLES[role]?.[1]] : ROLES[role] || [role, role];
+  const marks = nat ? [`nat-${nat}`] : [];
   const said = [`${die.die || "d" + die.sides} showing ${die.value}`];
+  if (nat) said.push(NATURAL[nat][2]);
   if (spoken) said.push(spoken);
   if (die.explodes) { marks.push("explodes"); said.push("exploded"); }
   if (die.exploded && !die.compounded) { marks.push("added"); said.push("added by an explosion"); }
@@ -54,6 +69,7 @@ export function renderDie(die) {
     h("span", {class: "face", "aria-hidden": "true"}, die.value),
     h("span", {class: "kind", "aria-hidden": "true"}, die.die || `d${die.sides}`),
     caption ? h("span", {class: "cap", "aria-hidden": "true"}, caption) : null,
+    nat ? h("span", {class: "mark nat", "aria-hidden": "true"}, NATURAL[nat][0]) : null,
     die.explodes ? h("span", {class: "mark", "aria-hidden": "true"}, "✸") : null,
     die.protected ? h("span", {class: "mark", "aria-hidden": "true"}, "🛡") : null,
     sr(label + ";"));
@@ -112,6 +128,10 @@ export function renderRoll(data) {
     tags.push(badge(data.winner == null ? "tie" : `winner: ${data.winner}`, "plain"));
   }
   for (const flag of data.flags || []) tags.push(badge(flag));
+  // A natural 20 or 1, in words.
+  const nats = new Set((Array.isArray(data.dice) ? data.dice : []).map(natural).filter(Boolean));
+  if (nats.has("max")) tags.push(badge("★ natural 20", "good"));
+  if (nats.has("min")) tags.push(badge("✖ natural 1", "bad"));
   return h("div", {class: "roll"},
     Array.isArray(data.dice) && data.dice.length ? diceRows(data.dice) : null,
     h("p", {class: "tally"}, nums, tags),

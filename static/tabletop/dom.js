@@ -59,9 +59,14 @@ export function pct(p) {
   return `${(p * 100).toFixed(1)}%`;
 }
 
+// One formatter (toLocaleTimeString makes one a call: slow when a long log opens).
+let timeFormat = null;
+
 export function clock(iso) {
   const when = new Date(iso);
-  return Number.isNaN(when.getTime()) ? "" : when.toLocaleTimeString([], {hour: "2-digit", minute: "2-digit", second: "2-digit"});
+  if (Number.isNaN(when.getTime())) return "";
+  timeFormat ||= new Intl.DateTimeFormat([], {hour: "2-digit", minute: "2-digit", second: "2-digit"});
+  return timeFormat.format(when);
 }
 
 export const words = (flag) => String(flag).replace(/[-_]/g, " ");

@@ -1,7 +1,7 @@
 // The live log: every event in seq order, hidden rolls as hidden, new ones announced politely.
 // A replay (hundreds of events on opening a long session) draws only the newest; older ones are
-// drawn on request, so a phone opens a long room at once. A roll arriving out of view is counted
-// on a "new" button that brings the log back to the newest.
+// drawn as the reader scrolls up to them (or asks), so a phone opens a long room at once. A roll
+// arriving out of view is counted on a "new" button that brings the log back to the newest.
 import {clock, h, lock} from "./dom.js";
 import {renderRoll, richText, rollerWords} from "./dice.js";
 
@@ -10,7 +10,8 @@ const FIRST = 40; // events drawn when a replay ends; the rest wait for "Show ea
 const MORE = 100; // events each "Show earlier" draws
 
 export class Log {
-  /** ctx: {seatId, role, reveal(seq, button) -> bool, seats: Map(id -> name)} */
+  /** ctx: {seatId, role, reveal(seq, button) -> bool, seats: Map(id -> name), visibleBottom()
+   * -> px: where the view ends} */
   constructor(list, announcer, ctx) {
     this.list = list;
     this.announcer = announcer;
@@ -30,6 +31,10 @@ export class Log {
     list.after(this.fresh);
     const check = () => { if (this.unseen && this.newestInView()) this.clearUnseen(); };
     list.addEventListener("scroll", check, {passive: true});
+    // At the oldest drawn: the earlier ones come.
+    list.addEventListener("scroll", () => {
+      if (this.earlier.isConnected && list.scrollTop < 60 && list.scrollHeight > list.clientHeight + 60) this.showEarlier();
+    }, {passive: true});
     addEventListener("scroll", check, {passive: true});
   }
 
@@ -39,7 +44,7 @@ export class Log {
     if (!last || last === this.earlier) return true;
     const item = last.getBoundingClientRect();
     const box = this.list.getBoundingClientRect();
-    const bottom = Math.min(box.bottom, innerHeight);
+    const bottom = Math.min(box.bottom, this.ctx.visibleBottom ? this.ctx.visibleBottom() : innerHeight);
     const top = Math.max(box.top, 0);
     return item.top < bottom - 8 && item.bottom > top + 8;
   }

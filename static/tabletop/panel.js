@@ -281,7 +281,9 @@ export class Panel {
     this.modes = [];
     this.hooks = []; // (message) => void: options other modules add to a roll
     this.oddsHooks = []; // (system, request, character) => request: what the table adds before rolling
-    this.history = new History("tabletop.recent_notation", store);
+    // Each room remembers its own rolls.
+    const room = page.session && page.session.code;
+    this.history = new History(room ? `tabletop.recent_notation.${room}` : "tabletop.recent_notation", store);
     this.trays = [];
     const system = page.system;
     this.modes.push({id: system.id, title: system.id === "generic" ? "Dice notation" : system.title, fields: system.request});

@@ -33,7 +33,14 @@ function clientSeed() {
 // --- connection status --------------------------------------------------------------------
 const showConnection = connectionStatus($("conn"), "live");
 let connection = ["connecting"];
+// The socket opens first (its messages wait for this script); a status is shown once drawn.
+let drawn = false;
+let early = null;
 function showStatus(kind, until) {
+  if (!drawn) {
+    early = [kind, until];
+    return;
+  }
   connection = [kind, until];
   showConnection(kind, until);
   drawEnded();
@@ -46,6 +53,62 @@ function showStatus(kind, until) {
   panel.setState(state);
   pools.setState(state);
 }
+
+const socket = new RoomSocket(page.socket, {
+  status: showStatus,
+  hello(msg) {
+    if (msg.state) {
+      setSeats(msg.state.seats);
+      if (msg.state.fairness) state.fairness = msg.state.fairness;
+      if (msg.state.session) setStatus(msg.state.session.status);
+      drawFairness();
+      pools.hello(msg);
+    }
+  },
+  event(event, replay) {
+    const item = log.add(event, replay);
+    document.dispatchEvent(new CustomEvent("table:event", {detail: {...event, replay}}));
+    if (replay && event.seq >= socket.caughtUp) log.flush(); // the replay is over: draw it now
+    pools.event(event, replay, item);
+    const data = event.data || {};
+    if (event.kind === "seat.join" && data.seat) {
+      seats.set(data.seat.id, data.seat);
+      here?.add(data.seat.id);
+      drawSeats();
+    } else if (event.kind === "seat.leave" && data.seat) {
+      removed(data);
+    } else if (event.kind === "session.start") {
+      setStatus("live");
+      if (data.commitment) state.fairness = {...state.fairness, commitment: data.commitment};
+      drawFairness();
+    } else if (event.kind === "session.end") {
+      if (!replay && $("onward").hidden) drawOnward({link: page.campaign_link, next: null});
+      setStatus("ended");
+      state.fairness = {...state.fairness, server_seed: data.server_seed || state.fairness.server_seed};
+      drawFairness();
+    }
+    if (event.kind === "roll" && event.actor && event.actor.seat === seatId && !replay) showLast(event);
+  },
+  nextSession(msg) {
+    if (state.status === "ended") drawOnward({link: msg.link, next: msg.session});
+  },
+  notice(msg) {
+    if (msg.type === "here" && Array.isArray(msg.here)) {
+      here = new Set(msg.here);
+      drawSeats();
+    } else if (msg.type === "quick_rolls" && msg.character) {
+      quickRolls.set(msg.character.id, msg);
+      drawQuick();
+    }
+  },
+  error(msg) {
+    // (answers to this page's own requests go to whoever asked; see socket.request)
+    if (msg.ref !== "heartbeat") {
+      panel.showError(msg.field, msg.message);
+    }
+  },
+});
+socket.start();
 
 // --- seats: who sat down, who is here now, the GM's "Remove" ---------------------------------
 const seats = new Map();
@@ -199,7 +262,7 @@ function drawOnward(onward) {
 // --- the pieces ---------------------------------------------------------------------------
 const odds = new Odds($("odds"), page.odds_url, (field, message) => panel.showError(field, message, {panel: false}));
 const panel = new Panel($("roll-form"), page, ({system, request, missing}) => odds.update(system, request, missing));
-const log = new Log($("log"), $("announce"), {seatId, role: page.role, reveal, again});
+const log = new Log($("log"), $("announce"), {seatId, role: page.role, reveal, again, visibleBottom});
 
 /** "Roll again" on a log entry: the same request (and label) from the panel, at once. */
 function again(event) {
@@ -251,60 +314,6 @@ function showLast(event) {
   box.hidden = false;
 }
 
-const socket = new RoomSocket(page.socket, {
-  status: showStatus,
-  hello(msg) {
-    if (msg.state) {
-      setSeats(msg.state.seats);
-      if (msg.state.fairness) state.fairness = msg.state.fairness;
-      if (msg.state.session) setStatus(msg.state.session.status);
-      drawFairness();
-      pools.hello(msg);
-    }
-  },
-  event(event, replay) {
-    const item = log.add(event, replay);
-    document.dispatchEvent(new CustomEvent("table:event", {detail: {...event, replay}}));
-    if (replay && event.seq >= socket.caughtUp) log.flush(); // the replay is over: draw it now
-    pools.event(event, replay, item);
-    const data = event.data || {};
-    if (event.kind === "seat.join" && data.seat) {
-      seats.set(data.seat.id, data.seat);
-      here?.add(data.seat.id);
-      drawSeats();
-    } else if (event.kind === "seat.leave" && data.seat) {
-      removed(data);
-    } else if (event.kind === "session.start") {
-      setStatus("live");
-      if (data.commitment) state.fairness = {...state.fairness, commitment: data.commitment};
-      drawFairness();
-    } else if (event.kind === "session.end") {
-      if (!replay && $("onward").hidden) drawOnward({link: page.campaign_link, next: null});
-      setStatus("ended");
-      state.fairness = {...state.fairness, server_seed: data.server_seed || state.fairness.server_seed};
-      drawFairness();
-    }
-    if (event.kind === "roll" && event.actor && event.actor.seat === seatId && !replay) showLast(event);
-  },
-  nextSession(msg) {
-    if (state.status === "ended") drawOnward({link: msg.link, next: msg.session});
-  },
-  notice(msg) {
-    if (msg.type === "here" && Array.isArray(msg.here)) {
-      here = new Set(msg.here);
-      drawSeats();
-    } else if (msg.type === "quick_rolls" && msg.character) {
-      quickRolls.set(msg.character.id, msg);
-      drawQuick();
-    }
-  },
-  error(msg) {
-    // (answers to this page's own requests go to whoever asked; see socket.request)
-    if (msg.ref !== "heartbeat") {
-      panel.showError(msg.field, msg.message);
-    }
-  },
-});
 
 // --- quick rolls ---------------------------------------------------------------------------
 const quick = $("quick");
@@ -365,6 +374,77 @@ $("new-seed").addEventListener("click", () => { seedInput.value = freshSeed(); }
 copier($("copy-commitment"), () => state.fairness.commitment || "");
 copier($("copy-seed"), () => state.fairness.server_seed || "");
 
+// --- a phone: the roll bar at the screen's foot, the log above, the keyboard below -------
+const phone = matchMedia("(max-width: 760px)");
+const bar = document.querySelector(".room > .panel");
+bar.classList.add("roll-bar");
+
+/** Where the reader's view ends: above the bar on a phone. */
+function visibleBottom() {
+  const view = window.visualViewport;
+  const bottom = view ? view.offsetTop + view.height : innerHeight;
+  return phone.matches ? Math.min(bottom, bar.getBoundingClientRect().top) : bottom;
+}
+
+/** Sizes for table.css: the keyboard's (the visual viewport ends above the window's foot), the
+ * bar's, the log's. */
+function fit() {
+  const root = document.documentElement.style;
+  // (a scrolling bar is a tab stop)
+  bar.tabIndex = phone.matches ? 0 : -1;
+  if (!phone.matches) {
+    for (const name of ["--keyboard", "--bar-h", "--log-h"]) root.removeProperty(name);
+    return;
+  }
+  const view = window.visualViewport;
+  const keyboard = view ? Math.max(0, Math.round(innerHeight - view.height - view.offsetTop)) : 0;
+  root.setProperty("--keyboard", `${keyboard}px`);
+  const height = bar.getBoundingClientRect().height;
+  root.setProperty("--bar-h", `${Math.round(height)}px`);
+  const top = $("log").getBoundingClientRect().top + scrollY; // where the log starts on the page
+  root.setProperty("--log-h", `${Math.max(160, Math.round(innerHeight - keyboard - height - top - 12))}px`);
+}
+
+/** A focused field stays clear of the bar (and its Roll row) and the keyboard. */
+function keepInSight(field) {
+  if (!phone.matches || !field?.closest || field === document.body) return;
+  const view = window.visualViewport;
+  const top = view ? view.offsetTop : 0;
+  const bottom = top + (view ? view.height : innerHeight);
+  const box = field.getBoundingClientRect();
+  if (bar.contains(field)) {
+    const actions = bar.querySelector(".roll-form .actions");
+    const floor = actions && !actions.contains(field) ? Math.min(bottom, actions.getBoundingClientRect().top) : bottom;
+    const ceiling = Math.max(top, bar.getBoundingClientRect().top);
+    if (box.bottom > floor) bar.scrollTop += box.bottom - floor + 8;
+    else if (box.top < ceiling) bar.scrollTop -= ceiling - box.top + 8;
+  } else {
+    const floor = Math.min(bottom, bar.getBoundingClientRect().top);
+    if (box.bottom > floor) scrollBy(0, box.bottom - floor + 8);
+    else if (box.top < top) scrollBy(0, box.top - top - 8);
+  }
+}
+
+let fitting = 0;
+function refit() {
+  cancelAnimationFrame(fitting);
+  fitting = requestAnimationFrame(() => {
+    const follow = log.atNewest();
+    fit();
+    if (follow) log.toNewest();
+    keepInSight(document.activeElement);
+  });
+}
+const sizes = new ResizeObserver(refit); // the bar, and the header above the log
+sizes.observe(bar);
+sizes.observe(document.querySelector(".room-head"));
+addEventListener("resize", refit);
+phone.addEventListener("change", refit);
+window.visualViewport?.addEventListener("resize", refit);
+window.visualViewport?.addEventListener("scroll", refit);
+document.addEventListener("focusin", (e) => requestAnimationFrame(() => keepInSight(e.target)));
+
 drawFairness();
 setStatus(state.status);
-socket.start();
+drawn = true;
+if (early) showStatus(...early);

@@ -85,8 +85,9 @@ export class RoomSocket {
     }
     this.status(this.attempt ? "reconnecting" : "connecting");
     const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-    // A page that shows the table's notices (who is here, quick rolls) asks for them.
-    const ws = new WebSocket(`${scheme}//${location.host}${this.path}?after=${this.lastSeq}${this.on.notice ? "&notices=1" : ""}`);
+    // A page that shows the table's notices (who is here, quick rolls) asks for them; replay=batch:
+    // missed events come many to a frame.
+    const ws = new WebSocket(`${scheme}//${location.host}${this.path}?after=${this.lastSeq}&replay=batch${this.on.notice ? "&notices=1" : ""}`);
     this.ws = ws;
     this.ready = false;
     ws.onmessage = (msg) => {
@@ -128,6 +129,13 @@ export class RoomSocket {
       this.lastSeq = msg.seq;
       this.on.event(msg, msg.seq <= this.caughtUp);
       if (msg.ref != null) this.answer(msg.ref, null, msg);
+    } else if (msg.type === "replay") {
+      // Each as if alone; after a gap (a reconnect) the rest is not read.
+      const ws = this.ws;
+      for (const event of Array.isArray(msg.events) ? msg.events : []) {
+        if (this.ws !== ws) return;
+        this.receive(event);
+      }
     } else if (msg.type === "error") {
       if (!this.answer(msg.ref, msg)) this.on.error(msg);
     } else if (msg.type === "next-session") {

@@ -4,7 +4,8 @@
 import {h} from "./dom.js";
 
 export const DICE = [4, 6, 8, 10, 12, 20, 100];
-const HISTORY = 8;
+const HISTORY = 50; // kept (Up walks them); the tray shows the newest few
+const SHOWN = 8;
 
 // "2d6+1d8-1", "2d20kh1+5": dice terms and one number. Anything else is left as typed.
 const TERM = /^([+-]?)(\d*)d(\d+)(k[hl]1)?$/;
@@ -76,7 +77,8 @@ export function setEdge(text, want) {
   return print(parsed);
 }
 
-/** The notation field's memory: the last rolls' notations, newest first, kept in this browser. */
+/** The notation field's memory: the last rolls, newest first, kept in this browser (per room:
+ * the key names it). */
 export class History {
   constructor(key, store) {
     this.key = key;
@@ -115,13 +117,14 @@ export function tray(input, history) {
     const now = edge(input.value);
     edgeButtons.forEach((b, i) => b.setAttribute("aria-pressed", String(now === ["adv", "dis"][i])));
     if (!history) return;
-    const list = history.list();
+    const list = history.list().slice(0, SHOWN);
     recent.replaceChildren(...(list.length ? [h("span", {class: "muted small"}, "Last:")] : []),
       ...list.map((text) => h("button", {type: "button", class: "secondary small recent-roll",
         "aria-label": `Use ${text} again`, onclick: () => set(text)}, text)));
     recent.hidden = !list.length;
   };
   input.addEventListener("input", draw);
+  if (history) keys(input, history, set);
   const node = h("div", {class: "tray"},
     h("div", {class: "tray-dice", role: "group", "aria-label": "Add dice"},
       DICE.map((sides) => h("button", {type: "button", class: "secondary die-button",
@@ -137,4 +140,28 @@ export function tray(input, history) {
     recent);
   draw();
   return {node, draw};
+}
+
+/** A terminal's habits: Up and Down walk the earlier rolls, Escape clears (Enter: the form's). */
+function keys(input, history, set) {
+  let at = -1; // -1: what is typed; 0, 1, ...: that many rolls back
+  let draft = "";
+  input.addEventListener("keydown", (e) => {
+    if (e.altKey || e.ctrlKey || e.metaKey || e.shiftKey || e.isComposing) return;
+    if (e.key === "ArrowUp" || e.key === "ArrowDown") {
+      const list = history.list();
+      const next = e.key === "ArrowUp" ? Math.min(at + 1, list.length - 1) : Math.max(at - 1, -1);
+      if (next === at) return;
+      e.preventDefault();
+      if (at === -1) draft = input.value;
+      set(next === -1 ? draft : list[next]); // (its input event resets at)
+      at = next;
+      input.setSelectionRange(input.value.length, input.value.length);
+    } else if (e.key === "Escape" && input.value) {
+      e.preventDefault();
+      set("");
+    }
+  });
+  input.addEventListener("input", () => { at = -1; });
+  input.form?.addEventListener("submit", () => { at = -1; });
 }

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from functools import cache
 from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.contrib.staticfiles import finders
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.middleware.csrf import CsrfViewMiddleware
 from django.shortcuts import get_object_or_404, redirect, render
@@ -31,6 +33,9 @@ from .seating import not_seated, seat_access
 COOKIE_AGE = 60 * 60 * 24 * 60
 
 SEATS_ON_PAGE = 40  # names drawn with the room page; hello brings them all
+# The modules room.js imports through its own imports (a test keeps the list whole): the page
+# asks for them with room.js, not an import level later (room -> panel -> tray).
+ROOM_MODULES = ("tray", "state")
 
 
 def _set_seat_cookie(response: HttpResponse, session: GameSession, token: str) -> None:
@@ -149,7 +154,16 @@ def room_context(access: Access) -> dict[str, Any]:
         "seats": shown,
         "seat_count": count,
         "seats_more": count - len(shown),
+        "room_modules": room_modules(system.id),
     }
+
+
+@cache
+def room_modules(system_id: str) -> tuple[str, ...]:
+    """The room's deeper modules and its system's own (where it has one) as static paths."""
+    own = f"tabletop/systems/{system_id}.js"
+    mine = (own,) if finders.find(own) else ()
+    return tuple(f"tabletop/{name}.js" for name in ROOM_MODULES) + mine
 
 
 def request_schema(system: GameSystem) -> dict[str, Any]:

@@ -120,3 +120,11 @@ def test_the_hostile_benchs_replay_export_and_sheet_cases_run(tmp_path, case):
     run = out["results"][0]["runs"][0]
     assert run["hostile"]["lost"] == 0 and run["calm"]["lost"] == 0
     assert run["hostile"]["outcome"].get(expected), run["hostile"]["outcome"]
+
+
+def test_opening_a_long_session_on_a_phone_times_the_newest_roll_and_counts_the_replay(tmp_path):
+    out = run_bench(tmp_path, "opening", *("--rolls", "5", "--runs", "1", "--rates", "1"))
+    (run,) = out["results"]["1.0"]
+    assert run["newest"] >= run["hello"] > 0
+    assert run["bytes"] > 0 and 2 <= run["messages"] <= 8  # hello, then the replay in frames
+    assert run["ScriptDuration"] > 0

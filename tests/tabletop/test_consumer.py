@@ -53,12 +53,15 @@ async def connect(
     token: str | None = None,
     after: int | None = None,
     headers: list[tuple[bytes, bytes]] | None = None,
+    batch: bool = False,
 ) -> tuple[WebsocketCommunicator, dict]:
     query = []
     if token:
         query.append(f"token={token}")
     if after is not None:
         query.append(f"after={after}")
+    if batch:
+        query.append("replay=batch")
     path = f"/ws/play/{code}/" + ("?" + "&".join(query) if query else "")
     comm = WebsocketCommunicator(
         application, path, headers=headers if headers is not None else [ORIGIN]
@@ -312,6 +315,27 @@ async def test_replay_after_k_then_live_without_gaps_or_duplicates():
     assert hello["last_seq"] == 7
     replayed = [await next_event(again) for _ in range(4)]
     assert [e["seq"] for e in replayed] == [4, 5, 6, 7]
+    await roll(again, ref="live")
+    live = await next_event(again)
+    assert live["seq"] == 8 and live["ref"] == "live"
+    assert await again.receive_nothing(timeout=0.2)
+    await again.disconnect()
+
+
+async def test_a_batched_replay_comes_many_events_a_frame_then_live_ones_one_a_frame():
+    table = await make_table()
+    token = await seat_token(table["session"], "Ana")
+    ana, _ = await connect(table["code"], token=token)
+    for i in range(5):
+        await roll(ana, ref=f"r{i}")
+        await next_event(ana)
+    await ana.disconnect()
+    again, hello = await connect(table["code"], token=token, after=3, batch=True)
+    assert hello["last_seq"] == 7
+    frame = await again.receive_json_from(timeout=5)
+    assert frame["type"] == "replay"
+    assert [e["seq"] for e in frame["events"]] == [4, 5, 6, 7]
+    assert {e["type"] for e in frame["events"]} == {"event"}
     await roll(again, ref="live")
     live = await next_event(again)
     assert live["seq"] == 8 and live["ref"] == "live"

@@ -12,6 +12,7 @@ import pytest
 from tabletop.delivery import DELIVERABLE, Delivery, TooFarBehind
 from tabletop.selectors.events import Viewer
 from tabletop.services.events import message_payload
+from tabletop.transport import batched_replay
 
 pytestmark = pytest.mark.asyncio
 ANA, BO = Viewer(seat_id=1, is_gm=False), Viewer(seat_id=2, is_gm=False)
@@ -168,3 +169,37 @@ async def test_a_replay_reads_the_store_a_page_at_a_time_as_the_client_reads():
     assert [m["seq"] for m in sent] == list(range(6, 3 * REPLAY_PAGE + 3))
     assert pages == [REPLAY_PAGE, REPLAY_PAGE, REPLAY_PAGE - 3]
     assert delivery.ready and delivery.delivered == 3 * REPLAY_PAGE + 2
+
+
+async def test_a_batched_replay_sends_many_events_a_frame_each_as_it_would_alone():
+    events = [
+        event(n, visibility="self" if n % 3 == 0 else "public", data={"text": "4d6 " * 100})
+        for n in range(1, 301)
+    ]
+    events[149] = event(150, data={"dice": ["x" * 100] * 20000})  # too large for any frame
+    store = Store(events)
+    alone, one_by_one = socket(BO, store)
+    alone.expect(7, "r7")
+    await alone.replay(after=0, upto=300)
+    batched, frames = socket(BO, store)
+    batched.expect(7, "r7")  # the sender's own copy keeps its ref in a batch too
+    await batched.replay(after=0, upto=300, batch=True)
+    assert [f["type"] for f in frames] == ["replay"] * len(frames)
+    assert 2 <= len(frames) < 20, "a few frames, not one an event"
+    assert [e for f in frames for e in f["events"]] == one_by_one
+    assert [e["seq"] for f in frames for e in f["events"]] == list(range(1, 301))
+    assert len(one_by_one) == 300
+    # The event too large went as its stand-in; every frame stays far under the frame limit.
+    assert frames and all(len(json.dumps(f)) < DELIVERABLE for f in frames)
+    # Live events go on from the replay's last seq, one a frame.
+    await batched.offer(message_payload(event(301)))
+    assert frames[-1]["type"] == "event" and frames[-1]["seq"] == 301
+
+
+def test_the_socket_query_asks_for_a_batched_replay_only_in_so_many_words():
+    def scope(query: str) -> dict:
+        return {"query_string": query.encode()}
+
+    assert batched_replay(scope("after=3&replay=batch"))
+    assert not batched_replay(scope("after=3"))
+    assert not batched_replay(scope("after=3&replay=yes"))

@@ -15,7 +15,7 @@ from ..models.pools import Pool
 from ..selectors.pools import pool_snapshot, resource_names, starting_amount
 from .errors import conflict, forbidden, invalid
 from .events import UnitOfWork
-from .withheld import count_key, tell_public, withhold
+from .withheld import count_key, tell_public, told_hidden, withhold
 
 
 def _take_moves(uow: UnitOfWork, data: dict[str, Any]) -> dict[tuple[Any, ...], int]:
@@ -66,14 +66,22 @@ def record_pool_event(
         return tell_public(
             uow, session_id=session_id, actor=actor, data=data, moved=set(moves), seq=seq
         )
-    event = uow.record(
+    event = told_hidden(
+        uow,
         session_id=session_id,
-        kind="pool",
+        visibility=visibility,
+        roller=owner if owner is not None else actor,
         actor=actor,
         data=data,
-        seq=seq,
-        visibility=visibility,
-        owner=owner,
+        record=lambda told: uow.record(
+            session_id=session_id,
+            kind="pool",
+            actor=actor,
+            data=told,
+            seq=seq,
+            visibility=visibility,
+            owner=owner,
+        ),
     )
     if moves:
         note = {

@@ -191,6 +191,75 @@ def record_counts(
             )
 
 
+def told_hidden(
+    uow: UnitOfWork,
+    *,
+    session_id: int,
+    visibility: str,
+    roller: Seat | None,
+    actor: Seat | None,
+    data: dict[str, Any],
+    record: Callable[[dict[str, Any]], Event],
+) -> Event:
+    """Store a hidden change's event (``record(data)``) with the counts as its roller sees them
+    (a blind change's: as the GM sees them). Without that, a roller would read in their own
+    spend the price of another hidden roll they may not see. Each other seat of its audience
+    that sees other hidden changes of those counts is told its own values after it; whether
+    it is told depends on which changes it sees, never on how far they moved the counts."""
+    keys = {count_key(k, item) for k in COUNTS for item in data.get(k) or ()}
+    if not keys:
+        return record(data)
+    touching = [
+        w
+        for w in pending_withheld(session_id=session_id)
+        if any(key in keys for key, _ in w.moves)
+    ]
+    if not touching:
+        return record(data)
+    roller_id = roller.pk if roller is not None else None
+    audience = [
+        Viewer(seat_id=seat.pk, is_gm=seat.role == "gm")
+        for seat in sorted(
+            Seat.objects.filter(
+                Q(pk=roller_id) | Q(session_id=session_id, role="gm", removed_at__isnull=True)
+            ),
+            key=lambda s: (s.pk != roller_id, s.pk),  # the roller first
+        )
+    ]
+    audience = [
+        v for v in audience if can_see(visibility=visibility, actor_seat_id=roller_id, viewer=v)
+    ]
+    if not audience:
+        return record(data)
+
+    def sees(viewer: Viewer) -> tuple[bool, ...]:
+        return tuple(
+            can_see(visibility=w.visibility, actor_seat_id=w.owner, viewer=viewer)
+            for w in touching
+        )
+
+    first = audience[0]
+    event = record({**data, **_as_seen(data, withheld_view(touching, viewer=first))})
+    seats = _seats({v.seat_id for v in audience[1:] if v.seat_id is not None})
+    for viewer in audience[1:]:
+        if viewer.seat_id is None or sees(viewer) == sees(first):
+            continue
+        uow.record(
+            session_id=session_id,
+            kind="pool",
+            actor=actor,
+            visibility=Visibility.SELF,
+            owner=seats[viewer.seat_id],
+            data={
+                "action": "counts",
+                "of": event.seq,
+                **_as_seen(data, withheld_view(touching, viewer=viewer)),
+                "text": "Counts as you see them",
+            },
+        )
+    return event
+
+
 def tell_public(
     uow: UnitOfWork,
     *,

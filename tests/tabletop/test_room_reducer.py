@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tabletop.models import Campaign, Character, GameSession, Seat
@@ -325,6 +325,9 @@ def _on_a_roll_still_hidden(session: GameSession, action: tuple[Any, ...]) -> bo
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(st.lists(DISCORDIAN_ACTIONS, min_size=1, max_size=8))
+# The GM's hidden roll for Eris, then her player's: her own luck die's spend must not show her
+# the Instant Karma the GM's roll took (her hello does not).
+@example(actions=[("roll", "gm", "gm", True), ("roll", "ana", "gm", True)])
 def test_the_same_holds_for_resources_and_the_tables_rule_state(django_user_model, actions):
     gm_user = django_user_model.objects.get_or_create(username="reducer-gm")[0]
     session, seats = _discordian_table(gm_user)

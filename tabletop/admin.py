@@ -366,6 +366,9 @@ class EventAdmin(OwnCampaignsMixin, admin.ModelAdmin):
         # The GM sees what the GM's socket sees: a roll for the roller alone stays theirs.
         if obj.visibility == Visibility.SELF:
             return {"hidden": True}
+        # A whisper between players is theirs unless the campaign let the GM read it then.
+        if obj.visibility == Visibility.WHISPER and not (obj.data or {}).get("gm_reads"):
+            return {"hidden": True}
         return obj.data if isinstance(obj.data, dict) else {}
 
     @admin.display(description="what happened")

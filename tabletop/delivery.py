@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from . import timing
-from .selectors.events import Viewer, can_see, dumps, for_viewer, owner_of
+from .selectors.events import Viewer, dumps, for_viewer, sees
 
 log = logging.getLogger(__name__)
 
@@ -235,10 +235,7 @@ class Delivery:
         if ref is not None:
             await self.deliver(event, ref=ref)
             return
-        visible = can_see(
-            visibility=event["visibility"], actor_seat_id=owner_of(event), viewer=self.viewer
-        )
-        text = message["text"] if visible else message["hidden_text"]
+        text = message["text"] if sees(event, self.viewer) else message["hidden_text"]
         if len(text) > DELIVERABLE:
             await self.deliver(event)
             return

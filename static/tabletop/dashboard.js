@@ -1,7 +1,9 @@
 // The GM dashboard: every seat's pools and resources live, and the GM's controls for the table.
 // The room socket (with reconnect and resume) and the log are the room page's own modules; the
 // table system's sections and tools come from its module (systems/<engine id>.js).
+import {ChatBox} from "./chat.js";
 import {connectionStatus, h} from "./dom.js";
+import {Initiative} from "./initiative.js";
 import {Log} from "./log.js";
 import {Odds} from "./odds.js";
 import {Panel} from "./panel.js";
@@ -209,12 +211,20 @@ function addToLog(event, replay) {
   }
 }
 
+// --- talk at the table and the turn order -----------------------------------------------------
+const talkRequest = (message, done) => socket.request(message, (err) => done(err));
+const chat = new ChatBox({form: $("chat-form"), input: $("chat-text"), error: $("chat-error"), help: $("chat-help"),
+  note: $("talk-note"), settings: $("talk-settings"), gm: true, request: talkRequest, clientSeed: freshSeed});
+const turns = new Initiative({box: $("turns-card"), seatId: gmSeatId, gm: true, request: talkRequest, clientSeed: freshSeed});
+
 // --- the socket -------------------------------------------------------------------------------
 const socket = new RoomSocket(page.socket, {
   status: showStatus,
   hello(msg) {
     room.hello(msg);
     fromRoom();
+    turns.hello(msg);
+    chat.talk(msg.state.talk);
     ctx.home?.load?.(msg.state);
     draw();
   },
@@ -222,6 +232,8 @@ const socket = new RoomSocket(page.socket, {
     addToLog(event, replay);
     document.dispatchEvent(new CustomEvent("table:event", {detail: {...event, replay}}));
     if (room.apply(event)) fromRoom();
+    turns.event(event);
+    if (event.kind === "chat.settings" && event.data.talk) chat.talk(event.data.talk);
     apply(event);
     draw();
   },

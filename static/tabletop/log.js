@@ -2,6 +2,7 @@
 // A replay (hundreds of events on opening a long session) draws only the newest; older ones are
 // drawn as the reader scrolls up to them (or asks), so a phone opens a long room at once. A roll
 // arriving out of view is counted on a "new" button that brings the log back to the newest.
+import {renderChat, spokenChat} from "./chat.js";
 import {clock, h, lock} from "./dom.js";
 import {renderRoll, richText, rollerWords} from "./dice.js";
 
@@ -178,6 +179,14 @@ export class Log {
     const mine = event.actor && event.actor.seat === this.ctx.seatId;
     const classes = ["ev", `ev-${event.kind.replace(/\W/g, "-")}`, `vis-${event.visibility}`];
     if (mine) classes.push("mine");
+    if (data.hidden && event.visibility === "whisper") {
+      // Someone else's whisper: nothing to show, not even that there was one.
+      return h("li", {class: [...classes, "ev-unseen"].join(" "), hidden: true});
+    }
+    if (data.in_message && event.kind === "roll" && !data.hidden) {
+      // An inline roll: its message, the next event, shows it (its dice on the message).
+      return h("li", {class: [...classes, "ev-inline-roll"].join(" "), hidden: true});
+    }
     if (data.hidden) {
       classes.push("ev-hidden");
       const what = [lock(), " ", event.kind === "roll"
@@ -186,6 +195,8 @@ export class Log {
       return h("li", {class: classes.join(" ")}, this.head(event, what));
     }
     switch (event.kind) {
+      case "chat":
+        return renderChat(event, (e, what) => this.head(e, what), classes);
       case "roll":
         return h("li", {class: classes.join(" ")}, this.head(event), renderRoll(data), this.actions(event));
       case "roll.reveal": {
@@ -265,7 +276,10 @@ export class Log {
   spoken(event) {
     const name = event.actor ? event.actor.name : "The table";
     const data = event.data || {};
+    if (data.hidden && event.visibility === "whisper") return "";
     if (data.hidden) return `${name} made a hidden roll.`;
+    if (event.kind === "chat") return spokenChat(event);
+    if (data.in_message) return "";
     if (event.kind === "roll") return `${spokenRoller(data, name)}: ${data.text || "rolled"}`;
     if (event.kind === "roll.reveal") {
       return `${name} revealed a roll by ${spokenRoller(data.roll, (data.roller && data.roller.name) || "someone")}: ${(data.roll && data.roll.text) || ""}`;

@@ -1,5 +1,7 @@
-// The stream overlay: the last few public rolls, large, on a transparent page. Hidden rolls
-// never reach this socket with their dice (the server redacts them), and are not shown at all.
+// The stream overlay: the last few public rolls (and public messages), large, on a transparent
+// page. Hidden rolls and whispers never reach this socket with their data (the server redacts
+// them), and are not shown at all. What players typed goes in as text, never markup.
+import {messageParts} from "./chat.js";
 import {rollerWords} from "./dice.js";
 import {h} from "./dom.js";
 import {RoomSocket} from "./socket.js";
@@ -27,6 +29,15 @@ function item(event, roll, fresh) {
     dice ? h("div", {class: "dice"}, dice) : h("div", {class: "dice"}, plain(data.text)));
 }
 
+/** A public message (its inline rolls come as rolls of their own, just before it). */
+function said(event, fresh) {
+  const data = event.data || {};
+  if (event.kind !== "chat" || data.hidden || event.visibility !== "public") return null;
+  const who = event.actor ? event.actor.name : "Someone";
+  return h("li", {class: ["said", fresh ? "fresh" : ""].join(" ").trim(), "data-seq": event.seq},
+    h("div", {class: "who"}, data.me ? `* ${who}` : who), h("div", {class: "dice"}, messageParts(data)));
+}
+
 const socket = new RoomSocket(page.socket, {
   status() {},
   hello() {},
@@ -37,8 +48,9 @@ const socket = new RoomSocket(page.socket, {
   },
   event(event, replay) {
     const roll = rollOf(event);
-    if (!roll) return;
-    list.prepend(item(event, roll, !replay));
+    const shown = roll ? item(event, roll, !replay) : said(event, !replay);
+    if (!shown) return;
+    list.prepend(shown);
     while (list.childElementCount > page.rolls) list.lastElementChild.remove();
   },
 });

@@ -1,6 +1,8 @@
 // The player's room: header, roll panel with exact odds, live log, fair dice.
+import {ChatBox} from "./chat.js";
 import {connectionStatus, h, lock} from "./dom.js";
 import {renderRoll} from "./dice.js";
+import {Initiative} from "./initiative.js";
 import {Log, short} from "./log.js";
 import {Odds} from "./odds.js";
 import {Panel} from "./panel.js";
@@ -52,6 +54,7 @@ function showStatus(kind, until) {
   }
   panel.setState(state);
   pools.setState(state);
+  turns.setLive(state.live);
 }
 
 const socket = new RoomSocket(page.socket, {
@@ -63,6 +66,8 @@ const socket = new RoomSocket(page.socket, {
       if (msg.state.session) setStatus(msg.state.session.status);
       drawFairness();
       pools.hello(msg);
+      turns.hello(msg);
+      chat.talk(msg.state.talk);
     }
   },
   event(event, replay) {
@@ -70,7 +75,9 @@ const socket = new RoomSocket(page.socket, {
     document.dispatchEvent(new CustomEvent("table:event", {detail: {...event, replay}}));
     if (replay && event.seq >= socket.caughtUp) log.flush(); // the replay is over: draw it now
     pools.event(event, replay, item);
+    turns.event(event);
     const data = event.data || {};
+    if (event.kind === "chat.settings" && data.talk) chat.talk(data.talk);
     if (event.kind === "seat.join" && data.seat) {
       seats.set(data.seat.id, data.seat);
       here?.add(data.seat.id);
@@ -271,6 +278,11 @@ function again(event) {
   $("roll-form").requestSubmit();
 }
 const pools = new Pools({page, panel, card: $("table-card"), bar: $("table-bar"), clientSeed, request});
+
+// --- talk at the table and the turn order ---------------------------------------------------
+const chat = new ChatBox({form: $("chat-form"), input: $("chat-text"), error: $("chat-error"), help: $("chat-help"),
+  note: $("talk-note"), settings: $("talk-settings"), gm: page.role === "gm", request, clientSeed});
+const turns = new Initiative({box: $("turns-card"), seatId, gm: page.role === "gm", request, clientSeed});
 
 /** Send a message; ``done(error or null)`` once the table answers it (or does not, in time). */
 function request(message, done) {

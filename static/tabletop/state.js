@@ -34,6 +34,8 @@ export function applyEvent(state, event) {
   } else if (kind === "session.end") {
     next.session = {...state.session, status: "ended", ended_at: data.ended_at};
     next.fairness = {...state.fairness, server_seed: data.server_seed};
+  } else if (kind === "chat.settings") {
+    next.talk = data.talk;
   }
   for (const pool of data.pools || []) next.pools = upsert(next.pools, pool, (p) => p.id);
   for (const row of data.resources || []) {
@@ -90,6 +92,12 @@ export class RoomState {
   get luckyBreaks() { return new Set(this.state.lucky_breaks); }
   get table() { return this.state.table || {}; }
   get fairness() { return this.state.fairness || {}; }
+  get talk() { return this.state.talk || {}; }
+  /** The turn order: entries in order, whose turn it is, and the round. */
+  get turns() {
+    const turns = this.table.turns || {entries: [], current: null};
+    return {...turns, round: this.table.round || 0};
+  }
 
   /** A character's amount of a resource (0 when it has none). */
   amount(character, name) {

@@ -38,6 +38,8 @@ async function main() {
   let ok = 0, bad = 0, hidden = 0;
   for (const ev of record.events) {
     const who = ev.actor ? ev.actor.name : "table";
+    // Others' whispers (and their inline rolls) are not this reader's: not even a row.
+    if (ev.visibility === "whisper" && ev.data && ev.data.hidden) continue;
     if (ev.data && ev.data.hidden) {
       if (ev.kind === "roll") { hidden++; row([ev.seq, ev.kind, who, "?"], "hidden from you", "hidden"); }
       continue;

@@ -1,11 +1,12 @@
 from .campaigns import Campaign, Character, CharacterResource, Player
-from .events import Event, Visibility
+from .events import ROLL_VISIBILITIES, Event, Visibility
 from .saved import SavedRoll
 from .sessions import GameSession, Seat, SeatRole, SessionStatus
 from .watch import WatchLink
 from .webhooks import DeliveryStatus, Webhook, WebhookCursor, WebhookDelivery
 
 __all__ = [
+    "ROLL_VISIBILITIES",
     "Campaign",
     "Character",
     "CharacterResource",

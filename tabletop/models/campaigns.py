@@ -35,6 +35,14 @@ class Campaign(models.Model):
         blank=True,
         help_text="Per-system options, checked against the system's rules.",
     )
+    # Talk at the table, every system's alike (tabletop/selectors/campaigns.py talk_settings):
+    # kept apart from ``settings``, which are the rules' own and checked against them.
+    talk = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Talk at the table: whether the GM reads players' whispers to each other "
+        "(gm_reads_whispers) and whether public messages go to the webhooks (to_webhooks).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     # The campaign link (/c/<code>/): always opens the campaign's current session.
     link_code = models.CharField(

@@ -14,6 +14,13 @@ class Visibility(models.TextChoices):
     GM = "gm", "GM and roller"
     BLIND = "blind", "GM only"
     SELF = "self", "Roller only"
+    # A message (and its inline rolls) to one seat: its sender, its recipient and, where the
+    # event says so (``data.gm_reads``), the GM.
+    WHISPER = "whisper", "Sender and recipient"
+
+
+# What a roll may be asked to be: a whisper's rolls are made by its message, never on their own.
+ROLL_VISIBILITIES = tuple(v for v in Visibility.values if v != Visibility.WHISPER)
 
 
 class AppendOnlyError(Exception):

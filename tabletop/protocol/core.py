@@ -3,17 +3,20 @@ ping. A system's own commands (and its roll options) come from ``tabletop.system
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from rules.engines import system_ids
 from rules.engines.schema import Field
 
-from ..models import Event, Seat, Visibility
-from ..services.events import UnitOfWork
+from ..models import ROLL_VISIBILITIES, Event, Seat, Visibility
+from ..services.events import UnitOfWork, change
+from ..services.initiative import entered
 from ..services.rolls import check_roll_size, make_roll, reveal_roll
 from ..services.seats import remove_seat
 from ..services.sessions import end_session, start_session
 from .commands import ID, Command
+from .talk import TALK
 
 
 def _seat(seat_id: int) -> Seat:
@@ -35,11 +38,13 @@ def roll(
     system: str | None = None,
     character: int | None = None,
     label: str = "",
+    turn_order: bool = False,
     **options: Any,
 ) -> Event:
-    """``options`` are the table system's own roll fields, checked against its declaration."""
-    return make_roll(
-        uow=uow,
+    """``options`` are the table system's own roll fields, checked against its declaration;
+    ``turn_order``: the roll puts its roller in the turn order (an initiative roll)."""
+    made = partial(
+        make_roll,
         label=label,
         seat_id=seat_id,
         request=request,
@@ -49,6 +54,12 @@ def roll(
         client_seed=client_seed,
         options=options,
     )
+    if not turn_order:
+        return made(uow=uow)
+    with change(uow) as uow:  # the roll and its place in the turn order: one change
+        event = made(uow=uow)
+        entered(uow, seat=_seat(seat_id), roll=event, name=event.data.get("label") or "")
+        return event
 
 
 def reveal(*, uow: UnitOfWork, seat_id: int, seq: int) -> Event:
@@ -97,7 +108,7 @@ ROLL_FIELDS: tuple[Field, ...] = (
         "visibility",
         "choice",
         label="Visibility",
-        choices=tuple(Visibility.values),
+        choices=ROLL_VISIBILITIES,
         default=Visibility.PUBLIC.value,
     ),
     Field("character", "int", label="Character", nullable=True, help="a character id", **ID),
@@ -109,6 +120,13 @@ ROLL_FIELDS: tuple[Field, ...] = (
         help='what the roll is for, shown with it: "Attack", "Stealth"',
         default="",
         max_length=60,
+    ),
+    Field(
+        "turn_order",
+        "bool",
+        label="Initiative (the turn order)",
+        default=False,
+        help="the roll enters its roller in the turn order (a public roll)",
     ),
 )
 
@@ -136,4 +154,5 @@ CORE: tuple[Command, ...] = (
         gm_only=True,
     ),
     Command("ping", (), ping, "keep the socket alive: a pong with last_seq answers"),
+    *TALK,
 )

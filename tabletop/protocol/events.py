@@ -16,6 +16,8 @@ from rules.engines.schema import Field, validate
 
 PUBLIC = frozenset({"public"})
 ANY = frozenset({"public", "gm", "blind", "self"})
+SAID = frozenset({"public", "whisper"})
+TURN_ACTIONS = ("enter", "add", "remove", "turn", "next", "round", "delay", "act", "clear")
 
 LogLine = Callable[[Mapping[str, Any], str], str]
 
@@ -138,6 +140,35 @@ def _roll_line(data: Mapping[str, Any], actor: str) -> str:
     return roll_words(data, actor)
 
 
+def inline_text(data: Mapping[str, Any]) -> str:
+    """A message as people read it: each ``[[notation]]`` shown as its result, ``[17]``."""
+    rolls = list(data.get("rolls") or ())
+    message = str(data.get("message") or "")
+    if not rolls:
+        return message
+    out, at = [], 0
+    for roll in rolls:
+        start = message.find("[[", at)
+        end = message.find("]]", start + 2) if start >= 0 else -1
+        if start < 0 or end < 0:
+            break
+        out.append(message[at:start] + f"[{roll.get('total')}]")
+        at = end + 2
+    return "".join(out) + message[at:]
+
+
+def _chat_line(data: Mapping[str, Any], actor: str) -> str:
+    text = inline_text(data)
+    if data.get("me"):
+        return f"* {actor} {text}"
+    to = (data.get("to") or {}).get("name")
+    return f"{actor} (whispers to {to}): {text}" if to else f"{actor}: {text}"
+
+
+def _turns_line(data: Mapping[str, Any], actor: str) -> str:
+    return str(data.get("text") or "")
+
+
 POOL_RULE = "public; about a hidden roll, as hidden as the roll (judged for its roller)"
 
 
@@ -190,10 +221,13 @@ CORE: tuple[EventType, ...] = (
             obj_field(
                 "open_roll", help="the open roll it starts, where the table keeps rolls open"
             ),
+            Field("in_message", "bool", help="an inline roll of the chat message after it"),
+            obj_field("to", help='a whispered inline roll\'s recipient: {"seat", "name"}'),
+            Field("gm_reads", "bool", help="a whispered inline roll: the GM sees it too"),
         ),
-        ANY,
+        ANY | SAID,
         "as the roller chose: public everyone, gm the GM and the roller, blind the GM, "
-        "self the roller",
+        "self the roller; a whisper's inline roll as its whisper",
         "dice rolled: the engine's result ([rules.md](rules.md#results)) with `client_seed` and "
         "`character`",
         _roll_line,
@@ -232,6 +266,60 @@ CORE: tuple[EventType, ...] = (
         "everyone",
         "the session ended; `server_seed` lets anyone verify every roll",
         lambda data, actor: "The session ends: every roll can now be verified",
+    ),
+    EventType(
+        "chat",
+        None,
+        (
+            Field("message", "text", required=True, max_length=1000, help="what was written"),
+            Field("me", "bool", help="an emote (/me): the line reads * Name ..."),
+            Field(
+                "rolls",
+                "list",
+                fields=(Field("item", "json"),),
+                help='its inline rolls in order, each {"seq", "notation", "total", "text"}: the '
+                "roll events just before it",
+            ),
+            obj_field("to", help='a whisper\'s recipient: {"seat", "name"}'),
+            Field("gm_reads", "bool", help="a whisper: the GM reads it too"),
+            Field("webhooks", "bool", help="sent to the table's webhooks (the GM's setting)"),
+        ),
+        SAID,
+        "public everyone; a whisper its sender and recipient (and the GM where `gm_reads`); "
+        "a third seat gets its seq alone, with no sender",
+        "someone said something at the table (`/me`: an emote; `[[1d20]]`: inline rolls)",
+        _chat_line,
+    ),
+    EventType(
+        "chat.settings",
+        None,
+        (
+            obj_field("talk", required=True, help='{"gm_reads_whispers", "to_webhooks"}'),
+            TEXT,
+        ),
+        PUBLIC,
+        "everyone",
+        "the GM changed the campaign's talk settings (`hello.state.talk`)",
+    ),
+    EventType(
+        "turns",
+        None,
+        (
+            Field(
+                "action",
+                "choice",
+                required=True,
+                choices=TURN_ACTIONS,
+            ),
+            int_field("entry", min=1, nullable=True, help="the entry it is about"),
+            int_field("roll", min=1, help="the roll that entered it (enter)"),
+            TABLE,
+            TEXT,
+        ),
+        PUBLIC,
+        "everyone",
+        "the turn order changed (`table.turns`; `table.round`: the round)",
+        _turns_line,
     ),
     # --- pool: every change to a pool, a resource or the table's rule state ----------------
     EventType(

@@ -36,3 +36,14 @@ def quick_rolls_of(
                 rolls = system.quick_rolls(character.sheet or {}, settings)
         out.append({"character": {"id": character.pk, "name": character.name}, "rolls": rolls})
     return out
+
+
+# The campaign's settings for talk at the table (``Campaign.talk``): whether the GM reads
+# players' whispers to each other, and whether public messages go to the webhooks.
+TALK_DEFAULTS: dict[str, bool] = {"gm_reads_whispers": False, "to_webhooks": False}
+
+
+def talk_settings(campaign: Campaign) -> dict[str, bool]:
+    """What the campaign says about talk at its table, every key present (off unless set)."""
+    found = campaign.talk if isinstance(campaign.talk, dict) else {}
+    return {key: bool(found.get(key, default)) for key, default in TALK_DEFAULTS.items()}

@@ -50,7 +50,17 @@ def owner_of(message: dict[str, Any]) -> int | None:
     return owner if owner is not None else (message.get("actor") or {}).get("seat")
 
 
-def can_see(*, visibility: str, actor_seat_id: int | None, viewer: Viewer) -> bool:
+def can_see(
+    *,
+    visibility: str,
+    actor_seat_id: int | None,
+    viewer: Viewer,
+    to: int | None = None,
+    gm_reads: bool = False,
+) -> bool:
+    """Whether ``viewer`` sees an event's data. A whisper (``to``: its recipient's seat) is the
+    sender's and the recipient's, and the GM's only where ``gm_reads`` (the whisper is to the
+    GM, or the campaign lets the GM read players' whispers, as it did when it was sent)."""
     if visibility == Visibility.PUBLIC:
         return True
     is_actor = viewer.seat_id is not None and viewer.seat_id == actor_seat_id
@@ -60,16 +70,40 @@ def can_see(*, visibility: str, actor_seat_id: int | None, viewer: Viewer) -> bo
         return viewer.is_gm
     if visibility == Visibility.SELF:
         return is_actor
+    if visibility == Visibility.WHISPER:
+        is_recipient = viewer.seat_id is not None and viewer.seat_id == to
+        return is_actor or is_recipient or (viewer.is_gm and gm_reads)
     return False
+
+
+def sees(message: dict[str, Any], viewer: Viewer) -> bool:
+    """``can_see`` for a full (unredacted) message."""
+    data = message.get("data") or {}
+    to = data.get("to") if message["visibility"] == Visibility.WHISPER else None
+    return can_see(
+        visibility=message["visibility"],
+        actor_seat_id=owner_of(message),
+        viewer=viewer,
+        to=(to or {}).get("seat"),
+        gm_reads=bool(data.get("gm_reads")),
+    )
+
+
+def redacted(public: dict[str, Any]) -> dict[str, Any]:
+    """A message as someone who may not see it gets it: its seq, kind and visibility, no data.
+    A whisper does not even say who sent it: a third seat learns nothing of it but its seq."""
+    if public["visibility"] == Visibility.WHISPER:
+        return {**public, "actor": None, "data": {"hidden": True}}
+    return {**public, "data": {"hidden": True}}
 
 
 def for_viewer(message: dict[str, Any], viewer: Viewer) -> dict[str, Any]:
     """The message as ``viewer`` may see it: same seq, kind, actor and visibility; data hidden
-    when it is not theirs to see."""
+    when it is not theirs to see (and a whisper's sender too)."""
     public = for_everyone(message)
-    if can_see(visibility=message["visibility"], actor_seat_id=owner_of(message), viewer=viewer):
+    if sees(message, viewer):
         return public
-    return {**public, "data": {"hidden": True}}
+    return redacted(public)
 
 
 def events_after(*, session_id: int, after: int, limit: int | None = None) -> list[dict[str, Any]]:

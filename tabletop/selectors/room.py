@@ -13,6 +13,7 @@ from typing import Any
 from ..models import Character, GameSession, Seat, Visibility
 from ..services.withheld import pending_withheld_of, seen_counts, withheld_view
 from ..systems.registry import keeping_state, state_keys, table_system
+from .campaigns import talk_settings
 from .events import Viewer, dumps
 from .pools import pools_states, visible_open_rolls
 
@@ -159,6 +160,7 @@ def table_states(sessions: Sequence[GameSession]) -> dict[int, dict[str, Any]]:
             **pools[s.pk],
             **systems[s.pk],
             "fairness": fairness(s),
+            "talk": talk_settings(s.campaign),
             WITHHELD: withheld[s.pk],
         }
         for s in sessions
@@ -230,6 +232,8 @@ def apply_event(state: dict[str, Any], message: dict[str, Any]) -> dict[str, Any
     elif kind == "session.end":
         new["session"] = {**state["session"], "status": "ended", "ended_at": data["ended_at"]}
         new["fairness"] = {**state["fairness"], "server_seed": data["server_seed"]}
+    elif kind == "chat.settings":
+        new["talk"] = data["talk"]
     for pool in data.get("pools") or ():
         new["pools"] = _upsert(new["pools"], pool, lambda p: p["id"])
     for row in data.get("resources") or ():

@@ -22,7 +22,7 @@ from django.db import connection, transaction
 
 from ..models import Event, GameSession, Seat, Visibility
 from ..protocol.events import with_log_line
-from ..selectors.events import dumps, event_message, for_everyone
+from ..selectors.events import dumps, event_message, for_everyone, redacted
 from .errors import ServiceError, invalid
 
 log = logging.getLogger(__name__)
@@ -234,7 +234,7 @@ def message_payload(message: dict[str, Any]) -> dict[str, Any]:
     public = for_everyone(message)
     payload: dict[str, Any] = {"type": "room.event", "event": message, "text": dumps(public)}
     if public["visibility"] != Visibility.PUBLIC:
-        payload["hidden_text"] = dumps({**public, "data": {"hidden": True}})
+        payload["hidden_text"] = dumps(redacted(public))
     return payload
 
 

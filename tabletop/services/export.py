@@ -133,7 +133,12 @@ class MarkdownWriter(Writer):
 
     def page(self, events: list[dict[str, Any]]) -> str:
         self.events += len(events)
-        return "".join(f"{line}\n" for event in events for line in markdown_lines(event))
+        return "".join(
+            f"{line}\n"
+            for event in events
+            if not unseen_whisper(event)
+            for line in markdown_lines(event)
+        )
 
     def end(self) -> str:
         return markdown_foot(self.record.head)
@@ -313,9 +318,17 @@ def rich_html(text: str) -> str:
     return mark_safe(_MARKS.sub(mark, escape(text)))  # (escaped first)
 
 
+def unseen_whisper(event: dict[str, Any]) -> bool:
+    """A whisper this record's viewer may not read: left out of the readable records (the JSON
+    record keeps its seq, with no sender, so its numbering has no gap)."""
+    return event["visibility"] == "whisper" and bool((event.get("data") or {}).get("hidden"))
+
+
 def html_rows(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     rows = []
     for event in events:
+        if unseen_whisper(event):
+            continue
         data = event.get("data") or {}
         rows.append(
             {

@@ -108,10 +108,12 @@ def make_roll(
     reroll_of: int | None = None,
     label: str = "",
     uow: UnitOfWork | None = None,
+    marks: dict[str, Any] | None = None,
 ) -> Event:
     """Validate, pay what the table rules ask, take the next seq, draw the dice for that seq,
     store the event, then settle what follows it: all in one transaction. ``label``: what the
-    roll is for ("Attack"), shown with it. The values come checked against the ``roll``
+    roll is for ("Attack"), shown with it; ``marks``: what the roll's data carries besides (a
+    message's inline roll: its whisper's recipient). The values come checked against the ``roll``
     declaration (tabletop/protocol/core.py); the request is the engine's to check."""
     label = clean_label(label)
     # The seat, its session and the campaign: one statement, before the session's lock. All
@@ -173,6 +175,7 @@ def make_roll(
             result["label"] = label
         elif not result.get("label"):
             result.pop("label", None)
+        result.update(marks or {})
         table.annotate(ctx, result)
         event = uow.record(
             session_id=session.pk,

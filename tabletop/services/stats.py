@@ -13,7 +13,7 @@ from typing import Any
 
 from rules.stats import analyse, faces_of
 
-from ..models import Campaign, Event, GameSession, SessionStatus
+from ..models import Campaign, Event, GameSession, SessionStatus, Visibility
 from ..selectors.events import Viewer, can_see
 from .sessions import assert_runs_campaign
 
@@ -107,9 +107,14 @@ def tally_rows(tally: Tally, rows: Iterable[Row], viewer: Viewer | None, counted
             continue
         owner = owner_id if owner_id is not None else actor_id
         if viewer is not None and not can_see(
-            visibility=visibility, actor_seat_id=owner, viewer=viewer
+            visibility=visibility,
+            actor_seat_id=owner,
+            viewer=viewer,
+            to=(data.get("to") or {}).get("seat"),
+            gm_reads=bool(data.get("gm_reads")),
         ):
-            tally.hidden += 1
+            # Others' whispers (their inline rolls) are not even counted as hidden.
+            tally.hidden += visibility != Visibility.WHISPER
             continue
         who = actor_name or "The table"
         if tally.add_dice(who, data["dice"]):

@@ -21,6 +21,7 @@ from ..services.events import UnitOfWork
 from ..services.pools import pools_changed, take_dice
 from .base import (
     Begun,
+    begin,
     begin_command,
     need_character,
     roll_change,
@@ -123,6 +124,12 @@ EVENTS: tuple[ev.EventType, ...] = (
 class ActionDiceTable(TableSystem):
     events = EVENTS
     id = "action-dice"
+
+    def start_round(self, uow: UnitOfWork, *, seat_id: int) -> Event:
+        """The turn order's next round is this table's own (every character's action dice
+        dealt anew, defenses over): one round, started once, whichever the GM uses."""
+        return begin(uow=uow, seat_id=seat_id, unit="round", then=_new_round)
+
     roll_options = (
         Field(
             "defense",

@@ -19,6 +19,7 @@ from ..selectors.events import Viewer, can_see
 from ..selectors.pools import resource_snapshot
 from ..services.errors import conflict, forbidden, invalid, not_found
 from ..services.events import UnitOfWork, change, take_seq
+from ..services.initiative import round_began
 from ..services.pools import (
     character_for,
     grant_resource,
@@ -308,6 +309,8 @@ def begin(
         state[unit] = int(state.get(unit) or 0) + 1
         if unit == "scene":
             state["round"] = 0  # a scene starts outside any round until the GM starts one
+        else:  # the turn order's round too: the first in the order has the turn
+            round_began(state)
         began = then(uow, session, state, seq=seq, **fields) if then else Begun()
         save_table_state(session, state)
         text = f"{unit.capitalize()} {state[unit]} begins" + (

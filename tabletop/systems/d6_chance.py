@@ -21,6 +21,7 @@ from .base import (
     CHARACTER,
     Begun,
     ResourceUse,
+    begin,
     begin_command,
     live_seq,
     need_character,
@@ -84,6 +85,12 @@ class D6ChanceTable(TableSystem):
         "character_points": ("character point", "character points"),
     }
     id = "d6-chance"
+
+    def start_round(self, uow: UnitOfWork, *, seat_id: int) -> Event:
+        """The turn order's next round is this table's own (last round's character points
+        used up, actions declared again): one round, started once, whichever the GM uses."""
+        return begin(uow=uow, seat_id=seat_id, unit="round", then=_new_round)
+
     roll_options = (
         Field(
             "long_action",

@@ -39,6 +39,7 @@ from .base import (
     CLIENT_SEED,
     Begun,
     ResourceUse,
+    begin,
     begin_command,
     gm_session,
     need_character,
@@ -213,6 +214,12 @@ class DiscordianTable(TableSystem):
         "instant_karma": ("Instant Karma", "Instant Karma"),
     }
     id = "discordian"
+
+    def start_round(self, uow: UnitOfWork, *, seat_id: int) -> Event:
+        """The turn order's next round is this table's own (the Discord Die rolled as it
+        begins, in round mode): one round, started once, whichever the GM uses."""
+        return begin(uow=uow, seat_id=seat_id, unit="round", then=_new_round)
+
     roll_options = (
         Field(
             "luck_dice",

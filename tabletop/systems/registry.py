@@ -87,6 +87,13 @@ class TableSystem:
     def seat_joined(self, uow: UnitOfWork, seat: Seat) -> None:
         """A seat sat down (at any time; the session may be live)."""
 
+    def start_round(self, uow: UnitOfWork, *, seat_id: int) -> Event | None:
+        """The GM moves the turn order past its last turn: a system that keeps rounds of its
+        own starts one here (as its ``round.new`` does) and returns its event, so the tracker's
+        round and the system's are the same round, started once. None: the table has no rounds
+        of its own and the tracker counts them."""
+        return None
+
     def session_started(self, uow: UnitOfWork, session: GameSession) -> None:
         """The session went live (inside its transaction)."""
 

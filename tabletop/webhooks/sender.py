@@ -101,8 +101,15 @@ def sign(secret: str, body: bytes) -> str:
     return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
 
+# A message at the table goes out only where the GM ticked it: each says so as it is stored.
+SENT_MESSAGES = Q(kind="chat", data__webhooks=True)
+
+
 def should_send(event: Event) -> bool:
-    return event.kind in SENT_KINDS and event.visibility == Visibility.PUBLIC
+    sent = event.kind in SENT_KINDS or (
+        event.kind == "chat" and bool((event.data or {}).get("webhooks"))
+    )
+    return sent and event.visibility == Visibility.PUBLIC
 
 
 # --- the store: leases, cursors, deliveries --------------------------------------------------
@@ -189,9 +196,9 @@ def fill(hook: Webhook) -> bool:
                 session_id=session_id,
                 seq__gt=read,
                 seq__lte=last_seq,
-                kind__in=SENT_KINDS,
                 visibility=Visibility.PUBLIC,
             )
+            .filter(Q(kind__in=SENT_KINDS) | SENT_MESSAGES)
             .order_by("seq")
             .values_list("pk", "seq", "created_at")[:room]
         )

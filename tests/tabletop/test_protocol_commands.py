@@ -91,6 +91,7 @@ def test_a_good_message_decodes_to_typed_values_with_defaults():
         "character": 4,
         "client_seed": "",
         "label": "",
+        "turn_order": False,
     }
 
 
@@ -304,3 +305,17 @@ def test_json_endpoints_answer_bad_bodies_with_a_4xx_naming_the_field(client, li
         response = client.get(f"/play/{code}/odds", {"request": query, "token": token})
         assert response.status_code == 400, query
         assert response.json()["error"]["code"] == "invalid"
+
+
+def test_no_table_takes_one_field_or_one_type_twice():
+    """A system's roll options and commands never shadow the core's: a name taken twice would
+    hand one of them the other's value."""
+    for system in SYSTEMS:
+        for command in commands(system).values():
+            names = [f.name for f in command.fields]
+            assert len(names) == len(set(names)), (system, command.type, names)
+        from tabletop.protocol.core import CORE
+        from tabletop.systems import registry
+
+        own = {c.type for c in registry.commands_for(system)}
+        assert not own & {c.type for c in CORE}, (system, own)

@@ -46,7 +46,13 @@ ACTIONS = st.one_of(
     st.tuples(st.just("insight"), st.sampled_from(["ana", "bo"]), st.integers(0, 2)),
     st.tuples(st.just("initiative"), WHO, VISIBILITY),
     st.tuples(st.just("phase"), st.booleans()),
+    st.tuples(st.just("say"), WHO, st.integers(0, 5)),
+    st.tuples(st.just("turns"), st.sampled_from(["add", "next", "round", "delay", "act", "clear"])),
+    st.tuples(st.just("talk"), st.booleans()),
 )
+# What the box is typed with: messages, inline rolls, whispers (theirs, to the GM), rolls that
+# enter the turn order.
+SAID = ["hi [[d6]]", "/w bo psst [[d4]]", "/w gm hm", "/r 1d20 #init", "/me waves", "/w ana x"]
 _tables = itertools.count()
 
 
@@ -118,8 +124,28 @@ def _act(session: GameSession, seats: dict[str, Seat], action: tuple[Any, ...]) 
             send(seat, "roll", request=request, visibility=args[1], initiative=True, **fields)
         elif kind == "phase":
             send(seats["gm"], "initiative.begin" if args[0] else "initiative.end")
+        elif kind == "say":
+            send(seats[args[0]], "chat", text=SAID[args[1]])
+        elif kind == "turns":
+            _turns(session, seats["gm"], args[0])
+        elif kind == "talk":
+            send(seats["gm"], "chat.settings", gm_reads_whispers=args[0], to_webhooks=args[0])
     except ServiceError:
         pass  # refused: nothing changed, which the property covers too
+
+
+def _turns(session: GameSession, gm: Seat, what: str) -> None:
+    """The GM's turn-order buttons, on the order's first entry where one is needed."""
+    session.refresh_from_db()
+    entries = ((session.table_state or {}).get("turns") or {}).get("entries") or [{"id": 1}]
+    if what == "add":
+        send(gm, "turns.add", name="Goblin", value=12)
+    elif what in ("next", "round"):
+        send(gm, "turns.next", round=what == "round")
+    elif what == "clear":
+        send(gm, "turns.clear")
+    else:
+        send(gm, f"turns.{what}", entry=entries[0]["id"])
 
 
 def _viewers(seats: dict[str, Seat]) -> dict[str, Viewer]:
@@ -197,6 +223,16 @@ def test_the_browser_applies_events_exactly_as_the_server_does(django_user_model
         ("lucky", "bo"),
         ("join", 1),
         ("close", "gm", 1),
+        ("say", "ana", 0),
+        ("say", "ana", 1),
+        ("say", "bo", 2),
+        ("say", "bo", 3),
+        ("turns", "add"),
+        ("turns", "next"),
+        ("turns", "delay"),
+        ("talk", True),
+        ("say", "bo", 5),
+        ("turns", "round"),
         ("end",),
     ]:
         _act(session, seats, action)
@@ -210,6 +246,9 @@ def test_the_browser_applies_events_exactly_as_the_server_does(django_user_model
             state = apply_event(state, event)
         expected.append(state)
     assert any(e["kind"] == "pool" for e in events) and any(e["kind"] == "roll" for e in events)
+    kinds = {e["kind"] for e in events}
+    assert {"chat", "chat.settings", "turns"} <= kinds
+    assert any(e["visibility"] == "whisper" for e in events)
     folded = subprocess.run(
         [NODE, "--input-type=module", "-e", FOLD_IN_NODE],
         input=json.dumps(cases),

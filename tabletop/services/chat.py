@@ -1,0 +1,292 @@
+"""Talk at the table: messages in the session's log, as events of its store, with slash commands
+typed in the same box as Roll20 and Dice Maiden users type them.
+
+    I swing [[1d20+5]] and hit for [[2d6+3]]    a message with two inline rolls
+    /me ducks behind the cart                   an emote
+    /r 1d20+2 #init   /roll 2d6 Damage          a roll (``#init``: it enters the turn order)
+    /gmr 1d100                                  a roll the GM and the roller see
+    /w Bo meet me out back                      a whisper to one seat (``/w GM``: to the GM)
+
+Every inline roll is a real roll of the session's fair stream, stored as a ``roll`` event of its
+own (as hidden as its message) just before the message that names it, so it is verified like any
+other. A whisper is seen by its sender and its recipient; the GM reads players' whispers to each
+other only where the campaign says so (``gm_reads_whispers``, off unless the GM turns it on,
+shown to the players, and written on each whisper as it was when it was sent).
+
+``/help`` is answered by the page itself: it changes nothing at the table."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..models import Campaign, Event, Seat, SessionStatus, Visibility
+from ..selectors.campaigns import talk_settings
+from .errors import ServiceError, conflict, forbidden, invalid
+from .events import UnitOfWork, change, take_seq
+from .initiative import entered
+from .rolls import check_roll_size, make_roll
+
+MAX_MESSAGE_CHARS = 1000  # what one message may hold, as typed
+MAX_INLINE_ROLLS = 5  # inline rolls in one message
+MAX_INLINE_NOTATION = 100  # the characters of one inline roll's notation
+INLINE = re.compile(r"\[\[(.*?)\]\]", re.DOTALL)
+INITIATIVE_TAG = re.compile(r"(?<!\S)#init(?!\S)", re.IGNORECASE)
+SLASH = re.compile(r"^/(\S+)\s*(.*)$", re.DOTALL)
+# The slash commands, as ``/help`` lists them (static/tabletop/chat.js shows the same words).
+COMMANDS = {
+    "me": "/me TEXT: an emote (* Ana ducks)",
+    "r": "/r NOTATION [#init] [what for]: a roll everyone sees (also /roll)",
+    "gmr": "/gmr NOTATION: a roll only you and the GM see",
+    "w": "/w NAME TEXT: a whisper to one seat (/w GM: to the GM)",
+    "help": "/help: these commands",
+}
+ALIASES = {"roll": "r"}
+
+
+@dataclass(frozen=True)
+class Said:
+    """One line of the box, read: what it asks for (``say``, ``me``, ``roll``, ``whisper``), its
+    text, and for a roll its visibility and whether it is for initiative."""
+
+    what: str
+    text: str
+    visibility: str = Visibility.PUBLIC
+    initiative: bool = False
+
+
+def read_line(line: str) -> Said:
+    """What a line typed in the box asks for; refuses unknown commands and empty ones."""
+    line = line.strip()
+    if not line:
+        raise invalid("write something to say", field="text")
+    match = SLASH.match(line)
+    if match is None or line.startswith("//"):
+        # "//" at the start: the message itself starts with "/" ("//shrug").
+        return Said("say", line[1:] if line.startswith("//") else line)
+    name, rest = match.group(1).lower(), match.group(2).strip()
+    name = ALIASES.get(name, name)
+    if name not in COMMANDS:
+        raise invalid(f"there is no /{name[:20]} command: /help lists them", field="text")
+    if name == "help":
+        raise invalid("/help is answered by the page: nothing to send", field="text")
+    if not rest:
+        raise invalid(f"{COMMANDS[name]}", field="text")
+    if name == "me":
+        return Said("me", rest)
+    if name == "w":
+        return Said("whisper", rest)
+    initiative = bool(INITIATIVE_TAG.search(rest))
+    notation = " ".join(INITIATIVE_TAG.sub(" ", rest).split())
+    if not notation:
+        raise invalid("which dice: /r 1d20+2", field="text")
+    visibility = Visibility.GM if name == "gmr" else Visibility.PUBLIC
+    if initiative and visibility != Visibility.PUBLIC:
+        raise invalid("an initiative roll is public: everyone sees the turn order", field="text")
+    return Said("roll", notation, visibility=visibility, initiative=initiative)
+
+
+def _notations(text: str) -> list[str]:
+    """The inline rolls' notations, checked for count and length."""
+    found = INLINE.findall(text)
+    if len(found) > MAX_INLINE_ROLLS:
+        raise invalid(f"at most {MAX_INLINE_ROLLS} inline rolls in one message", field="text")
+    notations = []
+    for i, notation in enumerate(found):
+        notation = " ".join(notation.split())
+        if not notation or len(notation) > MAX_INLINE_NOTATION:
+            raise invalid(
+                f"inline roll {i + 1} needs dice between [[ and ]] (at most "
+                f"{MAX_INLINE_NOTATION} characters)",
+                field="text",
+            )
+        notations.append(notation)
+    return notations
+
+
+def _refused_roll(exc: ServiceError, i: int | None, notation: str) -> ServiceError:
+    """A roll's refusal as the line's (field ``text``), naming the roll: an inline one by its
+    place (the message is refused whole), a slash command's by its notation."""
+    which = f"inline roll {i + 1} ([[{notation}]])" if i is not None else f"the roll {notation!r}"
+    error = ServiceError(exc.code, f"Text: {which}: {exc.message}", field="text")
+    if hasattr(exc, "cost"):  # dice drawn before the refusal still count against the budgets
+        error.cost = exc.cost
+    return error
+
+
+def check_line(*, table: str, text: str, **_: object) -> None:
+    """What of a line can be refused with no database (``Command.precheck``, in a thread of
+    its own before the line waits for the database thread): an unknown command, too many
+    inline rolls, and rolls their engine refuses or that would list too many dice."""
+    said = read_line(text)
+    if said.what == "roll":
+        try:
+            check_roll_size(table=table, request={"notation": said.text}, system="generic")
+        except ServiceError as exc:
+            raise _refused_roll(exc, None, said.text) from None
+        return
+    for i, notation in enumerate(_notations(said.text)):
+        try:
+            check_roll_size(table=table, request={"notation": notation}, system="generic")
+        except ServiceError as exc:
+            raise _refused_roll(exc, i, notation) from None
+
+
+def _recipient(seat: Seat, rest: str) -> tuple[Seat, str]:
+    """The seat a whisper is for (the longest seat name its text starts with; "GM" is the GM)
+    and the whisper's text."""
+    seats = [
+        s
+        for s in Seat.objects.filter(session_id=seat.session_id, removed_at__isnull=True)
+        if s.pk != seat.pk
+    ]
+    folded = rest.casefold()
+    best: tuple[Seat, str] | None = None
+    for other in seats:
+        for name in (other.name, "GM") if other.is_gm else (other.name,):
+            key = name.casefold()
+            whole = folded.startswith(key) and folded[len(key) : len(key) + 1] in ("", " ")
+            if whole and (best is None or len(name) > len(best[1])):
+                best = (other, name)
+    if best is None:
+        first = rest.split()[0][:40] if rest.split() else ""
+        raise invalid(f"nobody named {first!r} sits at this table", field="text")
+    text = rest[len(best[1]) :].strip()
+    if not text:
+        raise invalid(f"what to whisper to {best[0].name}", field="text")
+    return best[0], text
+
+
+def _inline_rolls(
+    uow: UnitOfWork,
+    *,
+    seat: Seat,
+    text: str,
+    visibility: str,
+    marks: dict[str, Any],
+    client_seed: str,
+) -> list[dict[str, Any]]:
+    """Each ``[[notation]]`` of ``text`` rolled from the fair stream, as its own roll event
+    (with the sender's client seed: each at its own seq, so each is a stream of its own)."""
+    rolls = []
+    for i, notation in enumerate(_notations(text)):
+        try:
+            event = make_roll(
+                uow=uow,
+                seat_id=seat.pk,
+                request={"notation": notation},
+                system="generic",
+                visibility=visibility,
+                client_seed=client_seed,
+                marks={**marks, "in_message": True},
+            )
+        except ServiceError as exc:  # the message is refused whole, naming the roll
+            raise _refused_roll(exc, i, notation) from None
+        rolls.append(
+            {
+                "seq": event.seq,
+                "notation": notation,
+                "total": event.data.get("total"),
+                "text": event.data.get("text") or "",
+            }
+        )
+    return rolls
+
+
+def say(*, uow: UnitOfWork | None = None, seat_id: int, text: str, client_seed: str = "") -> Event:
+    """One line of the box: a message, an emote, a whisper or a roll (``read_line``); its rolls
+    take ``client_seed`` (none: each gets a fresh random one, as any roll does)."""
+    seat = Seat.objects.select_related("session__campaign").get(pk=seat_id)
+    if seat.removed_at is not None:
+        raise forbidden("the GM removed this seat from the table")
+    said = read_line(text)
+    if said.what == "roll":
+        with change(uow) as uow:
+            try:
+                roll = make_roll(
+                    uow=uow,
+                    seat_id=seat.pk,
+                    request={"notation": said.text},
+                    system="generic",
+                    visibility=said.visibility,
+                    client_seed=client_seed,
+                )
+            except ServiceError as exc:
+                if exc.field is None:  # not the notation's fault (the session is not live)
+                    raise
+                raise _refused_roll(exc, None, said.text) from None
+            if said.initiative:
+                entered(uow, seat=seat, roll=roll, name=roll.data.get("label") or "")
+            return roll
+    if seat.session.status == SessionStatus.ENDED:
+        raise conflict("the session has ended: its log does not change")
+    settings = talk_settings(seat.session.campaign)
+    data: dict[str, Any] = {}
+    visibility = Visibility.PUBLIC
+    body = said.text
+    if said.what == "whisper":
+        to, body = _recipient(seat, said.text)
+        visibility = Visibility.WHISPER
+        data["to"] = {"seat": to.pk, "name": to.name}
+        data["gm_reads"] = to.is_gm or seat.is_gm or settings["gm_reads_whispers"]
+    with change(uow) as uow:
+        marks = {k: data[k] for k in ("to", "gm_reads") if k in data}
+        rolls = _inline_rolls(
+            uow, seat=seat, text=body, visibility=visibility, marks=marks, client_seed=client_seed
+        )
+        taken = take_seq(session_id=seat.session_id)
+        if taken.status == SessionStatus.ENDED:
+            raise conflict("the session has ended: its log does not change")
+        if said.what == "me":
+            data["me"] = True
+        if visibility == Visibility.PUBLIC and settings["to_webhooks"]:
+            data["webhooks"] = True
+        return uow.record(
+            session_id=seat.session_id,
+            kind="chat",
+            actor=seat,
+            visibility=visibility,
+            seq=taken.seq,
+            data={"message": body, **({"rolls": rolls} if rolls else {}), **data},
+        )
+
+
+def set_talk(
+    *,
+    uow: UnitOfWork | None = None,
+    seat_id: int,
+    gm_reads_whispers: bool | None = None,
+    to_webhooks: bool | None = None,
+) -> Event:
+    """The GM changes the campaign's talk settings; the room is told (players see whether the
+    GM can read their whispers to each other). Whispers already sent keep what they said."""
+    seat = Seat.objects.select_related("session__campaign").get(pk=seat_id)
+    if not seat.is_gm:
+        raise forbidden("only the GM changes the table's talk settings")
+    with change(uow) as uow:
+        taken = take_seq(session_id=seat.session_id)
+        if taken.status == SessionStatus.ENDED:
+            raise conflict("the session has ended: its log does not change")
+        campaign = Campaign.objects.select_for_update().get(pk=seat.session.campaign_id)
+        talk = talk_settings(campaign)
+        if gm_reads_whispers is not None:
+            talk["gm_reads_whispers"] = gm_reads_whispers
+        if to_webhooks is not None:
+            talk["to_webhooks"] = to_webhooks
+        Campaign.objects.filter(pk=campaign.pk).update(talk=talk)
+        words = [
+            "the GM can read whispers between players"
+            if talk["gm_reads_whispers"]
+            else "whispers between players are theirs alone",
+            "public messages go to the table's webhooks"
+            if talk["to_webhooks"]
+            else "messages stay at the table",
+        ]
+        return uow.record(
+            session_id=seat.session_id,
+            kind="chat.settings",
+            actor=seat,
+            seq=taken.seq,
+            data={"talk": talk, "text": "Talk at the table: " + "; ".join(words)},
+        )

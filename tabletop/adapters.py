@@ -21,13 +21,16 @@ import logging
 import sys
 from collections.abc import Callable
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from channels.auth import AuthMiddleware
 from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.contrib import auth
 from django.utils.functional import SimpleLazyObject
+
+if TYPE_CHECKING:  # a name of the Channels stubs only
+    from channels.consumer import _ChannelScope
 
 log = logging.getLogger(__name__)
 
@@ -121,7 +124,7 @@ def close_with_reason(
     the client to read up to the close frame and answer it (autobahn's
     ``closeHandshakeTimeout``) before the connection is dropped."""
     if drop_queued is not None:
-        transport = getattr(connection, "transport", None)
+        transport: Any = getattr(connection, "transport", None)
         try:
             transport._tempDataBuffer.clear()
             transport._tempDataLen = 0
@@ -201,7 +204,8 @@ class LeanWebsocketConsumer(AsyncWebsocketConsumer):
         await handler(message)
 
     async def send_text(self, text: str) -> None:
-        await self.base_send({"type": "websocket.send", "text": text})
+        # ASGI lets a text frame leave out "bytes"; asgiref's TypedDict requires the key.
+        await self.base_send({"type": "websocket.send", "text": text})  # type: ignore[arg-type]
 
 
 class LazyUserMiddleware(AuthMiddleware):
@@ -211,6 +215,9 @@ class LazyUserMiddleware(AuthMiddleware):
     trip for every socket (its ``resolve_scope``), and in a burst each one waits behind every
     other."""
 
-    async def resolve_scope(self, scope: dict[str, Any]) -> None:
+    async def resolve_scope(self, scope: _ChannelScope) -> None:
         request = SimpleNamespace(session=scope["session"])
-        scope["user"] = SimpleLazyObject(lambda: auth.get_user(request))
+        # get_user reads only the request's session; the stubs ask for a whole request.
+        user = SimpleLazyObject(lambda: auth.get_user(request))  # type: ignore[arg-type]
+        # (the stubs name Channels' own lazy user class; any lazy object of the user serves)
+        scope["user"] = user  # type: ignore[typeddict-item]

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from importlib import import_module
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from channels.db import database_sync_to_async
 from channels.middleware import BaseMiddleware
@@ -37,6 +37,9 @@ from .selectors.events import Viewer, dumps, events_after
 from .selectors.room import SharedState, room_state, seat_summary, table_states_at
 from .services import presence
 from .services.access import Access, resolve_access
+
+if TYPE_CHECKING:  # a name of the Channels stubs only
+    from channels.consumer import _ChannelScope
 
 Request = TypeVar("Request")
 Answer = TypeVar("Answer")
@@ -53,7 +56,7 @@ class Coalescer(Generic[Request, Answer]):
     exception) per request, in order. A call that finds nothing under way starts a batch at
     once, so nothing waits for a timer."""
 
-    def __init__(self, work: Callable[[list[Request]], list[Answer | BaseException]]) -> None:
+    def __init__(self, work: Callable[[list[Request]], Sequence[Answer | BaseException]]) -> None:
         self._work = database_sync_to_async(work)
         self._waiting: list[tuple[Request, asyncio.Future[Answer]]] = []
         self._running: asyncio.Task[None] | None = None
@@ -139,9 +142,9 @@ def resolve_arrivals(arrivals: list[Arrival]) -> list[Access | BaseException | N
             continue
         # Each socket gets its own copy: its hello refreshes the row's fields in place.
         session = copy.copy(session)
-        seat = seat_for(session, a.token or a.cookie_token)
-        if seat is not None:
-            out.append(Access(session, seat, "token" if a.token else "cookie"))
+        found = seat_for(session, a.token or a.cookie_token)
+        if found is not None:
+            out.append(Access(session, found, "token" if a.token else "cookie"))
             continue
         try:
             # Missed here: a login, a player's first visit to this session (their seat is made
@@ -269,7 +272,7 @@ class ReadSessionMiddleware(BaseMiddleware):
     the session on every frame of every socket (about a tenth of the event loop's time when a
     room of 200 all roll at once, docs/benchmarks.md)."""
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
+    async def __call__(self, scope: _ChannelScope, receive: Any, send: Any) -> Any:
         store = import_module(settings.SESSION_ENGINE).SessionStore
         key = scope["cookies"].get(settings.SESSION_COOKIE_NAME)
         # (a store is only a key until something reads it: no database trip here)

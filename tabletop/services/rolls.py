@@ -155,7 +155,7 @@ def make_roll(
             else:  # the roll's seq is the lock
                 seq = _fresh(session, take_seq(session_id=session.pk))
             stream, client_seed = fair_stream(
-                server_seed=bytes(session.server_seed), client_seed=client_seed, seq=seq
+                server_seed=session.seed, client_seed=client_seed, seq=seq
             )
             drawn = stream.draws
             result = engine.roll(normalised, stream, max_dice=MAX_ROLL_DICE)

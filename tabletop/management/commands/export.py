@@ -58,10 +58,10 @@ class Command(BaseCommand):
                 )
             record = session_record(session=session, viewer=EVERYTHING, viewer_label="everything")
         elif viewer.isdigit() and (
-            seat := Seat.objects.filter(pk=int(viewer), session=session).first()
+            chosen := Seat.objects.filter(pk=int(viewer), session=session).first()
         ):
             record = session_record(
-                session=session, viewer=viewer_for_seat(seat), viewer_label=seat.name
+                session=session, viewer=viewer_for_seat(chosen), viewer_label=chosen.name
             )
         else:
             raise CommandError(

@@ -38,7 +38,7 @@ def lan_addresses() -> list[str]:
             infos = socket.getaddrinfo(name, None, type=socket.SOCK_STREAM)
         except OSError:
             continue
-        found += [info[4][0] for info in infos]
+        found += [str(info[4][0]) for info in infos]
     seen: list[str] = []
     for address in found:
         ip = ipaddress.ip_address(address.split("%")[0])

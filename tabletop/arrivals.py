@@ -18,9 +18,7 @@ order that makes the room lossless is unchanged; a lone socket pays what it paid
 from __future__ import annotations
 
 import asyncio
-import copy
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -30,13 +28,12 @@ from channels.sessions import CookieMiddleware
 from django.conf import settings
 
 from .adapters import LazyUserMiddleware
-from .models import GameSession, Seat
-from .models.sessions import carried_token_hash, hash_token
+from .models import GameSession
 from .outage import run_with_database
 from .selectors.events import Viewer, dumps, events_after
 from .selectors.room import SharedState, room_state, seat_summary, table_states_at
 from .services import presence
-from .services.access import Access, resolve_access
+from .services.access import Access, Arrival, resolve_accesses
 
 if TYPE_CHECKING:  # a name of the Channels stubs only
     from channels.consumer import _ChannelScope
@@ -46,7 +43,6 @@ Answer = TypeVar("Answer")
 
 # What the hello carries of the session row (read again for it: the row changes as the room plays).
 HELLO_FIELDS = ("last_seq", "status", "ended_at", "table_state", "server_seed")
-MAX_TOKEN = 200  # services.seats.seat_for_token refuses longer ones
 
 
 class Coalescer(Generic[Request, Answer]):
@@ -86,75 +82,6 @@ class Coalescer(Generic[Request, Answer]):
                     future.set_exception(answer)
                 else:
                     future.set_result(answer)
-
-
-@dataclass(frozen=True)
-class Arrival:
-    code: str
-    token: str | None
-    cookie_token: str | None
-    user: Any
-
-
-def _usable(token: str | None) -> bool:
-    return bool(token) and len(token) <= MAX_TOKEN  # type: ignore[arg-type]
-
-
-def resolve_arrivals(arrivals: list[Arrival]) -> list[Access | BaseException | None]:
-    """``services.access.resolve_access`` for many sockets: the same answers, shared queries.
-
-    Tokens and seat cookies are looked up together; a socket with neither (a logged-in GM) is
-    resolved on its own, as before."""
-    sessions = {
-        s.invite_code: s
-        for s in GameSession.objects.select_related("campaign").filter(
-            invite_code__in={a.code for a in arrivals}
-        )
-    }
-    # A token opens the seat it was made for, or its player's seat carried into this session.
-    hashes: set[str] = set()
-    for a in arrivals:
-        session = sessions.get(a.code)
-        for t in (a.token, a.cookie_token):
-            if session is not None and _usable(t):
-                hashes.add(hash_token(t))  # type: ignore[arg-type]
-                hashes.add(carried_token_hash(hash_token(t), session.pk))  # type: ignore[arg-type]
-    seats: dict[tuple[int, str], Seat] = {}
-    if sessions and hashes:
-        for seat in Seat.objects.filter(
-            session__in=list(sessions.values()), token_hash__in=hashes
-        ).prefetch_related("characters"):
-            seats[seat.session_id, seat.token_hash] = seat  # type: ignore[index]
-
-    def seat_for(session: GameSession, token: str | None) -> Seat | None:
-        if not _usable(token):
-            return None
-        token_hash = hash_token(token)  # type: ignore[arg-type]
-        return seats.get((session.pk, token_hash)) or seats.get(
-            (session.pk, carried_token_hash(token_hash, session.pk))
-        )
-
-    out: list[Access | BaseException | None] = []
-    for a in arrivals:
-        session = sessions.get(a.code)
-        if session is None:
-            out.append(None)
-            continue
-        # Each socket gets its own copy: its hello refreshes the row's fields in place.
-        session = copy.copy(session)
-        found = seat_for(session, a.token or a.cookie_token)
-        if found is not None:
-            out.append(Access(session, found, "token" if a.token else "cookie"))
-            continue
-        try:
-            # Missed here: a login, a player's first visit to this session (their seat is made
-            # now), or an outsider; a wrong token stays an outsider even with a cookie.
-            out.append(
-                resolve_access(code=a.code, token=a.token, cookie_token=a.cookie_token, user=a.user)
-            )
-        except Exception as exc:
-            out.append(exc)
-    return out
 
 
 def hello_for(
@@ -239,7 +166,7 @@ class Arrivals:
         self._gone: Coalescer[int, None] = Coalescer(_counted(presence.left_all))
         # While the database is away, a socket is refused at once (tabletop/outage.py).
         self._access: Coalescer[Arrival, Access | None] = Coalescer(
-            lambda batch: run_with_database(lambda: resolve_arrivals(batch))
+            lambda batch: run_with_database(lambda: resolve_accesses(batch))
         )
         self._hello: Coalescer[
             tuple[Access, int | None], tuple[dict[str, Any], list[dict[str, Any]]]

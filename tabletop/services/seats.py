@@ -135,10 +135,14 @@ def _character_for(*, session: GameSession, character_id: Any, user: Any) -> Cha
     return character
 
 
+# Longer tokens open nothing (every token the table makes is far shorter): not even hashed.
+MAX_TOKEN = 200
+
+
 def seat_for_token(*, session: GameSession, token: str | None) -> Seat | None:
     """The seat a token opens: the seat it was made for, or the seat its player has (or now
     gets) at this later session of the campaign."""
-    if not token or len(token) > 200:
+    if not token or len(token) > MAX_TOKEN:
         return None
     token_hash = hash_token(token)
     seat = Seat.objects.filter(

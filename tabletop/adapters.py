@@ -21,16 +21,13 @@ import logging
 import sys
 from collections.abc import Callable
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from channels.auth import AuthMiddleware
 from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.contrib import auth
 from django.utils.functional import SimpleLazyObject
-
-if TYPE_CHECKING:  # a name of the Channels stubs only
-    from channels.consumer import _ChannelScope
 
 log = logging.getLogger(__name__)
 
@@ -215,9 +212,8 @@ class LazyUserMiddleware(AuthMiddleware):
     trip for every socket (its ``resolve_scope``), and in a burst each one waits behind every
     other."""
 
-    async def resolve_scope(self, scope: _ChannelScope) -> None:
+    # (Channels' scope: the stubs' TypedDict of it is private to them, and this one carries more)
+    async def resolve_scope(self, scope: Any) -> None:
         request = SimpleNamespace(session=scope["session"])
         # get_user reads only the request's session; the stubs ask for a whole request.
-        user = SimpleLazyObject(lambda: auth.get_user(request))  # type: ignore[arg-type]
-        # (the stubs name Channels' own lazy user class; any lazy object of the user serves)
-        scope["user"] = user  # type: ignore[typeddict-item]
+        scope["user"] = SimpleLazyObject(lambda: auth.get_user(request))  # type: ignore[arg-type]

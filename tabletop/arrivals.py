@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from importlib import import_module
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from channels.db import database_sync_to_async
 from channels.middleware import BaseMiddleware
@@ -34,9 +34,6 @@ from .selectors.events import Viewer, dumps, events_after
 from .selectors.room import SharedState, room_state, seat_summary, table_states_at
 from .services import presence
 from .services.access import Access, Arrival, resolve_accesses
-
-if TYPE_CHECKING:  # a name of the Channels stubs only
-    from channels.consumer import _ChannelScope
 
 Request = TypeVar("Request")
 Answer = TypeVar("Answer")
@@ -162,8 +159,8 @@ class Arrivals:
     ``present``/``gone`` count the seat's open sockets (``services.presence``), also together."""
 
     def __init__(self) -> None:
-        self._present: Coalescer[int, None] = Coalescer(_counted(presence.arrived_all))
-        self._gone: Coalescer[int, None] = Coalescer(_counted(presence.left_all))
+        self._present: Coalescer[int, None] = Coalescer(_counted(presence.count_arrivals))
+        self._gone: Coalescer[int, None] = Coalescer(_counted(presence.count_departures))
         # While the database is away, a socket is refused at once (tabletop/outage.py).
         self._access: Coalescer[Arrival, Access | None] = Coalescer(
             lambda batch: run_with_database(lambda: resolve_accesses(batch))
@@ -199,11 +196,14 @@ class ReadSessionMiddleware(BaseMiddleware):
     the session on every frame of every socket (about a tenth of the event loop's time when a
     room of 200 all roll at once, docs/benchmarks.md)."""
 
-    async def __call__(self, scope: _ChannelScope, receive: Any, send: Any) -> Any:
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> Any:
         store = import_module(settings.SESSION_ENGINE).SessionStore
         key = scope["cookies"].get(settings.SESSION_COOKIE_NAME)
         # (a store is only a key until something reads it: no database trip here)
-        return await super().__call__({**scope, "session": store(key)}, receive, send)
+        # A copy with the session, as Channels' own middleware makes; its stubs take the scope
+        # for a TypedDict built with every key, which a copy made by spreading is not to mypy.
+        with_session = {**scope, "session": store(key)}
+        return await super().__call__(with_session, receive, send)  # type: ignore[arg-type]
 
 
 def lazy_user_stack(inner: Any) -> Any:

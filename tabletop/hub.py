@@ -51,9 +51,7 @@ class Member(Protocol):
 
     async def hub_deliver(self, message: dict[str, Any]) -> None: ...
 
-    async def hub_notice(
-        self, notice: dict[str, Any], seats: list[int] | None = None
-    ) -> None: ...
+    async def hub_notice(self, notice: dict[str, Any], seats: list[int] | None = None) -> None: ...
 
 
 def _seats_here(session_id: int) -> list[int]:

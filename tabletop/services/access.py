@@ -15,7 +15,7 @@ from typing import Any
 from ..models import GameSession, Seat
 from ..models.sessions import carried_token_hash, hash_token
 from .errors import ServiceError
-from .seats import MAX_TOKEN, seat_for_token, seat_for_user
+from .seats import MAX_TOKEN, seat_for_token, seat_user
 
 
 @dataclass(frozen=True)
@@ -144,7 +144,7 @@ def _access(session: GameSession, a: Arrival, known: Sitting) -> Access | None:
         if seat is not None:
             return Access(session, seat, "campaign")
     try:
-        seat = seat_for_user(session=session, user=a.user)
+        seat = seat_user(session=session, user=a.user)
     except ServiceError:
         return None
     return Access(session, seat, "login") if seat is not None else None

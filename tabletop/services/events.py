@@ -132,7 +132,7 @@ class UnitOfWork:
     def begin(self, *, roll_being_made: bool = False) -> None:
         """A change begins (its session locked from here): nothing of one before it carries
         over. While a roll is being made, notes of what its payments moved wait for its seq
-        (``roll_made``)."""
+        (``tie_notes_to_roll``)."""
         self.moves = {}
         self.roll = None
         self.untied = [] if roll_being_made else None

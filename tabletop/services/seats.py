@@ -203,7 +203,7 @@ def carry_seat(*, session: GameSession, player: Player) -> Seat | None:
     return seat
 
 
-def table_gm_seat(*, session: GameSession) -> Seat:
+def seat_gm(*, session: GameSession) -> Seat:
     """The GM's seat at this table, there from the start: the session's own events (start, end,
     pools dealt) are the GM's doing. Made for the campaign's GM when first needed."""
     seat = Seat.objects.filter(session=session, role=SeatRole.GM).first()
@@ -224,10 +224,10 @@ def gm_seat(*, session: GameSession, user: Any) -> Seat:
         raise forbidden("log in as the GM")
     if session.campaign.gm_id != user.pk and not user.is_superuser:
         raise forbidden("only this campaign's GM runs this table")
-    return table_gm_seat(session=session)
+    return seat_gm(session=session)
 
 
-def seat_for_user(*, session: GameSession, user: Any, uow: UnitOfWork | None = None) -> Seat | None:
+def seat_user(*, session: GameSession, user: Any, uow: UnitOfWork | None = None) -> Seat | None:
     """A logged-in visitor's seat: the GM's, or the one they sat down in, or their character's."""
     if user is None or not user.is_authenticated:
         return None

@@ -13,11 +13,11 @@ from .errors import conflict, forbidden, invalid
 from .events import UnitOfWork, change
 from .notices import announce_next_session
 from .pools import expire_pools
-from .seats import table_gm_seat
+from .seats import seat_gm
 from .withheld import withheld_counts
 
 
-def assert_runs_campaign(*, user: AbstractBaseUser | None, campaign: Campaign) -> None:
+def check_runs_campaign(*, user: AbstractBaseUser | None, campaign: Campaign) -> None:
     if user is None or not user.is_authenticated:
         raise forbidden("log in as this campaign's GM")
     if campaign.gm_id != user.pk and not getattr(user, "is_superuser", False):
@@ -43,7 +43,7 @@ def start_session(
             raise conflict("the session is already live")
         if session.status == SessionStatus.ENDED:
             raise conflict("an ended session cannot start again")
-        by = by or table_gm_seat(session=session)
+        by = by or seat_gm(session=session)
         seed = new_server_seed()
         session.server_seed = seed
         session.commitment = commitment(seed)
@@ -75,7 +75,7 @@ def end_session(
         )
         if session.status != SessionStatus.LIVE:
             raise conflict(f"only a live session can end; this one is {session.status}")
-        by = by or table_gm_seat(session=session)
+        by = by or seat_gm(session=session)
         session.status = SessionStatus.ENDED
         session.ended_at = timezone.now()
         session.save(update_fields=["status", "ended_at"])

@@ -16,7 +16,7 @@ from rules.stats import analyse, faces_of
 
 from ..models import Campaign, Event, GameSession, SessionStatus, Visibility
 from ..selectors.events import Viewer, can_see
-from .sessions import assert_runs_campaign
+from .sessions import check_runs_campaign
 
 WHOLE_TABLE = "Whole table"
 
@@ -188,7 +188,7 @@ def forget_tallies() -> None:
 
 def campaign_stats(*, campaign: Campaign, user: Any) -> dict[str, Any]:
     """Every session of the campaign, for its GM: hidden rolls of ended sessions count too."""
-    assert_runs_campaign(user=user, campaign=campaign)
+    check_runs_campaign(user=user, campaign=campaign)
     return campaign_stats_for_gm(campaign=campaign)
 
 

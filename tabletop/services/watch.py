@@ -13,7 +13,7 @@ from django.utils import timezone
 from ..models import GameSession, WatchLink
 from ..selectors.events import Viewer
 from .errors import conflict, invalid, not_found
-from .sessions import assert_runs_campaign
+from .sessions import check_runs_campaign
 
 # Whoever holds a watch link: no seat, not the GM. Hidden events reach them redacted exactly as
 # they reach a player who is neither their roller nor the GM.
@@ -33,7 +33,7 @@ def link_group(link_id: int) -> str:
 
 
 def create_watch_link(*, session: GameSession, user: Any, label: Any = "") -> WatchLink:
-    assert_runs_campaign(user=user, campaign=session.campaign)
+    check_runs_campaign(user=user, campaign=session.campaign)
     if not isinstance(label, str):
         raise invalid("text", field="label")
     label = label.strip()
@@ -47,7 +47,7 @@ def create_watch_link(*, session: GameSession, user: Any, label: Any = "") -> Wa
 
 def revoke_watch_link(*, session: GameSession, user: Any, link_id: Any) -> WatchLink:
     """Revoke a link: its pages stop answering and its open sockets are closed."""
-    assert_runs_campaign(user=user, campaign=session.campaign)
+    check_runs_campaign(user=user, campaign=session.campaign)
     if isinstance(link_id, bool) or not isinstance(link_id, int):
         raise invalid("expected a link's id", field="link")
     with transaction.atomic():

@@ -348,16 +348,16 @@ def _set_anew(
     return after
 
 
-def withhold(uow: UnitOfWork, *, note: dict[str, Any]) -> None:
+def withhold_moves(uow: UnitOfWork, *, note: dict[str, Any]) -> None:
     """Store a note of moves withheld (``note``: the event's fields), or, paid before the roll
-    being made has its seq, keep it until it does (``roll_made``)."""
+    being made has its seq, keep it until it does (``tie_notes_to_roll``)."""
     if note["data"]["roll"] is None and uow.untied is not None:
         uow.untied.append(note)
     else:
         uow.record(**note)
 
 
-def roll_made(uow: UnitOfWork, seq: int) -> None:
+def tie_notes_to_roll(uow: UnitOfWork, seq: int) -> None:
     """The roll being made has its seq: what was paid before it and what follows it in this
     change are about it (their notes wait for its reveal)."""
     uow.roll = seq
@@ -385,7 +385,7 @@ def _current(keys: set[tuple[Any, ...]]) -> dict[str, Any]:
     return out
 
 
-def told_on_reveal(
+def record_reveal(
     uow: UnitOfWork, *, session_id: int, roll: int, record: Callable[[dict[str, Any]], Event]
 ) -> Event:
     """Store a roll's reveal (``record(counts)``) with the counts its spends moved, as the room

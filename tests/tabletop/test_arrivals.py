@@ -124,10 +124,10 @@ def test_sockets_counted_together_count_each_socket(live_session):
     ana = join_session(session=live_session, name="Ana").seat
     bo = join_session(session=live_session, name="Bo").seat
     with CaptureQueriesContext(connection) as queries:
-        presence.arrived_all(seat_ids=[ana.pk, ana.pk, bo.pk])  # Ana on two devices
+        presence.count_arrivals(seat_ids=[ana.pk, ana.pk, bo.pk])  # Ana on two devices
     assert len(queries.captured_queries) == 2  # one statement per distinct count
     assert presence.here(session=live_session) == [ana.pk, bo.pk]
-    presence.left_all(seat_ids=[ana.pk, bo.pk, bo.pk])  # one too many for Bo: never below 0
+    presence.count_departures(seat_ids=[ana.pk, bo.pk, bo.pk])  # one too many for Bo: never below 0
     counts = dict(Seat.objects.filter(pk__in=[ana.pk, bo.pk]).values_list("pk", "sockets"))
     assert counts == {ana.pk: 1, bo.pk: 0}
     assert presence.here(session=live_session) == [ana.pk]

@@ -24,7 +24,7 @@ from ...services.pools import (
     take_dice,
 )
 from ...services.rolls import fair_stream, make_roll
-from ...services.seats import table_gm_seat
+from ...services.seats import seat_gm
 from ..base import (
     CLIENT_SEED,
     NOTE,
@@ -335,7 +335,7 @@ def award(*, seat_id: int, seat: int, count: int = 1, uow: UnitOfWork | None = N
         seq = live_seq(session_id=gm.session_id)
         player = _player(gm, seat)
         stack = _session_stack(player)
-        gm_pool = _session_stack(table_gm_seat(session=gm.session))
+        gm_pool = _session_stack(seat_gm(session=gm.session))
         give_dice(uow, pool_id=stack.pk, count=count)
         give_dice(uow, pool_id=gm_pool.pk, count=count)
         return seat_change(

@@ -111,7 +111,7 @@ def socket_query(scope: Mapping[str, Any]) -> tuple[str | None, int | None]:
         raise BadQuery(after_text) from None
 
 
-def batched_replay(scope: dict[str, Any]) -> bool:
+def batched_replay(scope: Mapping[str, Any]) -> bool:
     """The client asked for its replay many events to a frame (``replay=batch``): a browser
     handles one frame of a hundred events far sooner than a hundred frames."""
     params = parse_qs(scope.get("query_string", b"").decode(errors="replace"))

@@ -10,10 +10,10 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from ..models import GameSession, Seat
 from ..models.sessions import carried_token_hash, hash_token
+from . import Visitor
 from .errors import ServiceError
 from .seats import MAX_TOKEN, seat_for_token, seat_user
 
@@ -35,7 +35,7 @@ class Arrival:
     code: str
     token: str | None
     cookie_token: str | None
-    user: Any
+    user: Visitor
     cookies: Mapping[str, str] | None = None
 
 
@@ -57,7 +57,7 @@ def resolve_access(
     code: str,
     token: str | None,
     cookie_token: str | None,
-    user: Any,
+    user: Visitor,
     cookies: Mapping[str, str] | None = None,
 ) -> Access | None:
     """The seat behind a token, a seat cookie, the campaign cookie among ``cookies`` or a login,

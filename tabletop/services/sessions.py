@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.utils import timezone
 
 from rules.engines.fair import commitment, new_server_seed
 
 from ..models import Campaign, GameSession, Seat, SessionStatus
 from ..systems.registry import table_system
+from . import Visitor
 from .errors import conflict, forbidden, invalid
 from .events import UnitOfWork, change
 from .notices import announce_next_session
@@ -17,11 +18,13 @@ from .seats import seat_gm
 from .withheld import withheld_counts
 
 
-def check_runs_campaign(*, user: AbstractBaseUser | None, campaign: Campaign) -> None:
-    if user is None or not user.is_authenticated:
+def check_runs_campaign(*, user: Visitor, campaign: Campaign) -> User:
+    """The campaign's GM (or a superuser), logged in; anyone else is refused."""
+    if user is None or isinstance(user, AnonymousUser) or not user.is_authenticated:
         raise forbidden("log in as this campaign's GM")
-    if campaign.gm_id != user.pk and not getattr(user, "is_superuser", False):
+    if campaign.gm_id != user.pk and not user.is_superuser:
         raise forbidden("only this campaign's GM may do that")
+    return user
 
 
 def create_session(*, campaign: Campaign, title: str) -> GameSession:

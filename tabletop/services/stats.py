@@ -16,6 +16,7 @@ from rules.stats import analyse, faces_of
 
 from ..models import Campaign, Event, GameSession, SessionStatus, Visibility
 from ..selectors.events import Viewer, can_see
+from . import Visitor
 from .sessions import check_runs_campaign
 
 WHOLE_TABLE = "Whole table"
@@ -186,7 +187,7 @@ def forget_tallies() -> None:
     _analysed.cache_clear()
 
 
-def campaign_stats(*, campaign: Campaign, user: Any) -> dict[str, Any]:
+def campaign_stats(*, campaign: Campaign, user: Visitor) -> dict[str, Any]:
     """Every session of the campaign, for its GM: hidden rolls of ended sessions count too."""
     check_runs_campaign(user=user, campaign=campaign)
     return campaign_stats_for_gm(campaign=campaign)

@@ -194,10 +194,11 @@ def test_the_system_words_check_sees_a_word_in_any_case() -> None:
 # ``check_<what>``; a read is named for what it answers (session_stats, seat_for_token). These
 # are the verbs the services speak.
 SERVICE_VERBS = {
-    "add", "announce", "carry", "change", "check", "count", "create", "delete", "end",
-    "ensure", "expire", "forget", "give", "grant", "hold", "join", "lock", "make", "publish",
-    "record", "remove", "renew", "reveal", "revoke", "save", "seat", "spend", "start", "take",
-    "plan", "tell", "tie", "update", "withhold",
+    "act", "add", "announce", "carry", "change", "check", "clear", "count", "create", "delay",
+    "delete", "end", "ensure", "enter", "expire", "forget", "give", "grant", "hold", "join",
+    "lock", "make", "pass", "plan", "publish", "record", "remove", "renew", "reveal", "revoke",
+    "save", "seat", "send", "set", "spend", "start", "take", "tell", "tie", "update",
+    "withhold",
 }  # fmt: skip
 # Words that say "refuse unless" without the one word the rule gives it.
 NOT_CHECK = ("assert_", "do_", "validate_", "verify_", "ensure_valid")

@@ -191,7 +191,7 @@ def record_counts(
             )
 
 
-def told_hidden(
+def tell_hidden(
     uow: UnitOfWork,
     *,
     session_id: int,
@@ -210,9 +210,7 @@ def told_hidden(
     if not keys:
         return record(data)
     touching = [
-        w
-        for w in pending_withheld(session_id=session_id)
-        if any(key in keys for key, _ in w.moves)
+        w for w in pending_withheld(session_id=session_id) if any(key in keys for key, _ in w.moves)
     ]
     if not touching:
         return record(data)
@@ -234,8 +232,7 @@ def told_hidden(
 
     def sees(viewer: Viewer) -> tuple[bool, ...]:
         return tuple(
-            can_see(visibility=w.visibility, actor_seat_id=w.owner, viewer=viewer)
-            for w in touching
+            can_see(visibility=w.visibility, actor_seat_id=w.owner, viewer=viewer) for w in touching
         )
 
     first = audience[0]

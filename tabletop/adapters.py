@@ -121,7 +121,7 @@ def close_with_reason(
     the client to read up to the close frame and answer it (autobahn's
     ``closeHandshakeTimeout``) before the connection is dropped."""
     if drop_queued is not None:
-        transport = getattr(connection, "transport", None)
+        transport: Any = getattr(connection, "transport", None)
         try:
             transport._tempDataBuffer.clear()
             transport._tempDataLen = 0
@@ -201,7 +201,8 @@ class LeanWebsocketConsumer(AsyncWebsocketConsumer):
         await handler(message)
 
     async def send_text(self, text: str) -> None:
-        await self.base_send({"type": "websocket.send", "text": text})
+        # ASGI lets a text frame leave out "bytes"; asgiref's TypedDict requires the key.
+        await self.base_send({"type": "websocket.send", "text": text})  # type: ignore[arg-type]
 
 
 class LazyUserMiddleware(AuthMiddleware):
@@ -211,6 +212,8 @@ class LazyUserMiddleware(AuthMiddleware):
     trip for every socket (its ``resolve_scope``), and in a burst each one waits behind every
     other."""
 
-    async def resolve_scope(self, scope: dict[str, Any]) -> None:
+    # (Channels' scope: the stubs' TypedDict of it is private to them, and this one carries more)
+    async def resolve_scope(self, scope: Any) -> None:
         request = SimpleNamespace(session=scope["session"])
-        scope["user"] = SimpleLazyObject(lambda: auth.get_user(request))
+        # get_user reads only the request's session; the stubs ask for a whole request.
+        scope["user"] = SimpleLazyObject(lambda: auth.get_user(request))  # type: ignore[arg-type]

@@ -8,6 +8,7 @@ from typing import Any
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
 from django.db.models import Count, Q, QuerySet
+from django.forms import ModelChoiceField
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
@@ -33,7 +34,7 @@ def own_campaigns(request: HttpRequest) -> QuerySet:
     """The campaigns this admin user may see and change: all for a superuser, else their own."""
     if request.user.is_superuser:
         return Campaign.objects.all()
-    return Campaign.objects.filter(gm=request.user)
+    return Campaign.objects.filter(gm_id=request.user.pk)
 
 
 def known_users(request: HttpRequest) -> QuerySet:
@@ -162,11 +163,11 @@ class CampaignAdmin(OwnCampaignsMixin, admin.ModelAdmin):
 
     @admin.display(description="characters", ordering="n_characters")
     def character_count(self, obj: Campaign) -> int:
-        return obj.n_characters
+        return obj.n_characters  # type: ignore[attr-defined]  # annotated by get_queryset
 
     @admin.display(description="sessions", ordering="n_sessions")
     def session_count(self, obj: Campaign) -> int:
-        return obj.n_sessions
+        return obj.n_sessions  # type: ignore[attr-defined]  # annotated by get_queryset
 
     @admin.display(description="what the settings and sheets hold")
     def settings_help(self, obj: Campaign) -> str:
@@ -185,7 +186,7 @@ class CampaignAdmin(OwnCampaignsMixin, admin.ModelAdmin):
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
         if db_field.name == "gm" and not request.user.is_superuser:
             # A GM runs their own campaigns; only a superuser hands one to someone else.
-            kwargs["queryset"] = get_user_model().objects.filter(pk=request.user.pk)
+            kwargs["queryset"] = get_user_model().objects.filter(pk__in=[request.user.pk])
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
 
@@ -235,7 +236,7 @@ class SeatInline(OwnCampaignsMixin, admin.StackedInline):
         formset = super().get_formset(request, obj, **kwargs)
         # A seat plays the session's own campaign's characters, none other.
         field = formset.form.base_fields.get("characters")
-        if field is not None:
+        if isinstance(field, ModelChoiceField):
             field.queryset = (
                 Character.objects.filter(campaign_id=obj.campaign_id)
                 if obj is not None
@@ -298,7 +299,7 @@ class GameSessionAdmin(OwnCampaignsMixin, admin.ModelAdmin):
 
     @admin.display(description="seats", ordering="n_seats")
     def seat_count(self, obj: GameSession) -> int:
-        return obj.n_seats
+        return obj.n_seats  # type: ignore[attr-defined]  # annotated by get_queryset
 
     @admin.display(description="invite link")
     def invite(self, obj: GameSession) -> str:

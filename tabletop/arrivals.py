@@ -18,9 +18,7 @@ order that makes the room lossless is unchanged; a lone socket pays what it paid
 from __future__ import annotations
 
 import asyncio
-import copy
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Sequence
 from importlib import import_module
 from typing import Any, Generic, TypeVar
 
@@ -30,20 +28,18 @@ from channels.sessions import CookieMiddleware
 from django.conf import settings
 
 from .adapters import LazyUserMiddleware
-from .models import GameSession, Seat
-from .models.sessions import carried_token_hash, hash_token
+from .models import GameSession
 from .outage import run_with_database
 from .selectors.events import Viewer, dumps, events_after
 from .selectors.room import SharedState, room_state, seat_summary, table_states_at
 from .services import presence
-from .services.access import Access, resolve_access
+from .services.access import Access, Arrival, resolve_accesses
 
 Request = TypeVar("Request")
 Answer = TypeVar("Answer")
 
 # What the hello carries of the session row (read again for it: the row changes as the room plays).
 HELLO_FIELDS = ("last_seq", "status", "ended_at", "table_state", "server_seed")
-MAX_TOKEN = 200  # services.seats.seat_for_token refuses longer ones
 
 
 class Coalescer(Generic[Request, Answer]):
@@ -53,7 +49,7 @@ class Coalescer(Generic[Request, Answer]):
     exception) per request, in order. A call that finds nothing under way starts a batch at
     once, so nothing waits for a timer."""
 
-    def __init__(self, work: Callable[[list[Request]], list[Answer | BaseException]]) -> None:
+    def __init__(self, work: Callable[[list[Request]], Sequence[Answer | BaseException]]) -> None:
         self._work = database_sync_to_async(work)
         self._waiting: list[tuple[Request, asyncio.Future[Answer]]] = []
         self._running: asyncio.Task[None] | None = None
@@ -83,75 +79,6 @@ class Coalescer(Generic[Request, Answer]):
                     future.set_exception(answer)
                 else:
                     future.set_result(answer)
-
-
-@dataclass(frozen=True)
-class Arrival:
-    code: str
-    token: str | None
-    cookie_token: str | None
-    user: Any
-
-
-def _usable(token: str | None) -> bool:
-    return bool(token) and len(token) <= MAX_TOKEN  # type: ignore[arg-type]
-
-
-def resolve_arrivals(arrivals: list[Arrival]) -> list[Access | BaseException | None]:
-    """``services.access.resolve_access`` for many sockets: the same answers, shared queries.
-
-    Tokens and seat cookies are looked up together; a socket with neither (a logged-in GM) is
-    resolved on its own, as before."""
-    sessions = {
-        s.invite_code: s
-        for s in GameSession.objects.select_related("campaign").filter(
-            invite_code__in={a.code for a in arrivals}
-        )
-    }
-    # A token opens the seat it was made for, or its player's seat carried into this session.
-    hashes: set[str] = set()
-    for a in arrivals:
-        session = sessions.get(a.code)
-        for t in (a.token, a.cookie_token):
-            if session is not None and _usable(t):
-                hashes.add(hash_token(t))  # type: ignore[arg-type]
-                hashes.add(carried_token_hash(hash_token(t), session.pk))  # type: ignore[arg-type]
-    seats: dict[tuple[int, str], Seat] = {}
-    if sessions and hashes:
-        for seat in Seat.objects.filter(
-            session__in=list(sessions.values()), token_hash__in=hashes
-        ).prefetch_related("characters"):
-            seats[seat.session_id, seat.token_hash] = seat  # type: ignore[index]
-
-    def seat_for(session: GameSession, token: str | None) -> Seat | None:
-        if not _usable(token):
-            return None
-        token_hash = hash_token(token)  # type: ignore[arg-type]
-        return seats.get((session.pk, token_hash)) or seats.get(
-            (session.pk, carried_token_hash(token_hash, session.pk))
-        )
-
-    out: list[Access | BaseException | None] = []
-    for a in arrivals:
-        session = sessions.get(a.code)
-        if session is None:
-            out.append(None)
-            continue
-        # Each socket gets its own copy: its hello refreshes the row's fields in place.
-        session = copy.copy(session)
-        seat = seat_for(session, a.token or a.cookie_token)
-        if seat is not None:
-            out.append(Access(session, seat, "token" if a.token else "cookie"))
-            continue
-        try:
-            # Missed here: a login, a player's first visit to this session (their seat is made
-            # now), or an outsider; a wrong token stays an outsider even with a cookie.
-            out.append(
-                resolve_access(code=a.code, token=a.token, cookie_token=a.cookie_token, user=a.user)
-            )
-        except Exception as exc:
-            out.append(exc)
-    return out
 
 
 def hello_for(
@@ -232,11 +159,11 @@ class Arrivals:
     ``present``/``gone`` count the seat's open sockets (``services.presence``), also together."""
 
     def __init__(self) -> None:
-        self._present: Coalescer[int, None] = Coalescer(_counted(presence.arrived_all))
-        self._gone: Coalescer[int, None] = Coalescer(_counted(presence.left_all))
+        self._present: Coalescer[int, None] = Coalescer(_counted(presence.count_arrivals))
+        self._gone: Coalescer[int, None] = Coalescer(_counted(presence.count_departures))
         # While the database is away, a socket is refused at once (tabletop/outage.py).
         self._access: Coalescer[Arrival, Access | None] = Coalescer(
-            lambda batch: run_with_database(lambda: resolve_arrivals(batch))
+            lambda batch: run_with_database(lambda: resolve_accesses(batch))
         )
         self._hello: Coalescer[
             tuple[Access, int | None], tuple[dict[str, Any], list[dict[str, Any]]]
@@ -269,11 +196,14 @@ class ReadSessionMiddleware(BaseMiddleware):
     the session on every frame of every socket (about a tenth of the event loop's time when a
     room of 200 all roll at once, docs/benchmarks.md)."""
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> Any:
         store = import_module(settings.SESSION_ENGINE).SessionStore
         key = scope["cookies"].get(settings.SESSION_COOKIE_NAME)
         # (a store is only a key until something reads it: no database trip here)
-        return await super().__call__({**scope, "session": store(key)}, receive, send)
+        # A copy with the session, as Channels' own middleware makes; its stubs take the scope
+        # for a TypedDict built with every key, which a copy made by spreading is not to mypy.
+        with_session = {**scope, "session": store(key)}
+        return await super().__call__(with_session, receive, send)  # type: ignore[arg-type]
 
 
 def lazy_user_stack(inner: Any) -> Any:

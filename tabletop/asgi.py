@@ -2,6 +2,7 @@
 
 import gc
 import os
+from typing import Any
 
 from django.core.asgi import get_asgi_application
 
@@ -20,9 +21,10 @@ from .consumers import RoomConsumer  # noqa: E402
 from .transport import SocketProbe  # noqa: E402
 from .watch_consumer import WatchConsumer  # noqa: E402
 
-websocket_urlpatterns = [
-    path("ws/play/<str:code>/", RoomConsumer.as_asgi()),
-    path("ws/watch/<str:code>/", WatchConsumer.as_asgi()),
+# Channels routes sockets with Django's path(); Django's stubs know only views for it.
+websocket_urlpatterns: list[Any] = [
+    path("ws/play/<str:code>/", RoomConsumer.as_asgi()),  # type: ignore[arg-type]
+    path("ws/watch/<str:code>/", WatchConsumer.as_asgi()),  # type: ignore[arg-type]
 ]
 
 application = ProtocolTypeRouter(

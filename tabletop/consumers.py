@@ -87,7 +87,8 @@ class RoomConsumer(LeanWebsocketConsumer):
     # No channel of its own: the room's one subscription per process (tabletop/hub.py) hands
     # events over, and what must be put in order waits in this socket's Delivery. A socket
     # costs the channel layer nothing, however many come and go.
-    channel_layer_alias = None
+    # Channels reads a None alias as "no layer"; its stubs type the attribute as a str only.
+    channel_layer_alias = None  # type: ignore[assignment]
     access: Access | None = None
     delivery: Delivery | None = None
     backlog_task: asyncio.Task[None] | None = None
@@ -154,18 +155,20 @@ class RoomConsumer(LeanWebsocketConsumer):
         with timing.span("hello"):
             # (the replay is read after it, a page at a time: tabletop/replays.py)
             hello, _ = await arrivals.hello(access, None)
-        if not await self._guarded(self._start(hello, after)):
+        if not await self._guarded(self._start(self.delivery, access, hello, after)):
             return
         # Presence: one more socket of this seat is open; the room's screens are told.
         self.present = True
         await arrivals.present(access.seat.pk)
         hub.presence_changed(self.layer, self.group, session_id)
 
-    async def _start(self, hello: dict[str, Any], after: int | None) -> bool:
-        await self.delivery.send(hello, text=hello_text(hello))
+    async def _start(
+        self, delivery: Delivery, access: Access, hello: dict[str, Any], after: int | None
+    ) -> bool:
+        await delivery.send(hello, text=hello_text(hello))
         if not await replay(
-            self.delivery,
-            session_id=self.access.session.pk,
+            delivery,
+            session_id=access.session.pk,
             after=after,
             upto=hello["last_seq"],
             batch=batched_replay(self.scope),
@@ -173,7 +176,7 @@ class RoomConsumer(LeanWebsocketConsumer):
             await self._error(None, "busy", BUSY)
             await close_with_reason(self, code=CLOSE_TRY_AGAIN, reason=BUSY)
             return False
-        self.backlog_task = asyncio.create_task(self._guarded(self.delivery.drain()))
+        self.backlog_task = asyncio.create_task(self._guarded(delivery.drain()))
         return True
 
     async def _guarded(self, work: Any) -> Any:
@@ -195,7 +198,7 @@ class RoomConsumer(LeanWebsocketConsumer):
     async def disconnect(self, code: int) -> None:
         if self.backlog_task is not None:
             self.backlog_task.cancel()
-        if self.present:
+        if self.present and self.access is not None:
             self.present = False
             await arrivals.gone(self.access.seat.pk)
             hub.presence_changed(self.layer, self.group, self.access.session.pk)
@@ -206,12 +209,14 @@ class RoomConsumer(LeanWebsocketConsumer):
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         if self.access is None:
             return
-        await self._guarded(self._receive(text_data, bytes_data))
+        await self._guarded(self._receive(self.access, text_data, bytes_data))
 
-    async def _receive(self, text_data: str | None, bytes_data: bytes | None) -> None:
+    async def _receive(
+        self, access: Access, text_data: str | None, bytes_data: bytes | None
+    ) -> None:
         # Every message counts against the seat's budget; the refusal waits until the message
         # is decoded, so it can carry the message's ref.
-        allowed = _bucket(self.access.seat.pk).take()
+        allowed = _bucket(access.seat.pk).take()
         raw = text_data if text_data is not None else (bytes_data or b"").decode(errors="replace")
         if not allowed and len(raw) > settings.TABLETOP["MAX_MESSAGE_BYTES"]:
             await self._error(None, "rate-limited", "slow down: too many messages")
@@ -225,9 +230,7 @@ class RoomConsumer(LeanWebsocketConsumer):
             return
         # Checked against its declaration here, before any service runs (tabletop/protocol).
         with timing.span("decode"):
-            decoded = decode(
-                raw, system=self.access.session.campaign.system, is_gm=self.viewer.is_gm
-            )
+            decoded = decode(raw, system=access.session.campaign.system, is_gm=self.viewer.is_gm)
         if not allowed:
             await self._error(decoded.ref, "rate-limited", "slow down: too many messages")
             return
@@ -237,7 +240,7 @@ class RoomConsumer(LeanWebsocketConsumer):
         if decoded.command.type in ANSWERED_BY_THE_SOCKET:
             await self._pong(decoded.ref)
             return
-        seat_work, room_work = _seat_work(self.access.seat.pk), _room_work(self.group)
+        seat_work, room_work = _seat_work(access.seat.pk), _room_work(self.group)
         if not (seat_work.has_credit() and room_work.has_credit()):
             wait = max(seat_work.wait(), room_work.wait())
             whose = "this seat" if not seat_work.has_credit() else "this table"
@@ -249,30 +252,28 @@ class RoomConsumer(LeanWebsocketConsumer):
             )
             return
         if decoded.command.precheck is not None:
-            system = self.access.session.campaign.system
+            system = access.session.campaign.system
             refused = await asyncio.get_running_loop().run_in_executor(
                 _prechecks, lambda: precheck(decoded, system=system)
             )
             if refused is not None:
                 await self._send(refused.as_message())
                 return
-        await self._act(decoded)
+        await self._act(access, decoded)
 
     async def _pong(self, ref: Any) -> None:
         """pong carries the store's last seq as this process last read it (at most a second or
         two old; no database hop for a ping), so a client can tell it is up to date. Anything
         the socket missed is on its way from the store by then (tabletop/hub.py)."""
         stored = hub.last_stored(self.layer, self.group)
-        await self._send(
-            {"type": "pong", "ref": ref, "last_seq": max(stored, self.delivery.delivered)}
-        )
+        await self._send({"type": "pong", "ref": ref, "last_seq": max(stored, self.delivered)})
 
-    async def _act(self, decoded: Decoded) -> None:
+    async def _act(self, access: Access, decoded: Decoded) -> None:
         ref = decoded.ref
+        seat_id = access.seat.pk
         done = None
         try:
             # database_sync_to_async closes stale connections around the call, on the ORM thread.
-            seat_id = self.access.seat.pk
             deadline = time.monotonic() + settings.TABLETOP["ACTION_DEADLINE_SECONDS"]
             # The seat that has asked least lately goes to the database thread first.
             done = await turns().run(
@@ -283,8 +284,8 @@ class RoomConsumer(LeanWebsocketConsumer):
             )
         except ServiceError as exc:
             # Work refused after it was done (a roll too large to keep) still counts.
-            refused_work = getattr(exc, "cost", 0)
-            _seat_work(self.access.seat.pk).charge(refused_work)
+            refused_work = exc.cost
+            _seat_work(seat_id).charge(refused_work)
             _room_work(self.group).charge(refused_work)
             await self._error(ref, exc.code, exc.message, field=exc.field)
         except Exception:
@@ -295,21 +296,20 @@ class RoomConsumer(LeanWebsocketConsumer):
         if done is None:
             return
         # The sender's copy carries its ref: note it before the event can come back.
-        if done.seq is not None:
+        if done.seq is not None and self.delivery is not None:
             self.delivery.expect(done.seq, ref)
         # The unit of work's committed events are published from here, not from the ORM thread;
         # what they weigh is charged to the seat's and the room's work budgets.
         work = sum(len(payload["text"]) for payload in done.payloads)
-        _seat_work(self.access.seat.pk).charge(work)
+        _seat_work(seat_id).charge(work)
         _room_work(self.group).charge(work)
         for payload in done.payloads:
             await hub.publish(self.layer, self.group, payload)
 
     def _on_delivered(self, event: dict[str, Any]) -> None:
         """A seat the GM removed loses its sockets once they have been told so."""
-        if event["kind"] == "seat.leave" and (event.get("data") or {}).get("seat") == (
-            self.access.seat.pk
-        ):
+        seat_id = self.access.seat.pk if self.access is not None else None
+        if event["kind"] == "seat.leave" and (event.get("data") or {}).get("seat") == seat_id:
             self.closing = asyncio.ensure_future(
                 close_with_reason(
                     self, code=CLOSE_FORBIDDEN, reason="the GM removed this seat from the table"

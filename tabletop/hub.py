@@ -46,13 +46,12 @@ NOTICE = "room.notice"  # another change that is not an event (services/notices.
 
 
 class Member(Protocol):
-    delivered: int
+    @property
+    def delivered(self) -> int: ...
 
     async def hub_deliver(self, message: dict[str, Any]) -> None: ...
 
-    async def hub_notice(
-        self, notice: dict[str, Any], seats: list[int] | None = None
-    ) -> None: ...
+    async def hub_notice(self, notice: dict[str, Any], seats: list[int] | None = None) -> None: ...
 
 
 def _seats_here(session_id: int) -> list[int]:
@@ -319,8 +318,9 @@ class RoomHub:
                 ]
                 if not rooms:
                     return
+                session_ids = [r.session_id for r in rooms if r.session_id is not None]
                 try:
-                    stored = await database_sync_to_async(_last_seqs)([r.session_id for r in rooms])
+                    stored = await database_sync_to_async(_last_seqs)(session_ids)
                     for room in rooms:
                         if room.session_id in stored:
                             await room.catch_up(stored[room.session_id])

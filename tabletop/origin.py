@@ -9,6 +9,7 @@ in ``CSRF_TRUSTED_ORIGINS`` are allowed as they are.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -18,7 +19,7 @@ from django.http.request import split_domain_port, validate_host
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
-def origin_allowed(scope: dict[str, Any]) -> bool:
+def origin_allowed(scope: Mapping[str, Any]) -> bool:
     origin = _header(scope, b"origin")
     if not origin:
         # Browsers always send Origin with a websocket; its absence means a non-browser client,
@@ -45,7 +46,7 @@ def origin_allowed(scope: dict[str, Any]) -> bool:
     return site is None or site == (host, port)
 
 
-def _header(scope: dict[str, Any], name: bytes) -> str | None:
+def _header(scope: Mapping[str, Any], name: bytes) -> str | None:
     for key, value in scope.get("headers", []):
         if key == name:
             return value.decode("latin1")
@@ -58,7 +59,7 @@ def _allowed_hosts() -> list[str]:
     return settings.ALLOWED_HOSTS
 
 
-def _site(scope: dict[str, Any], scheme: str) -> tuple[str, int | None] | None:
+def _site(scope: Mapping[str, Any], scheme: str) -> tuple[str, int | None] | None:
     """The host and port the socket was opened on, as its pages' origin would name them (the
     port of the pages' scheme when the Host names none). None when the request named no Host
     (not a browser: HTTP/1.1 clients always send one)."""
@@ -74,7 +75,7 @@ def _site(scope: dict[str, Any], scheme: str) -> tuple[str, int | None] | None:
         return ("", -1)
 
 
-def _page_scheme(scope: dict[str, Any]) -> str:
+def _page_scheme(scope: Mapping[str, Any]) -> str:
     """The scheme of the pages allowed to open this socket: https for a wss socket, and always
     in production (TLS ends at the proxy, so the socket itself may arrive as ws)."""
     if scope.get("scheme") == "wss" or settings.SESSION_COOKIE_SECURE:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -82,7 +83,7 @@ ROOT_URLCONF = "tabletop.urls"
 ASGI_APPLICATION = "tabletop.asgi.application"
 WSGI_APPLICATION = "tabletop.wsgi.application"
 
-TEMPLATES = [
+TEMPLATES: list[dict[str, Any]] = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
         "DIRS": [BASE_DIR / "templates"],
@@ -208,7 +209,8 @@ WHITENOISE_USE_FINDERS = not PRODUCTION
 WHITENOISE_AUTOREFRESH = not PRODUCTION
 
 # --- The table ------------------------------------------------------------------------------
-TABLETOP = {
+# Each value's type is the one its line converts to; readers take them as such.
+TABLETOP: dict[str, Any] = {
     # Socket messages per seat: a sustained rate and a burst (docs/protocol.md, "Promises": an
     # honest client may send 20 a second, in bursts of 40).
     "RATE_PER_SECOND": float(os.environ.get("TABLETOP_RATE_PER_SECOND", "25")),

@@ -13,7 +13,7 @@ server, the socket does without.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -52,7 +52,7 @@ def abort(scope: dict[str, Any]) -> None:
         adapters.abort(connection)
 
 
-def unsent_bytes(scope: dict[str, Any]) -> Callable[[], int | None] | None:
+def unsent_bytes(scope: Mapping[str, Any]) -> Callable[[], int | None] | None:
     """A function answering how many bytes were written to the socket and not yet taken by
     the network (what its client has not read, past the kernel's buffers); None where the
     server does not tell."""
@@ -89,7 +89,7 @@ class BadQuery(ValueError):
     """A socket's query string that cannot be read (``after`` that is not a number)."""
 
 
-def wants_notices(scope: dict[str, Any]) -> bool:
+def wants_notices(scope: Mapping[str, Any]) -> bool:
     """``notices=1`` in a room socket's query: tell this socket what changes at the table
     without being an event (who is here, a character's quick rolls). The room page asks; a bot
     that does not ask gets the socket's messages as before."""
@@ -97,7 +97,7 @@ def wants_notices(scope: dict[str, Any]) -> bool:
     return (params.get("notices") or [""])[0] == "1"
 
 
-def socket_query(scope: dict[str, Any]) -> tuple[str | None, int | None]:
+def socket_query(scope: Mapping[str, Any]) -> tuple[str | None, int | None]:
     """The room and watch sockets' query: ``token`` (or None) and ``after`` (the last seq the
     client saw, or None for a fresh start). Raises BadQuery for an ``after`` that is no number."""
     params = parse_qs(scope.get("query_string", b"").decode(errors="replace"))
@@ -111,7 +111,7 @@ def socket_query(scope: dict[str, Any]) -> tuple[str | None, int | None]:
         raise BadQuery(after_text) from None
 
 
-def batched_replay(scope: dict[str, Any]) -> bool:
+def batched_replay(scope: Mapping[str, Any]) -> bool:
     """The client asked for its replay many events to a frame (``replay=batch``): a browser
     handles one frame of a hundred events far sooner than a hundred frames."""
     params = parse_qs(scope.get("query_string", b"").decode(errors="replace"))

@@ -58,15 +58,14 @@ _watchers: dict[int, int] = {}
 def _snapshot(session: GameSession) -> dict[str, Any]:
     session.refresh_from_db(fields=["last_seq", "status", "ended_at", "table_state", "server_seed"])
     last_seq = session.last_seq
-    hello = {
+    state = room_state(session=session, viewer=SPECTATOR, last_seq=last_seq)
+    return {
         "type": "hello",
         "seat": None,
         "role": "spectator",
         "last_seq": last_seq,
-        "state": room_state(session=session, viewer=SPECTATOR, last_seq=last_seq),
+        "state": {**state, "session": without_invite(state["session"])},
     }
-    hello["state"] = {**hello["state"], "session": without_invite(hello["state"]["session"])}
-    return hello
 
 
 class WatchConsumer(AsyncWebsocketConsumer):
@@ -144,7 +143,7 @@ class WatchConsumer(AsyncWebsocketConsumer):
         except TooFarBehind:
             await self._let_go()
             return
-        self.drain_task = asyncio.create_task(self._drain())
+        self.drain_task = asyncio.create_task(self._drain(self.delivery))
 
     @property
     def delivered(self) -> int:
@@ -170,9 +169,9 @@ class WatchConsumer(AsyncWebsocketConsumer):
             session_id=self.session.pk, after=after, limit=limit
         )
 
-    async def _drain(self) -> None:
+    async def _drain(self, delivery: Delivery) -> None:
         try:
-            await self.delivery.drain()
+            await delivery.drain()
         except TooFarBehind:
             await self._let_go()
 

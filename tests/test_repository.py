@@ -187,3 +187,76 @@ def test_core_modules_speak_no_systems_words() -> None:
 def test_the_system_words_check_sees_a_word_in_any_case() -> None:
     probe = ROOT / "tabletop" / "services" / "probe.py"
     assert len(system_words(probe, text="x = 1\n# the Discord Die\nLUCK = 2\n")) == 2
+
+
+# The services' naming rule: a service that changes something is named verb first,
+# ``<verb>_<noun>`` (make_roll, end_session, add_webhook); a check that refuses by raising is
+# ``check_<what>``; a read is named for what it answers (session_stats, seat_for_token). These
+# are the verbs the services speak.
+SERVICE_VERBS = {
+    "act", "add", "announce", "carry", "change", "check", "clear", "count", "create", "delay",
+    "delete", "end", "ensure", "enter", "expire", "forget", "give", "grant", "hold", "join",
+    "lock", "make", "pass", "plan", "publish", "record", "remove", "renew", "reveal", "revoke",
+    "save", "seat", "send", "set", "spend", "start", "take", "tell", "tie", "update",
+    "withhold",
+}  # fmt: skip
+# Words that say "refuse unless" without the one word the rule gives it.
+NOT_CHECK = ("assert_", "do_", "validate_", "verify_", "ensure_valid")
+# The frame every change runs in (services/events.py), not a change of its own.
+UNIT_OF_WORK = {"change", "unit_of_work"}
+CHANGING_CALLS = {"change", "transaction.atomic"}
+CHANGING_METHODS = (".create", ".save", ".delete", ".bulk_create", ".get_or_create")
+
+
+def changes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether a service changes something itself: it takes the unit of work, opens a change,
+    or writes rows (a ``select_for_update`` is a read)."""
+    arguments = function.args.args + function.args.kwonlyargs
+    if any(a.arg == "uow" for a in arguments):
+        return True
+    calls = {ast.unparse(c.func) for c in ast.walk(function) if isinstance(c, ast.Call)}
+    writes = any(call.endswith(CHANGING_METHODS) or call.endswith(").update") for call in calls)
+    return writes or bool(calls & CHANGING_CALLS)
+
+
+def service_functions() -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    for path in sorted((ROOT / "tabletop" / "services").glob("*.py")):
+        for node in ast.parse(path.read_text()).body:
+            is_function = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            if is_function and not node.name.startswith("_"):
+                yield f"{path.name}: {node.name}", node
+
+
+def naming_faults(found: Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]) -> list[str]:
+    faults = []
+    for where, function in found:
+        name = function.name
+        if name.startswith(NOT_CHECK):
+            faults.append(f"{where} (a refusal is named check_...)")
+        elif name not in UNIT_OF_WORK and changes(function):
+            verb, _, noun = name.partition("_")
+            if verb not in SERVICE_VERBS or not noun:
+                faults.append(f"{where} (a change is named <verb>_<noun>)")
+    return faults
+
+
+def test_services_follow_one_naming_rule() -> None:
+    assert naming_faults(service_functions()) == []
+
+
+def test_the_naming_rule_sees_a_change_named_otherwise() -> None:
+    source = """
+def roll_made(uow, seq): ...
+def seat_summary(seat): return {"id": seat.pk}
+def stats_of(session): Tally.objects.filter(session=session).update(rows=0)
+def assert_runs(user): ...
+def withhold(uow): ...
+def make_roll(*, uow): ...
+"""
+    found = [(f.name, f) for f in ast.parse(source).body if isinstance(f, ast.FunctionDef)]
+    assert naming_faults(iter(found)) == [
+        "roll_made (a change is named <verb>_<noun>)",
+        "stats_of (a change is named <verb>_<noun>)",
+        "assert_runs (a refusal is named check_...)",
+        "withhold (a change is named <verb>_<noun>)",
+    ]

@@ -15,6 +15,9 @@ const $ = (id) => document.getElementById(id);
 const page = JSON.parse($("room-data").textContent);
 const seatId = page.seat.id;
 const state = {status: page.session.status, live: false, fairness: page.fairness || {}};
+// The room's seats, session and fairness are drawn from the one room state (state.js's
+// RoomState, which the table card holds: hello's state and every event since, folded).
+const room = () => pools.room;
 
 // --- client seed: a fresh one for every roll ----------------------------------------------
 // The field holds the seed the next roll (or die used) takes; taking it puts a new random one
@@ -61,37 +64,36 @@ const socket = new RoomSocket(page.socket, {
   status: showStatus,
   hello(msg) {
     if (msg.state) {
-      setSeats(msg.state.seats);
-      if (msg.state.fairness) state.fairness = msg.state.fairness;
-      if (msg.state.session) setStatus(msg.state.session.status);
-      drawFairness();
       pools.hello(msg);
       turns.hello(msg);
-      chat.talk(msg.state.talk);
+      chat.talk(room().state.talk);
+      setSeats();
+      if (msg.state.fairness) state.fairness = room().fairness;
+      if (msg.state.session) setStatus(room().session.status);
+      drawFairness();
     }
   },
   event(event, replay) {
     const item = log.add(event, replay);
     document.dispatchEvent(new CustomEvent("table:event", {detail: {...event, replay}}));
     if (replay && event.seq >= socket.caughtUp) log.flush(); // the replay is over: draw it now
-    pools.event(event, replay, item);
+    const held = room().seq;
+    pools.event(event, replay, item); // (folds it into the room state)
     turns.event(event);
     const data = event.data || {};
-    if (event.kind === "chat.settings" && data.talk) chat.talk(data.talk);
-    if (event.kind === "seat.join" && data.seat) {
-      seats.set(data.seat.id, data.seat);
+    const fresh = Boolean(room().state) && event.seq > held; // else hello's state holds it
+    if (fresh && event.kind === "chat.settings" && data.talk) chat.talk(room().state.talk);
+    if (fresh && event.kind === "seat.join" && data.seat) {
       here?.add(data.seat.id);
-      drawSeats();
-    } else if (event.kind === "seat.leave" && data.seat) {
+      setSeats();
+    } else if (fresh && event.kind === "seat.leave" && data.seat) {
       removed(data);
-    } else if (event.kind === "session.start") {
-      setStatus("live");
-      if (data.commitment) state.fairness = {...state.fairness, commitment: data.commitment};
-      drawFairness();
-    } else if (event.kind === "session.end") {
-      if (!replay && $("onward").hidden) drawOnward({link: page.campaign_link, next: null});
-      setStatus("ended");
-      state.fairness = {...state.fairness, server_seed: data.server_seed || state.fairness.server_seed};
+    } else if (fresh && (event.kind === "session.start" || event.kind === "session.end")) {
+      if (event.kind === "session.end" && !replay && $("onward").hidden) {
+        drawOnward({link: page.campaign_link, next: null});
+      }
+      setStatus(room().session.status);
+      state.fairness = room().fairness;
       drawFairness();
     }
     if (event.kind === "roll" && event.actor && event.actor.seat === seatId && !replay) showLast(event);
@@ -156,9 +158,10 @@ function seatsScroll() {
   }
 }
 addEventListener("resize", seatsScroll, {passive: true});
-function setSeats(list) {
+/** The seats as the room state holds them, drawn. */
+function setSeats() {
   seats.clear();
-  for (const s of list || []) seats.set(s.id, s);
+  for (const s of room().state?.seats || []) seats.set(s.id, s);
   drawSeats();
 }
 /** Who is connected now: asked on connecting; after that the socket tells every change. */
@@ -186,8 +189,7 @@ function removeSeat(s) {
   });
 }
 function removed(data) {
-  seats.delete(data.seat);
-  drawSeats();
+  setSeats();
   if (data.seat !== seatId) return;
   socket.stop();
   panel.setState({status: "ended", live: false});

@@ -63,6 +63,13 @@ class GameSession(models.Model):
         return self.title
 
     @property
+    def seed(self) -> bytes:
+        """The server seed, made with the session (the database may hand back a memoryview)."""
+        if self.server_seed is None:
+            raise ValueError(f"session {self.pk} has no server seed")
+        return bytes(self.server_seed)
+
+    @property
     def revealed_seed(self) -> str | None:
         """The server seed in hex, once the session has ended; never before."""
         if self.status != SessionStatus.ENDED or self.server_seed is None:

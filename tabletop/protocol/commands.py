@@ -9,11 +9,13 @@ This module imports no service (the systems' modules import ``Command`` from her
 
 from __future__ import annotations
 
+import builtins
 import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from functools import cache
+from typing import Any, NotRequired, Required, TypedDict
 
 from rules.engines import RuleError
 from rules.engines.schema import Field, encodes, validate
@@ -37,6 +39,52 @@ class Command:
     precheck: Callable[..., None] | None = None
     # The events it records that the core does not declare (protocol/events.py).
     events: tuple[EventType, ...] = ()
+
+    @property
+    def values_type(self) -> builtins.type:
+        """The checked values' type, made from the declaration: a TypedDict with a key per
+        field, of the field's Python type (``values_type(...)``). The handler's keyword
+        arguments are typed to agree with it (tests/tabletop/test_protocol_commands.py)."""
+        return values_type(self.type, self.fields)
+
+
+# The Python type of a checked value, by field type (rules.engines.schema); a field that is
+# nullable may also be None.
+PYTHON_TYPES: dict[str, Any] = {
+    "int": int,
+    "bool": bool,
+    "text": str,
+    "die": str,
+    "dice": list[str],
+    "list": list[Any],
+    "counts": dict[str, int],
+    "json": dict[str, Any],
+    "object": dict[str, Any],
+    "map": dict[str, Any],
+}
+
+
+def python_type(field: Field) -> Any:
+    if field.type == "choice":
+        kinds = sorted({type(c) for c in field.choices or ()}, key=lambda t: t.__name__)
+        found: Any = kinds[0] if len(kinds) == 1 else Any
+    else:
+        found = PYTHON_TYPES[field.type]
+    return found | None if field.nullable else found
+
+
+@cache
+def values_type(command_type: str, fields: tuple[Field, ...]) -> type:
+    """A command's checked values as a TypedDict: a field with a default or required is always
+    there (the check fills the default in); one with neither only when the sender gave it."""
+    keys = {
+        f.name: (Required if f.required or f.has_default else NotRequired)[python_type(f)]
+        for f in fields
+    }
+    name = "".join(part.title() for part in command_type.replace(".", "-").split("-"))
+    # (made at run time from the declaration: mypy reads only TypedDicts written out)
+    made: type = TypedDict(f"{name}Values", keys)  # type: ignore[misc]
+    return made
 
 
 # Ids the database hands out (a seq, a seat, a pool, a character): Field(..., **ID).

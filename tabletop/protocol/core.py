@@ -11,7 +11,7 @@ from rules.engines.schema import Field
 
 from ..models import ROLL_VISIBILITIES, Event, Seat, Visibility
 from ..services.events import UnitOfWork, change
-from ..services.initiative import entered
+from ..services.initiative import enter_roller
 from ..services.rolls import check_roll_size, make_roll, reveal_roll
 from ..services.seats import remove_seat
 from ..services.sessions import end_session, start_session
@@ -58,7 +58,7 @@ def roll(
         return made(uow=uow)
     with change(uow) as uow:  # the roll and its place in the turn order: one change
         event = made(uow=uow)
-        entered(uow, seat=_seat(seat_id), roll=event, name=event.data.get("label") or "")
+        enter_roller(uow, seat=_seat(seat_id), roll=event, name=event.data.get("label") or "")
         return event
 
 

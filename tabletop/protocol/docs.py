@@ -109,7 +109,11 @@ def regions(text: str) -> dict[str, str]:
 
 def rewrite(text: str) -> str:
     for name, table in tables().items():
-        text, found = _region(name).subn(lambda m, t=table: f"{m.group(1)}{t}\n{m.group(3)}", text)
+
+        def filled(m: re.Match[str], table: str = table) -> str:
+            return f"{m.group(1)}{table}\n{m.group(3)}"
+
+        text, found = _region(name).subn(filled, text)
         if not found:
             raise SystemExit(f"docs/protocol.md has no <!-- protocol:{name} --> region")
     return text

@@ -6,8 +6,16 @@ from __future__ import annotations
 
 from rules.engines.schema import Field
 
-from ..services.chat import MAX_MESSAGE_CHARS, check_line, say, set_talk
-from ..services.initiative import act, add_npc, clear, delay, next_turn, remove, set_turn
+from ..services.chat import MAX_MESSAGE_CHARS, check_line, send_message, set_talk
+from ..services.initiative import (
+    act_delayed,
+    add_npc,
+    clear_order,
+    delay_entry,
+    pass_turn,
+    remove_entry,
+    set_turn,
+)
 from .commands import ID, Command
 
 ENTRY = Field("entry", "int", label="Entry", required=True, help="its id in the turn order", **ID)
@@ -33,7 +41,7 @@ TALK: tuple[Command, ...] = (
                 help="your seed for the message's rolls (none: the server draws a random one)",
             ),
         ),
-        say,
+        send_message,
         "say something at the table: a chat event (a whisper: seen by its two seats), or a roll",
         precheck=check_line,
     ),
@@ -60,7 +68,7 @@ TALK: tuple[Command, ...] = (
     Command(
         "turns.remove",
         (ENTRY,),
-        remove,
+        remove_entry,
         "take an entry out of the turn order (the GM, or the entry's player)",
     ),
     Command(
@@ -81,20 +89,22 @@ TALK: tuple[Command, ...] = (
                 help="start the next round now (the GM)",
             ),
         ),
-        next_turn,
+        pass_turn,
         "end the turn: the next in the order has it; after the last, a new round (the GM)",
     ),
     Command(
         "turns.delay",
         (ENTRY,),
-        delay,
+        delay_entry,
         "hold an entry's action: out of the order until it acts (the GM, or its player)",
     ),
     Command(
         "turns.act",
         (ENTRY,),
-        act,
+        act_delayed,
         "a delayed entry acts now, right after whoever had the turn (the GM, or its player)",
     ),
-    Command("turns.clear", (), clear, "empty the turn order: the fight is over", gm_only=True),
+    Command(
+        "turns.clear", (), clear_order, "empty the turn order: the fight is over", gm_only=True
+    ),
 )

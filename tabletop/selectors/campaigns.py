@@ -15,7 +15,7 @@ from ..models import Campaign, Character
 
 
 def campaigns_run_by(*, user: AbstractBaseUser) -> QuerySet[Campaign]:
-    return Campaign.objects.filter(gm=user).prefetch_related("sessions").order_by("name")
+    return Campaign.objects.filter(gm_id=user.pk).prefetch_related("sessions").order_by("name")
 
 
 def quick_rolls_of(

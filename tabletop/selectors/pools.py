@@ -36,7 +36,7 @@ def open_roll_summary(roll: OpenRoll) -> dict[str, Any]:
         "seq": roll.seq,
         "seat": roll.seat_id,
         "character": {"id": roll.character_id, "name": roll.character.name}
-        if roll.character_id
+        if roll.character is not None
         else None,
         "total": roll.total,
         "added": roll.added,

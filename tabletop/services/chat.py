@@ -25,7 +25,7 @@ from ..models import Campaign, Event, Seat, SessionStatus, Visibility
 from ..selectors.campaigns import talk_settings
 from .errors import ServiceError, conflict, forbidden, invalid
 from .events import UnitOfWork, change, take_seq
-from .initiative import entered
+from .initiative import enter_roller
 from .rolls import check_roll_size, make_roll
 
 MAX_MESSAGE_CHARS = 1000  # what one message may hold, as typed
@@ -194,7 +194,9 @@ def _inline_rolls(
     return rolls
 
 
-def say(*, uow: UnitOfWork | None = None, seat_id: int, text: str, client_seed: str = "") -> Event:
+def send_message(
+    *, uow: UnitOfWork | None = None, seat_id: int, text: str, client_seed: str = ""
+) -> Event:
     """One line of the box: a message, an emote, a whisper or a roll (``read_line``); its rolls
     take ``client_seed`` (none: each gets a fresh random one, as any roll does)."""
     seat = Seat.objects.select_related("session__campaign").get(pk=seat_id)
@@ -217,7 +219,7 @@ def say(*, uow: UnitOfWork | None = None, seat_id: int, text: str, client_seed: 
                     raise
                 raise _refused_roll(exc, None, said.text) from None
             if said.initiative:
-                entered(uow, seat=seat, roll=roll, name=roll.data.get("label") or "")
+                enter_roller(uow, seat=seat, roll=roll, name=roll.data.get("label") or "")
             return roll
     if seat.session.status == SessionStatus.ENDED:
         raise conflict("the session has ended: its log does not change")

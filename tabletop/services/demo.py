@@ -33,7 +33,7 @@ class DemoTable:
     session: GameSession
 
 
-def demo_gm(*, secret_file: Path, username: str = DEMO_GM) -> tuple[Any, str | None]:
+def ensure_demo_gm(*, secret_file: Path, username: str = DEMO_GM) -> tuple[Any, str | None]:
     """The demo GM and the password to print. The password is made once and kept in
     ``secret_file`` (readable by its owner only), so running ``play`` again never locks the GM
     out; a password the GM has since set is left alone (then None is returned)."""

@@ -6,6 +6,10 @@ from rules.engines import RuleError
 
 
 class ServiceError(Exception):
+    # Work done before the refusal (dice drawn for a roll too large to keep), in bytes: it
+    # still counts against the seat's and the room's work budgets.
+    cost: int = 0
+
     def __init__(self, code: str, message: str, *, field: str | None = None) -> None:
         super().__init__(message)
         self.code = code
@@ -25,7 +29,7 @@ def human_field(field: str) -> str:
     """A field's path as a person reads it: ``request.pool.2`` -> ``Pool (item 3)``,
     ``client_seed`` -> ``Client seed``. The path itself travels in the error's ``field``."""
     parts = [p for p in field.split(".") if p]
-    items = []
+    items: list[int] = []
     while parts and parts[-1].isascii() and parts[-1].isdigit():
         items.insert(0, int(parts.pop()) + 1)
     name = (parts[-1] if parts else "message").replace("_", " ").replace("-", " ")

@@ -104,7 +104,9 @@ def take_seq(*, session_id: int) -> Locked:
         row = cursor.fetchone()
     if row is None:
         raise GameSession.DoesNotExist(session_id)
-    return Locked(int(row[0]), row[1], state.from_db_value(row[2], None, connection))
+    # Django passes no expression when it converts a raw value itself; the stubs require one.
+    table_state = state.from_db_value(row[2], None, connection)  # type: ignore[arg-type]
+    return Locked(int(row[0]), row[1], table_state)
 
 
 class UnitOfWork:
@@ -130,7 +132,7 @@ class UnitOfWork:
     def begin(self, *, roll_being_made: bool = False) -> None:
         """A change begins (its session locked from here): nothing of one before it carries
         over. While a roll is being made, notes of what its payments moved wait for its seq
-        (``roll_made``)."""
+        (``tie_notes_to_roll``)."""
         self.moves = {}
         self.roll = None
         self.untied = [] if roll_being_made else None

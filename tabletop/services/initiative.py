@@ -129,7 +129,7 @@ def _may_move(seat: Seat, entry: dict[str, Any]) -> None:
 # --- entries --------------------------------------------------------------------------------
 
 
-def entered(uow: UnitOfWork, *, seat: Seat, roll: Event, name: str = "") -> Event:
+def enter_roller(uow: UnitOfWork, *, seat: Seat, roll: Event, name: str = "") -> Event:
     """A public roll marked "initiative" puts its roller in the order (in the roll's unit of
     work, right after it): named for its character, else its seat; the GM's may be named for
     what it was for (``name``: "Goblins"). A seat's new roll for the same combatant replaces
@@ -211,7 +211,7 @@ def add_npc(*, uow: UnitOfWork | None = None, seat_id: int, name: str, value: in
         )
 
 
-def remove(*, uow: UnitOfWork | None = None, seat_id: int, entry: int) -> Event:
+def remove_entry(*, uow: UnitOfWork | None = None, seat_id: int, entry: int) -> Event:
     seat = _seat(seat_id)
     with change(uow) as uow:
         seq, state = _live(seat)
@@ -236,7 +236,7 @@ def remove(*, uow: UnitOfWork | None = None, seat_id: int, entry: int) -> Event:
 
 
 def set_turn(*, uow: UnitOfWork | None = None, seat_id: int, entry: int) -> Event:
-    """The GM gives the turn to an entry (a delayed one acts: see ``act``)."""
+    """The GM gives the turn to an entry (a delayed one acts: see ``act_delayed``)."""
     seat = _seat(seat_id)
     if not seat.is_gm:
         raise forbidden("only the GM sets whose turn it is")
@@ -253,7 +253,7 @@ def set_turn(*, uow: UnitOfWork | None = None, seat_id: int, entry: int) -> Even
         )
 
 
-def delay(*, uow: UnitOfWork | None = None, seat_id: int, entry: int) -> Event:
+def delay_entry(*, uow: UnitOfWork | None = None, seat_id: int, entry: int) -> Event:
     """An entry holds its action: out of the order until it acts. If it had the turn, the turn
     passes on (to nobody at the end of the round: the next turn starts a new round)."""
     seat = _seat(seat_id)
@@ -276,7 +276,7 @@ def delay(*, uow: UnitOfWork | None = None, seat_id: int, entry: int) -> Event:
         )
 
 
-def act(*, uow: UnitOfWork | None = None, seat_id: int, entry: int) -> Event:
+def act_delayed(*, uow: UnitOfWork | None = None, seat_id: int, entry: int) -> Event:
     """A delayed entry acts now: it goes right after whoever had the turn and takes it; from
     then on it keeps that place in the order."""
     seat = _seat(seat_id)
@@ -299,7 +299,7 @@ def act(*, uow: UnitOfWork | None = None, seat_id: int, entry: int) -> Event:
         )
 
 
-def clear(*, uow: UnitOfWork | None = None, seat_id: int) -> Event:
+def clear_order(*, uow: UnitOfWork | None = None, seat_id: int) -> Event:
     """The fight is over: the order is emptied (the round count stays the table's)."""
     seat = _seat(seat_id)
     if not seat.is_gm:
@@ -313,7 +313,7 @@ def clear(*, uow: UnitOfWork | None = None, seat_id: int) -> Event:
 # --- turns and rounds -----------------------------------------------------------------------
 
 
-def next_turn(*, uow: UnitOfWork | None = None, seat_id: int, round: bool = False) -> Event:
+def pass_turn(*, uow: UnitOfWork | None = None, seat_id: int, round: bool = False) -> Event:
     """The turn passes to the next in the order; after the last (or with ``round``: at once) a
     new round begins with the first. Whoever has the turn may end it; only the GM starts a
     round. At a table whose system keeps rounds, its new round is the tracker's."""

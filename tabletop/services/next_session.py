@@ -32,7 +32,7 @@ def next_title(title: str) -> str:
     return f"{title} (next)"
 
 
-def next_session(*, session_id: int) -> GameSession:
+def plan_next_session(*, session_id: int) -> GameSession:
     """The campaign's next session after this ended one: made once (a second click, or a
     second GM tab, gets the same one)."""
     with transaction.atomic():

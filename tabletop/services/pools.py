@@ -15,7 +15,7 @@ from ..models.pools import Pool
 from ..selectors.pools import pool_snapshot, resource_names, starting_amount
 from .errors import conflict, forbidden, invalid
 from .events import UnitOfWork
-from .withheld import count_key, tell_public, told_hidden, withhold
+from .withheld import count_key, tell_hidden, tell_public, withhold_moves
 
 
 def _take_moves(uow: UnitOfWork, data: dict[str, Any]) -> dict[tuple[Any, ...], int]:
@@ -66,7 +66,7 @@ def record_pool_event(
         return tell_public(
             uow, session_id=session_id, actor=actor, data=data, moved=set(moves), seq=seq
         )
-    event = told_hidden(
+    event = tell_hidden(
         uow,
         session_id=session_id,
         visibility=visibility,
@@ -98,7 +98,7 @@ def record_pool_event(
                 "text": "Counts withheld from the room until the roll is revealed",
             },
         }
-        withhold(uow, note=note)  # paid before the roll: noted once the roll has its seq
+        withhold_moves(uow, note=note)  # paid before the roll: noted once the roll has its seq
     return event
 
 

@@ -13,13 +13,13 @@ from django.db.models.functions import Greatest
 from ..models import GameSession, Seat
 
 
-def arrived_all(*, seat_ids: list[int]) -> None:
+def count_arrivals(*, seat_ids: list[int]) -> None:
     """Sockets of these seats opened (a seat once per socket): one statement for sockets that
     arrive together, rather than one trip each."""
     _add(seat_ids, 1)
 
 
-def left_all(*, seat_ids: list[int]) -> None:
+def count_departures(*, seat_ids: list[int]) -> None:
     """Sockets of these seats closed (a seat once per socket)."""
     _add(seat_ids, -1)
 

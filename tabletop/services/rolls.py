@@ -25,7 +25,7 @@ from .events import (
 )
 from .names import clean_label
 from .pools import character_for
-from .withheld import roll_made, told_on_reveal
+from .withheld import record_reveal, tie_notes_to_roll
 
 
 def fair_stream(*, server_seed: bytes, client_seed: str, seq: int) -> tuple[FairStream, str]:
@@ -155,7 +155,7 @@ def make_roll(
             else:  # the roll's seq is the lock
                 seq = _fresh(session, take_seq(session_id=session.pk))
             stream, client_seed = fair_stream(
-                server_seed=bytes(session.server_seed), client_seed=client_seed, seq=seq
+                server_seed=session.seed, client_seed=client_seed, seq=seq
             )
             drawn = stream.draws
             result = engine.roll(normalised, stream, max_dice=MAX_ROLL_DICE)
@@ -185,7 +185,7 @@ def make_roll(
             data=result,
             seq=seq,
         )
-        roll_made(uow, event.seq)
+        tie_notes_to_roll(uow, event.seq)
         table.settle(ctx, event)
         return event
 
@@ -229,7 +229,7 @@ def reveal_roll(*, seat: Seat, seq: int, uow: UnitOfWork | None = None) -> Event
         }
         if still_open is not None:  # the room now sees the open roll too
             data["open_roll"] = open_roll_summary(still_open)
-        return told_on_reveal(
+        return record_reveal(
             uow,
             session_id=seat.session_id,
             roll=seq,

@@ -32,7 +32,7 @@ def saved_for(*, seat: Seat) -> list[dict[str, Any]]:
         if seat.is_gm
         else seat.characters.all()
     )
-    out = []
+    out: list[dict[str, Any]] = []
     own = [_summary(r) for r in SavedRoll.objects.filter(seat=seat)]
     if own or _seat_keeps(seat):
         out.append({"id": None, "name": seat.name, "rolls": own})

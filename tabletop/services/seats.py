@@ -17,6 +17,7 @@ from ..models import Character, Event, GameSession, Player, Seat, SeatRole, Sess
 from ..models.sessions import carried_token_hash, hash_token
 from ..selectors.room import seat_summary
 from ..systems.registry import table_system
+from . import Visitor
 from .errors import conflict, forbidden, invalid
 from .events import UnitOfWork, change
 from .names import check_player_name, clean_name
@@ -44,7 +45,7 @@ def join_session(
     session: GameSession,
     name: Any,
     character_id: Any = None,
-    user: Any = None,
+    user: Visitor = None,
     uow: UnitOfWork | None = None,
 ) -> Joined:
     """Sit a player down. A logged-in user keeps one seat per session; anyone else gets a new
@@ -116,7 +117,7 @@ def _seat_ready(uow: UnitOfWork, seat: Seat) -> None:
         table_system(seat.session.campaign.system).seat_joined(uow, seat)
 
 
-def _character_for(*, session: GameSession, character_id: Any, user: Any) -> Character | None:
+def _character_for(*, session: GameSession, character_id: Any, user: Visitor) -> Character | None:
     if character_id in (None, ""):
         return None
     try:
@@ -135,10 +136,14 @@ def _character_for(*, session: GameSession, character_id: Any, user: Any) -> Cha
     return character
 
 
+# Longer tokens open nothing (every token the table makes is far shorter): not even hashed.
+MAX_TOKEN = 200
+
+
 def seat_for_token(*, session: GameSession, token: str | None) -> Seat | None:
     """The seat a token opens: the seat it was made for, or the seat its player has (or now
     gets) at this later session of the campaign."""
-    if not token or len(token) > 200:
+    if not token or len(token) > MAX_TOKEN:
         return None
     token_hash = hash_token(token)
     seat = Seat.objects.filter(
@@ -199,7 +204,7 @@ def carry_seat(*, session: GameSession, player: Player) -> Seat | None:
     return seat
 
 
-def table_gm_seat(*, session: GameSession) -> Seat:
+def seat_gm(*, session: GameSession) -> Seat:
     """The GM's seat at this table, there from the start: the session's own events (start, end,
     pools dealt) are the GM's doing. Made for the campaign's GM when first needed."""
     seat = Seat.objects.filter(session=session, role=SeatRole.GM).first()
@@ -214,16 +219,16 @@ def table_gm_seat(*, session: GameSession) -> Seat:
         return Seat.objects.get(session=session, role=SeatRole.GM)
 
 
-def gm_seat(*, session: GameSession, user: Any) -> Seat:
+def gm_seat(*, session: GameSession, user: Visitor) -> Seat:
     """The GM's seat, made on first use. Only the campaign's GM (or a superuser) gets it."""
     if not (user is not None and user.is_authenticated):
         raise forbidden("log in as the GM")
     if session.campaign.gm_id != user.pk and not user.is_superuser:
         raise forbidden("only this campaign's GM runs this table")
-    return table_gm_seat(session=session)
+    return seat_gm(session=session)
 
 
-def seat_for_user(*, session: GameSession, user: Any, uow: UnitOfWork | None = None) -> Seat | None:
+def seat_user(*, session: GameSession, user: Visitor, uow: UnitOfWork | None = None) -> Seat | None:
     """A logged-in visitor's seat: the GM's, or the one they sat down in, or their character's."""
     if user is None or not user.is_authenticated:
         return None

@@ -2,26 +2,29 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.utils import timezone
 
 from rules.engines.fair import commitment, new_server_seed
 
 from ..models import Campaign, GameSession, Seat, SessionStatus
 from ..systems.registry import table_system
+from . import Visitor
 from .errors import conflict, forbidden, invalid
 from .events import UnitOfWork, change
 from .notices import announce_next_session
 from .pools import expire_pools
-from .seats import table_gm_seat
+from .seats import seat_gm
 from .withheld import withheld_counts
 
 
-def assert_runs_campaign(*, user: AbstractBaseUser | None, campaign: Campaign) -> None:
-    if user is None or not user.is_authenticated:
+def check_runs_campaign(*, user: Visitor, campaign: Campaign) -> User:
+    """The campaign's GM (or a superuser), logged in; anyone else is refused."""
+    if user is None or isinstance(user, AnonymousUser) or not user.is_authenticated:
         raise forbidden("log in as this campaign's GM")
     if campaign.gm_id != user.pk and not user.is_superuser:
         raise forbidden("only this campaign's GM may do that")
+    return user
 
 
 def create_session(*, campaign: Campaign, title: str) -> GameSession:
@@ -43,7 +46,7 @@ def start_session(
             raise conflict("the session is already live")
         if session.status == SessionStatus.ENDED:
             raise conflict("an ended session cannot start again")
-        by = by or table_gm_seat(session=session)
+        by = by or seat_gm(session=session)
         seed = new_server_seed()
         session.server_seed = seed
         session.commitment = commitment(seed)
@@ -75,7 +78,7 @@ def end_session(
         )
         if session.status != SessionStatus.LIVE:
             raise conflict(f"only a live session can end; this one is {session.status}")
-        by = by or table_gm_seat(session=session)
+        by = by or seat_gm(session=session)
         session.status = SessionStatus.ENDED
         session.ended_at = timezone.now()
         session.save(update_fields=["status", "ended_at"])
@@ -88,7 +91,7 @@ def end_session(
             kind="session.end",
             actor=by,
             data={
-                "server_seed": bytes(session.server_seed).hex(),
+                "server_seed": session.seed.hex(),
                 "commitment": session.commitment,
                 "ended_at": session.ended_at.isoformat(),
                 **withheld(),

@@ -8,6 +8,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict, defaultdict
 from collections.abc import Iterable
+from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
@@ -15,7 +16,8 @@ from rules.stats import analyse, faces_of
 
 from ..models import Campaign, Event, GameSession, SessionStatus, Visibility
 from ..selectors.events import Viewer, can_see
-from .sessions import assert_runs_campaign
+from . import Visitor
+from .sessions import check_runs_campaign
 
 WHOLE_TABLE = "Whole table"
 
@@ -81,7 +83,9 @@ class Tally:
 Row = tuple[int, str, int | None, str, int | None, str, dict[str, Any]]
 
 
-def tally_rows(tally: Tally, rows: Iterable[Row], viewer: Viewer | None, counted: set[int]) -> int:
+def tally_rows(
+    tally: Tally, rows: Iterable[Row], viewer: Viewer | None, counted: set[int | None]
+) -> int:
     """Count the dice of one session's ``rows`` (seq, kind, actor id, actor name, owner id,
     visibility, data) that ``viewer`` may see; ``None`` sees everything. A revealed roll counts
     once: at the roll, or at its reveal for whoever could not see the roll itself (``counted``
@@ -151,7 +155,9 @@ def stats_viewer(session: GameSession, viewer: Viewer) -> Viewer | None:
 
 # Each viewer's tally of a session, kept per process and brought up to date from the events
 # after its last seq (events never change): a refresh after a roll reads one event, not all.
-_tallies: OrderedDict[tuple[int, Any], tuple[Tally, set[int], int]] = OrderedDict()
+# (session id, commitment, created at), and the viewer's (seat id, is GM) or None for all.
+_TallyKey = tuple[tuple[int, str, datetime], tuple[int | None, bool] | None]
+_tallies: OrderedDict[_TallyKey, tuple[Tally, set[int | None], int]] = OrderedDict()
 _tallies_lock = threading.Lock()
 TALLIES = 512
 
@@ -181,9 +187,9 @@ def forget_tallies() -> None:
     _analysed.cache_clear()
 
 
-def campaign_stats(*, campaign: Campaign, user: Any) -> dict[str, Any]:
+def campaign_stats(*, campaign: Campaign, user: Visitor) -> dict[str, Any]:
     """Every session of the campaign, for its GM: hidden rolls of ended sessions count too."""
-    assert_runs_campaign(user=user, campaign=campaign)
+    check_runs_campaign(user=user, campaign=campaign)
     return campaign_stats_for_gm(campaign=campaign)
 
 

@@ -12,8 +12,9 @@ from django.utils import timezone
 
 from ..models import GameSession, WatchLink
 from ..selectors.events import Viewer
+from . import Visitor
 from .errors import conflict, invalid, not_found
-from .sessions import assert_runs_campaign
+from .sessions import check_runs_campaign
 
 # Whoever holds a watch link: no seat, not the GM. Hidden events reach them redacted exactly as
 # they reach a player who is neither their roller nor the GM.
@@ -32,8 +33,8 @@ def link_group(link_id: int) -> str:
     return f"watch.{link_id}"
 
 
-def create_watch_link(*, session: GameSession, user: Any, label: Any = "") -> WatchLink:
-    assert_runs_campaign(user=user, campaign=session.campaign)
+def create_watch_link(*, session: GameSession, user: Visitor, label: Any = "") -> WatchLink:
+    gm = check_runs_campaign(user=user, campaign=session.campaign)
     if not isinstance(label, str):
         raise invalid("text", field="label")
     label = label.strip()
@@ -42,12 +43,12 @@ def create_watch_link(*, session: GameSession, user: Any, label: Any = "") -> Wa
     active = WatchLink.objects.filter(session=session, revoked_at__isnull=True).count()
     if active >= MAX_LINKS:
         raise conflict(f"a session has at most {MAX_LINKS} watch links: revoke one first")
-    return WatchLink.objects.create(session=session, label=label, created_by=user)
+    return WatchLink.objects.create(session=session, label=label, created_by=gm)
 
 
-def revoke_watch_link(*, session: GameSession, user: Any, link_id: Any) -> WatchLink:
+def revoke_watch_link(*, session: GameSession, user: Visitor, link_id: Any) -> WatchLink:
     """Revoke a link: its pages stop answering and its open sockets are closed."""
-    assert_runs_campaign(user=user, campaign=session.campaign)
+    check_runs_campaign(user=user, campaign=session.campaign)
     if isinstance(link_id, bool) or not isinstance(link_id, int):
         raise invalid("expected a link's id", field="link")
     with transaction.atomic():

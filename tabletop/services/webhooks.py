@@ -17,8 +17,9 @@ from ..models import Campaign, DeliveryStatus, Webhook, WebhookDelivery
 from ..models.webhooks import new_webhook_secret
 from ..webhooks.address import AddressRefused, NameNotFound, checked, parse
 from ..webhooks.sender import SIGNATURE_HEADER, private_addresses_allowed, start_cursors
+from . import Visitor
 from .errors import ServiceError, invalid, not_found
-from .sessions import assert_runs_campaign
+from .sessions import check_runs_campaign
 
 __all__ = [
     "SIGNATURE_HEADER",
@@ -35,8 +36,8 @@ ADDS_PER_MINUTE = 10
 _adds = Buckets(ADDS_PER_MINUTE / 60, ADDS_PER_MINUTE)
 
 
-def add_webhook(*, campaign: Campaign, user: Any, url: Any) -> Webhook:
-    assert_runs_campaign(user=user, campaign=campaign)
+def add_webhook(*, campaign: Campaign, user: Visitor, url: Any) -> Webhook:
+    check_runs_campaign(user=user, campaign=campaign)
     if not isinstance(url, str) or not url.strip():
         raise invalid("the address chat gave you for an incoming webhook", field="url")
     try:
@@ -67,17 +68,17 @@ def add_webhook(*, campaign: Campaign, user: Any, url: Any) -> Webhook:
     return hook
 
 
-def remove_webhook(*, campaign: Campaign, user: Any, hook_id: Any) -> None:
-    assert_runs_campaign(user=user, campaign=campaign)
+def remove_webhook(*, campaign: Campaign, user: Visitor, hook_id: Any) -> None:
+    check_runs_campaign(user=user, campaign=campaign)
     deleted, _ = Webhook.objects.filter(pk=hook_id, campaign=campaign).delete()
     if not deleted:
         raise not_found(f"no webhook {hook_id} in this campaign")
 
 
-def renew_webhook_secret(*, campaign: Campaign, user: Any, hook_id: Any) -> Webhook:
+def renew_webhook_secret(*, campaign: Campaign, user: Visitor, hook_id: Any) -> Webhook:
     """A new signing secret for a hook (the old one leaked, or the receiver changed hands):
     posts from now on are signed with it, retries of earlier ones too."""
-    assert_runs_campaign(user=user, campaign=campaign)
+    check_runs_campaign(user=user, campaign=campaign)
     hook = Webhook.objects.filter(pk=hook_id, campaign=campaign).first()
     if hook is None:
         raise not_found(f"no webhook {hook_id} in this campaign")

@@ -191,7 +191,7 @@ def record_counts(
             )
 
 
-def told_hidden(
+def tell_hidden(
     uow: UnitOfWork,
     *,
     session_id: int,
@@ -210,9 +210,7 @@ def told_hidden(
     if not keys:
         return record(data)
     touching = [
-        w
-        for w in pending_withheld(session_id=session_id)
-        if any(key in keys for key, _ in w.moves)
+        w for w in pending_withheld(session_id=session_id) if any(key in keys for key, _ in w.moves)
     ]
     if not touching:
         return record(data)
@@ -234,8 +232,7 @@ def told_hidden(
 
     def sees(viewer: Viewer) -> tuple[bool, ...]:
         return tuple(
-            can_see(visibility=w.visibility, actor_seat_id=w.owner, viewer=viewer)
-            for w in touching
+            can_see(visibility=w.visibility, actor_seat_id=w.owner, viewer=viewer) for w in touching
         )
 
     first = audience[0]
@@ -348,16 +345,16 @@ def _set_anew(
     return after
 
 
-def withhold(uow: UnitOfWork, *, note: dict[str, Any]) -> None:
+def withhold_moves(uow: UnitOfWork, *, note: dict[str, Any]) -> None:
     """Store a note of moves withheld (``note``: the event's fields), or, paid before the roll
-    being made has its seq, keep it until it does (``roll_made``)."""
+    being made has its seq, keep it until it does (``tie_notes_to_roll``)."""
     if note["data"]["roll"] is None and uow.untied is not None:
         uow.untied.append(note)
     else:
         uow.record(**note)
 
 
-def roll_made(uow: UnitOfWork, seq: int) -> None:
+def tie_notes_to_roll(uow: UnitOfWork, seq: int) -> None:
     """The roll being made has its seq: what was paid before it and what follows it in this
     change are about it (their notes wait for its reveal)."""
     uow.roll = seq
@@ -385,7 +382,7 @@ def _current(keys: set[tuple[Any, ...]]) -> dict[str, Any]:
     return out
 
 
-def told_on_reveal(
+def record_reveal(
     uow: UnitOfWork, *, session_id: int, roll: int, record: Callable[[dict[str, Any]], Event]
 ) -> Event:
     """Store a roll's reveal (``record(counts)``) with the counts its spends moved, as the room

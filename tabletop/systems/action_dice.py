@@ -54,7 +54,11 @@ def _deal(seat: Seat, characters: list[Character], *, fresh: bool = True) -> lis
     for character in characters:
         stacks = {"": rules.new_round(character.sheet or {}), **_restricted(character)}
         for label, dice in stacks.items():
-            key = {"session_id": seat.session_id, "character": character, "label": label}
+            key: dict[str, Any] = {
+                "session_id": seat.session_id,
+                "character": character,
+                "label": label,
+            }
             held = Pool.objects.filter(kind=PoolKind.ROUND_DICE, sides=6, **key)
             if not fresh and held.update(seat=seat):
                 changed += list(held.values_list("pk", flat=True))

@@ -159,6 +159,8 @@ class D6ChanceTable(TableSystem):
 
 def _point_lasts(ctx: RollContext, round_: int) -> bool:
     """Whether the character spent a point for this round (the spend says which round)."""
+    if ctx.character is None:
+        return False
     return Event.objects.filter(
         session_id=ctx.session.pk,
         kind="pool",

@@ -383,9 +383,7 @@ def _rolled(
 ) -> dict[str, Any]:
     """Roll the Discord Die from the fair stream at ``seq`` into ``state``: what the event
     carries (the dice, verifiable like a roll's, and the die's new state)."""
-    stream, client_seed = fair_stream(
-        server_seed=bytes(session.server_seed), client_seed=client_seed, seq=seq
-    )
+    stream, client_seed = fair_stream(server_seed=session.seed, client_seed=client_seed, seq=seq)
     rolled = rules.roll_discord_die(stream)
     state["discord"] = {
         "value": rolled["value"],

@@ -21,6 +21,7 @@ from channels.db import DatabaseSyncToAsync
 from django.conf import settings
 from django.core.handlers.asgi import ASGIRequest
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.views.decorators.http import require_GET
 
 from ..limits import Buckets, Slots
@@ -120,13 +121,14 @@ async def _paced(request: HttpRequest) -> bool:
     """Wait while the client has much sent and unread. False: it stopped reading, and its
     connection was dropped (ending the body normally would pass a cut-off file for a whole
     one)."""
-    unsent = unsent_bytes(getattr(request, "scope", {}))
+    scope = getattr(request, "scope", {})
+    unsent = unsent_bytes(scope)
     if unsent is None:
         return True
     deadline = time.monotonic() + STALL_SECONDS
     while (unsent() or 0) > UNREAD_BYTES:
         if time.monotonic() > deadline:
-            abort(request.scope)
+            abort(scope)
             return False
         await asyncio.sleep(0.05)
     return True
@@ -212,7 +214,7 @@ def _from_file_here(path: Path) -> Iterator[bytes]:
             yield chunk
 
 
-def _download(request: HttpRequest, record: Record, fmt: str, viewer: str) -> HttpResponse:
+def _download(request: HttpRequest, record: Record, fmt: str, viewer: str) -> HttpResponseBase:
     headers = {"Cache-Control": "private, no-store"}
     # The printable page opens in the browser (to print); the others are saved as files.
     if fmt != "html" or request.GET.get("download"):
@@ -251,7 +253,7 @@ def _download(request: HttpRequest, record: Record, fmt: str, viewer: str) -> Ht
 
 
 @require_GET
-def seat_export(request: HttpRequest, code: str, fmt: str) -> HttpResponse:
+def seat_export(request: HttpRequest, code: str, fmt: str) -> HttpResponseBase:
     if fmt not in FORMATS:
         raise Http404("no such format")
     access = seat_access(request, code, token=True)
@@ -269,7 +271,7 @@ def seat_export(request: HttpRequest, code: str, fmt: str) -> HttpResponse:
 
 
 @require_GET
-def watch_export(request: HttpRequest, code: str, fmt: str) -> HttpResponse:
+def watch_export(request: HttpRequest, code: str, fmt: str) -> HttpResponseBase:
     if fmt not in FORMATS:
         raise Http404("no such format")
     found = watched_session(code=code)

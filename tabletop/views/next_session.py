@@ -9,7 +9,7 @@ from django.views.decorators.http import require_POST
 
 from ..models import GameSession
 from ..services.errors import ServiceError
-from ..services.next_session import next_session
+from ..services.next_session import plan_next_session
 from ..services.seats import gm_seat
 
 
@@ -19,7 +19,7 @@ def plan_next(request: HttpRequest, session_id: int) -> HttpResponse:
     session = get_object_or_404(GameSession.objects.select_related("campaign"), pk=session_id)
     try:
         gm_seat(session=session, user=request.user)
-        following = next_session(session_id=session.pk)
+        following = plan_next_session(session_id=session.pk)
     except ServiceError as exc:
         if exc.code != "forbidden":
             return redirect(f"/gm/{session.pk}/")  # not ended yet: back to its dashboard

@@ -66,7 +66,7 @@ def room(request: HttpRequest, code: str) -> HttpResponse:
         current = seat_access(request, code)
         if linked is not None and current is not None and current.seat.pk != linked.pk:
             return _ask_to_switch(request, session, current, linked, token)
-        response = redirect(f"/play/{code}/")
+        response: HttpResponse = redirect(f"/play/{code}/")
         if linked is not None:
             _set_seat_cookie(response, session, token)
         return response
@@ -221,7 +221,9 @@ def join(request: HttpRequest, code: str) -> HttpResponse:
         except ServiceError as exc:
             return error_answer(exc)
     else:
-        rejected = CsrfViewMiddleware(lambda r: HttpResponse()).process_view(request, None, (), {})
+        rejected = CsrfViewMiddleware(lambda r: HttpResponse()).process_view(
+            request, lambda r: HttpResponse(), (), {}
+        )
         if rejected is not None:
             if as_json:
                 return error_answer(
@@ -239,10 +241,12 @@ def join(request: HttpRequest, code: str) -> HttpResponse:
         token = request.COOKIES.get(cookie) if cookie else None
         return _joined(request, session, existing.seat, token, as_json)
     if not _join_allowed(request):
-        exc = ServiceError("rate-limited", "too many seats taken from this address; wait a minute")
+        refused = ServiceError(
+            "rate-limited", "too many seats taken from this address; wait a minute"
+        )
         if as_json:
-            return error_answer(exc)
-        return _join_form(request, session, error=exc, status=429)
+            return error_answer(refused)
+        return _join_form(request, session, error=refused, status=429)
     try:
         # Checked against its declaration before the service sees it (docs/protocol.md).
         checked = join_body(

@@ -90,7 +90,7 @@ def parse(url: object) -> Target:
     explicit = port_text is not None
     if explicit and not _PORT.match(port_text or ""):
         raise AddressRefused("the port must be a number from 1 to 65535, without leading zeros")
-    port = int(port_text) if explicit else (443 if scheme == "https" else 80)
+    port = int(port_text) if port_text is not None else (443 if scheme == "https" else 80)
     if port > 65535:
         raise AddressRefused("the port must be a number from 1 to 65535, without leading zeros")
     if _BAD_ESCAPE.search(path):

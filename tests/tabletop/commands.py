@@ -27,10 +27,10 @@ def send(seat: Seat, kind: str, /, **fields: Any) -> Event | None:
 
 def granted(seat: Seat, *subjects: str) -> None:
     """A Zoria player asks for an inspiration check on each subject and the GM agrees."""
-    from tabletop.services.seats import table_gm_seat
+    from tabletop.services.seats import seat_gm
     from tabletop.systems import zoria
 
-    gm = table_gm_seat(session=seat.session)
+    gm = seat_gm(session=seat.session)
     for subject in subjects:
         ask = zoria.ask_insight(seat_id=seat.pk, subject=subject)
         zoria.answer_insight(seat_id=gm.pk, ask=ask.seq, grant=True)

@@ -10,10 +10,10 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from tabletop.arrivals import Arrival, Coalescer, hellos, resolve_arrivals
+from tabletop.arrivals import Coalescer, hellos
 from tabletop.models import Campaign
 from tabletop.selectors import room
-from tabletop.services.access import Access, resolve_access
+from tabletop.services.access import Access, Arrival, resolve_access, resolve_accesses
 from tabletop.services.seats import join_session
 from tabletop.services.sessions import create_session, start_session
 
@@ -44,7 +44,7 @@ def test_tokens_and_cookies_resolve_as_one_at_a_time(live_session, gm):
         Arrival(code, "x" * 201, None, None),
         Arrival(code, None, None, None),  # nobody (no login either)
     ]
-    together = resolve_arrivals(arrivals)
+    together = resolve_accesses(arrivals)
     one_by_one = [
         resolve_access(code=a.code, token=a.token, cookie_token=a.cookie_token, user=a.user)
         for a in arrivals
@@ -57,8 +57,8 @@ def test_tokens_and_cookies_resolve_as_one_at_a_time(live_session, gm):
     ]  # fmt: skip
     # The player's token at the campaign's other session: their seat, carried there, found
     # by the batch once made.
-    carried = resolve_arrivals([Arrival(later.invite_code, ana, None, None)])[0]
-    again = resolve_arrivals([Arrival(later.invite_code, None, ana, None)])[0]
+    carried = resolve_accesses([Arrival(later.invite_code, ana, None, None)])[0]
+    again = resolve_accesses([Arrival(later.invite_code, None, ana, None)])[0]
     assert isinstance(carried, Access) and isinstance(again, Access)
     assert carried.seat.name == "Ana" and carried.seat.session_id == later.pk
     assert (again.seat.pk, again.via) == (carried.seat.pk, "cookie")
@@ -69,11 +69,11 @@ def test_twenty_arrivals_cost_the_queries_of_one(live_session):
     tokens = [join_session(session=live_session, name=f"P{i}").token for i in range(20)]
     code = live_session.invite_code
     with CaptureQueriesContext(connection) as one:
-        (single,) = resolve_arrivals([Arrival(code, tokens[0], None, None)])
+        (single,) = resolve_accesses([Arrival(code, tokens[0], None, None)])
         hellos([(single, None)])
     room._shared.clear()
     with CaptureQueriesContext(connection) as twenty:
-        accesses = resolve_arrivals([Arrival(code, t, None, None) for t in tokens])
+        accesses = resolve_accesses([Arrival(code, t, None, None) for t in tokens])
         answers = hellos([(a, None) for a in accesses])
     assert len(twenty.captured_queries) == len(one.captured_queries)
     stored = type(live_session).objects.get(pk=live_session.pk).last_seq
@@ -85,7 +85,7 @@ def test_twenty_arrivals_cost_the_queries_of_one(live_session):
 @pytest.mark.django_db
 def test_a_hello_after_a_seq_replays_what_came_since(live_session):
     ana = join_session(session=live_session, name="Ana")
-    (access,) = resolve_arrivals([Arrival(live_session.invite_code, ana.token, None, None)])
+    (access,) = resolve_accesses([Arrival(live_session.invite_code, ana.token, None, None)])
     join_session(session=live_session, name="Bo")  # one more event
     ((hello, replay),) = hellos([(access, hello_seq := access.session.last_seq)])
     assert hello["last_seq"] == hello_seq + 1
@@ -124,10 +124,10 @@ def test_sockets_counted_together_count_each_socket(live_session):
     ana = join_session(session=live_session, name="Ana").seat
     bo = join_session(session=live_session, name="Bo").seat
     with CaptureQueriesContext(connection) as queries:
-        presence.arrived_all(seat_ids=[ana.pk, ana.pk, bo.pk])  # Ana on two devices
+        presence.count_arrivals(seat_ids=[ana.pk, ana.pk, bo.pk])  # Ana on two devices
     assert len(queries.captured_queries) == 2  # one statement per distinct count
     assert presence.here(session=live_session) == [ana.pk, bo.pk]
-    presence.left_all(seat_ids=[ana.pk, bo.pk, bo.pk])  # one too many for Bo: never below 0
+    presence.count_departures(seat_ids=[ana.pk, bo.pk, bo.pk])  # one too many for Bo: never below 0
     counts = dict(Seat.objects.filter(pk__in=[ana.pk, bo.pk]).values_list("pk", "sockets"))
     assert counts == {ana.pk: 1, bo.pk: 0}
     assert presence.here(session=live_session) == [ana.pk]
@@ -157,15 +157,15 @@ def test_hellos_into_many_rooms_read_them_together_with_the_same_answers(gm):
 
     room._shared.clear()
     with CaptureQueriesContext(connection) as one_room:
-        hellos([(a, None) for a in resolve_arrivals(discordian)])
+        hellos([(a, None) for a in resolve_accesses(discordian)])
     alone = []
     for arrival in arrivals:
         room._shared.clear()
-        ((hello, _),) = hellos([(resolve_arrivals([arrival])[0], None)])
+        ((hello, _),) = hellos([(resolve_accesses([arrival])[0], None)])
         alone.append(hello)
     room._shared.clear()
     with CaptureQueriesContext(connection) as every_room:
-        together = [hello for hello, _ in hellos([(a, None) for a in resolve_arrivals(arrivals)])]
+        together = [hello for hello, _ in hellos([(a, None) for a in resolve_accesses(arrivals)])]
     assert together == alone
     assert len(every_room.captured_queries) == len(one_room.captured_queries)
     withheld = [h for h in together if h["state"]["session"]["system"] == "discordian"]
@@ -199,7 +199,7 @@ def test_a_room_every_seat_sees_alike_is_encoded_once_and_reads_the_same(gm):
         answers = hellos(
             [
                 (a, None)
-                for a in resolve_arrivals(
+                for a in resolve_accesses(
                     [Arrival(session.invite_code, j.token, None, None) for j in joined]
                 )
             ]

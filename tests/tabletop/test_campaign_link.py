@@ -14,7 +14,7 @@ from django.test import Client
 from tabletop.models import Campaign, Character, Event, GameSession, Player, Seat
 from tabletop.selectors.campaign_link import current_session, onward
 from tabletop.services.errors import ServiceError
-from tabletop.services.next_session import next_session
+from tabletop.services.next_session import plan_next_session
 from tabletop.services.rolls import make_roll
 from tabletop.services.seats import (
     carry_seat,
@@ -22,7 +22,7 @@ from tabletop.services.seats import (
     join_session,
     remove_seat,
     seat_for_token,
-    seat_for_user,
+    seat_user,
 )
 from tabletop.services.sessions import create_session, end_session, start_session
 
@@ -32,7 +32,7 @@ pytestmark = pytest.mark.django_db
 def the_next(session: GameSession) -> GameSession:
     """End ``session``, plan the next one (the GM's button) and start it."""
     end_session(session_id=session.pk)
-    return start_session(session_id=next_session(session_id=session.pk).pk)
+    return start_session(session_id=plan_next_session(session_id=session.pk).pk)
 
 
 # --- services --------------------------------------------------------------------------------
@@ -102,12 +102,12 @@ def test_a_login_carries_over_and_its_removal_holds(live_session, gm, django_use
     ana = django_user_model.objects.create_user("ana", password="pw-for-tests-only")
     first = join_session(session=live_session, name="Ana", user=ana).seat
     second = the_next(live_session)
-    seat = seat_for_user(session=second, user=ana)
+    seat = seat_user(session=second, user=ana)
     assert seat is not None and seat.name == "Ana" and seat.user == ana
     assert join_session(session=second, name="Other name", user=ana).seat == seat
     remove_seat(by_seat_id=gm_seat(session=second, user=gm).pk, seat_id=seat.pk)
     third = the_next(second)
-    assert seat_for_user(session=third, user=ana) is None
+    assert seat_user(session=third, user=ana) is None
     with pytest.raises(ServiceError) as refused:
         join_session(session=third, name="Ana", user=ana)
     assert refused.value.code == "forbidden"
@@ -117,9 +117,9 @@ def test_a_login_carries_over_and_its_removal_holds(live_session, gm, django_use
 def test_a_character_owner_is_seated_at_every_session(live_session, django_user_model):
     owner = django_user_model.objects.create_user("cy", password="pw-for-tests-only")
     Character.objects.create(campaign=live_session.campaign, name="Mira", owner=owner)
-    assert seat_for_user(session=live_session, user=owner).name == "cy"
+    assert seat_user(session=live_session, user=owner).name == "cy"
     second = the_next(live_session)
-    seat = seat_for_user(session=second, user=owner)
+    seat = seat_user(session=second, user=owner)
     assert [c.name for c in seat.characters.all()] == ["Mira"]
     assert Player.objects.get().seats.count() == 2
 
@@ -249,7 +249,7 @@ def test_an_old_invite_leads_on(client, live_session):
         room.content.split(b'id="room-data" type="application/json">')[1].split(b"<")[0]
     )
     assert data["onward"] == {"link": link, "next": None}
-    planned = next_session(session_id=live_session.pk)
+    planned = plan_next_session(session_id=live_session.pk)
     # Someone without a seat there goes on to the campaign's current session.
     response = client.get(f"/play/{code}/")
     assert response.status_code == 302 and response["Location"] == link

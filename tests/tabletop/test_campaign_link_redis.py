@@ -12,7 +12,7 @@ import pytest
 import websockets
 from django.db import connection
 
-from tabletop.services.next_session import next_session
+from tabletop.services.next_session import plan_next_session
 from tabletop.services.seats import join_session
 from tabletop.services.sessions import end_session, start_session
 from tests.servers import daphne_servers
@@ -48,7 +48,7 @@ def test_the_notice_reaches_sockets_on_both_processes(live_session):
 
     def plan_and_start() -> None:
         try:
-            start_session(session_id=next_session(session_id=live_session.pk).pk)
+            start_session(session_id=plan_next_session(session_id=live_session.pk).pk)
         finally:
             connection.close()  # this thread's own connection, not the test's
 

@@ -8,7 +8,7 @@ import pytest
 from channels.db import database_sync_to_async
 
 from tabletop.models import Event, GameSession, Seat
-from tabletop.services.next_session import next_session
+from tabletop.services.next_session import plan_next_session
 from tabletop.services.seats import gm_seat, remove_seat
 from tabletop.services.sessions import end_session, start_session
 
@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 @database_sync_to_async
 def end_and_plan(session: GameSession) -> GameSession:
     end_session(session_id=session.pk)
-    return next_session(session_id=session.pk)
+    return plan_next_session(session_id=session.pk)
 
 
 @database_sync_to_async
@@ -90,7 +90,7 @@ async def test_an_ended_rooms_players_hear_of_the_next_session():
 
     @database_sync_to_async
     def plan() -> GameSession:
-        return next_session(session_id=table["session"].pk)
+        return plan_next_session(session_id=table["session"].pk)
 
     planned = await plan()
     notice = await next_notice(comm)

@@ -15,7 +15,7 @@ from tabletop.models import Event, Seat
 from tabletop.services.errors import ServiceError
 from tabletop.services.presence import here
 from tabletop.services.rolls import make_roll
-from tabletop.services.seats import join_session, remove_seat, table_gm_seat
+from tabletop.services.seats import join_session, remove_seat, seat_gm
 from tests.tabletop.test_consumer import connect, make_table, next_event, refused, seat_token
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -92,7 +92,7 @@ async def test_the_gm_removes_a_seat_and_its_link_stops_working():
 def test_only_the_gm_removes_and_not_the_gms_own_seat(live_session):
     ana = join_session(session=live_session, name="Ana").seat
     bob = join_session(session=live_session, name="Bob").seat
-    gm = table_gm_seat(session=live_session)
+    gm = seat_gm(session=live_session)
     with pytest.raises(ServiceError) as caught:
         remove_seat(by_seat_id=ana.pk, seat_id=bob.pk)
     assert caught.value.code == "forbidden"
@@ -110,7 +110,7 @@ def test_only_the_gm_removes_and_not_the_gms_own_seat(live_session):
 def test_a_removed_logged_in_player_cannot_sit_down_again(live_session):
     user = get_user_model().objects.create_user("bea", password="pw-for-tests-only")
     seat = join_session(session=live_session, name="Bea", user=user).seat
-    remove_seat(by_seat_id=table_gm_seat(session=live_session).pk, seat_id=seat.pk)
+    remove_seat(by_seat_id=seat_gm(session=live_session).pk, seat_id=seat.pk)
     with pytest.raises(ServiceError) as caught:
         join_session(session=live_session, name="Bea", user=user)
     assert caught.value.code == "forbidden"
@@ -126,7 +126,7 @@ def test_a_removed_character_owner_gets_no_new_seat_by_logging_in(live_session):
     Character.objects.create(campaign=live_session.campaign, owner=user, name="Cid")
     access = resolve_access(code=live_session.invite_code, token=None, cookie_token=None, user=user)
     assert access is not None and access.via == "login"
-    remove_seat(by_seat_id=table_gm_seat(session=live_session).pk, seat_id=access.seat.pk)
+    remove_seat(by_seat_id=seat_gm(session=live_session).pk, seat_id=access.seat.pk)
     seats = Seat.objects.filter(session=live_session, user=user).count()
     again = resolve_access(code=live_session.invite_code, token=None, cookie_token=None, user=user)
     assert again is None

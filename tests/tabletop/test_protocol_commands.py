@@ -3,7 +3,10 @@ edge; whatever a client sends, it gets one clear answer and the table goes on.""
 
 from __future__ import annotations
 
+import inspect
 import json
+import types
+import typing
 from typing import Any
 
 import pytest
@@ -319,3 +322,72 @@ def test_no_table_takes_one_field_or_one_type_twice():
 
         own = {c.type for c in registry.commands_for(system)}
         assert not own & {c.type for c in CORE}, (system, own)
+
+
+# --- handlers take what their declarations say ------------------------------------------------
+
+
+def members(annotation: Any) -> set[Any]:
+    """The types a value of ``annotation`` may have (a union's members, or itself)."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return set(typing.get_args(annotation))
+    return {annotation}
+
+
+def disagreements(command: Command) -> list[str]:
+    """Where a command's handler does not take what its declaration hands it: each declared
+    field a keyword argument whose type takes every value the field's check lets through, with
+    a default where the field may be absent, and no other argument it must be given."""
+    handler = command.handler
+    parameters = inspect.signature(handler).parameters
+    hints = typing.get_type_hints(getattr(handler, "func", handler))  # (a partial: its function)
+    rest = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+    values = command.values_type
+    out = []
+    for name, hint in typing.get_type_hints(values, include_extras=True).items():
+        (value,) = typing.get_args(hint)  # Required[...] or NotRequired[...]
+        given_always = typing.get_origin(hint) is typing.Required
+        parameter = parameters.get(name)
+        if parameter is None:
+            if not rest:
+                out.append(f"{name}: not an argument of the handler")
+            continue
+        if parameter.kind is not inspect.Parameter.KEYWORD_ONLY:
+            out.append(f"{name}: not keyword-only")
+        taken = members(hints.get(name, Any))
+        if Any not in taken and not members(value) <= taken:
+            out.append(f"{name}: the handler takes {hints.get(name)}, the check gives {value}")
+        if not given_always and parameter.default is inspect.Parameter.empty:
+            out.append(f"{name}: may be absent, and the handler has no default")
+    for name, parameter in parameters.items():
+        declared = name in values.__annotations__ or name in ("uow", "seat_id")
+        must = parameter.default is inspect.Parameter.empty and parameter.kind in (
+            inspect.Parameter.KEYWORD_ONLY,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        )
+        if must and not declared:
+            out.append(f"{name}: the handler needs it and the declaration has no such field")
+    return out
+
+
+@pytest.mark.parametrize(
+    ("system", "command"), every_command(), ids=lambda v: getattr(v, "type", v)
+)
+def test_every_handler_takes_its_declared_values(system: str, command: Command) -> None:
+    assert disagreements(command) == []
+
+
+def test_a_handler_that_disagrees_with_its_declaration_is_found() -> None:
+    def handler(*, uow: Any, seat_id: int, seq: str, extra: int) -> None: ...
+
+    command = Command(
+        "probe",
+        (Field("seq", "int", required=True), Field("count", "int", nullable=True)),
+        handler,
+        "probe",
+    )
+    assert disagreements(command) == [
+        "seq: the handler takes <class 'str'>, the check gives <class 'int'>",
+        "count: not an argument of the handler",
+        "extra: the handler needs it and the declaration has no such field",
+    ]

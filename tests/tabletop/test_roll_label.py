@@ -13,9 +13,9 @@ pytestmark = pytest.mark.django_db
 
 
 def gm_seat(session) -> Seat:
-    from tabletop.services.seats import table_gm_seat
+    from tabletop.services.seats import seat_gm
 
-    return table_gm_seat(session=session)
+    return seat_gm(session=session)
 
 
 def test_a_label_goes_with_the_roll(live_session):

@@ -343,18 +343,18 @@ def test_the_gm_gives_a_hook_a_new_secret_and_later_posts_are_signed_with_it(
 def test_public_messages_are_posted_only_while_the_gm_ticks_it_and_whispers_never(
     campaign, receiver, fast_retries
 ):
-    from tabletop.services.chat import say, set_talk
+    from tabletop.services.chat import send_message, set_talk
     from tabletop.services.seats import gm_seat
 
     session, ana = table(campaign, receiver.url)
     bo = join_session(session=session, name="Bo").seat
     gm = gm_seat(session=session, user=campaign.gm)
-    say(seat_id=ana.pk, text="not for the channel")
+    send_message(seat_id=ana.pk, text="not for the channel")
     set_talk(seat_id=gm.pk, to_webhooks=True)
-    loud = say(seat_id=ana.pk, text="@everyone we win [[1d2*0+7]]")
-    say(seat_id=ana.pk, text="/w Bo a secret for Bo")
+    loud = send_message(seat_id=ana.pk, text="@everyone we win [[1d2*0+7]]")
+    send_message(seat_id=ana.pk, text="/w Bo a secret for Bo")
     set_talk(seat_id=gm.pk, to_webhooks=False)
-    say(seat_id=bo.pk, text="quiet again")
+    send_message(seat_id=bo.pk, text="quiet again")
     assert sender.wait_idle(15)
     bodies = [json.loads(p["body"]) for p in receiver.posts]
     chats = [b for b in bodies if b["event"]["kind"] == "chat"]

@@ -16,7 +16,7 @@ from ...services.export import (
     session_record,
     viewer_for_seat,
 )
-from ...services.seats import table_gm_seat
+from ...services.seats import seat_gm
 from ...services.watch import SPECTATOR
 
 
@@ -45,7 +45,7 @@ class Command(BaseCommand):
         if session is None:
             raise CommandError(f"no session has the code {code!r}")
         if viewer == "gm":
-            seat = table_gm_seat(session=session)
+            seat = seat_gm(session=session)
             record = session_record(
                 session=session, viewer=viewer_for_seat(seat), viewer_label="GM"
             )
@@ -58,10 +58,10 @@ class Command(BaseCommand):
                 )
             record = session_record(session=session, viewer=EVERYTHING, viewer_label="everything")
         elif viewer.isdigit() and (
-            seat := Seat.objects.filter(pk=int(viewer), session=session).first()
+            chosen := Seat.objects.filter(pk=int(viewer), session=session).first()
         ):
             record = session_record(
-                session=session, viewer=viewer_for_seat(seat), viewer_label=seat.name
+                session=session, viewer=viewer_for_seat(chosen), viewer_label=chosen.name
             )
         else:
             raise CommandError(

@@ -16,7 +16,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ...selectors.campaign_link import campaign_link
-from ...services.demo import demo_gm, ensure_demo_tables
+from ...services.demo import ensure_demo_gm, ensure_demo_tables
 
 EVERYWHERE = {"0.0.0.0", "::", ""}
 
@@ -38,7 +38,7 @@ def lan_addresses() -> list[str]:
             infos = socket.getaddrinfo(name, None, type=socket.SOCK_STREAM)
         except OSError:
             continue
-        found += [info[4][0] for info in infos]
+        found += [str(info[4][0]) for info in infos]
     seen: list[str] = []
     for address in found:
         ip = ipaddress.ip_address(address.split("%")[0])
@@ -88,7 +88,7 @@ class Command(BaseCommand):
             settings.DEBUG = False
         shown = self._allow(host)
         call_command("migrate", interactive=False, verbosity=0)
-        gm, password = demo_gm(secret_file=settings.DATA_DIR / "demo-gm-password")
+        gm, password = ensure_demo_gm(secret_file=settings.DATA_DIR / "demo-gm-password")
         tables = ensure_demo_tables(gm=gm)
         base = f"http://{_url_host(shown[0])}:{port}"
         lines = [f"{t.system} invite: {base}/play/{t.session.invite_code}/" for t in tables]

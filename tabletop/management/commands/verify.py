@@ -39,7 +39,7 @@ class Command(BaseCommand):
         )
         report = verify_events(
             commitment=session.commitment,
-            server_seed=bytes(session.server_seed),
+            server_seed=session.seed,
             events=events.iterator(),
         )
         self.stdout.write(f"session {session.title!r} ({code}), commitment {session.commitment}")

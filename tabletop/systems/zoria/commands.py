@@ -24,7 +24,7 @@ from ...services.pools import (
     take_dice,
 )
 from ...services.rolls import fair_stream, make_roll
-from ...services.seats import table_gm_seat
+from ...services.seats import seat_gm
 from ..base import (
     CLIENT_SEED,
     NOTE,
@@ -79,10 +79,11 @@ def use_die(
         stack = pick_stack(seat, pool, character_id=check.character_id)
         take_from(uow, stack)
         touch(seat)
-        server_seed = bytes(
-            GameSession.objects.values_list("server_seed", flat=True).get(pk=seat.session_id)
+        stream, client_seed = fair_stream(
+            server_seed=GameSession.objects.only("server_seed").get(pk=seat.session_id).seed,
+            client_seed=client_seed,
+            seq=seq,
         )
-        stream, client_seed = fair_stream(server_seed=server_seed, client_seed=client_seed, seq=seq)
         dice = rules.roll_action_die(stack.sides, stream)
         added = sum(d["value"] for d in dice)
         OpenRoll.objects.filter(pk=check.pk).update(
@@ -131,7 +132,7 @@ def spend_dice(
     seat = seat_of(seat_id)
     with change(uow) as uow:
         seq = live_seq(session_id=seat.session_id)
-        check = open_check(seat, roll) if effect != "insight" else None
+        check = open_check(seat, roll) if roll is not None and effect != "insight" else None
         about = ""
         table_now: dict[str, Any] | None = None
         if check is not None:
@@ -145,13 +146,16 @@ def spend_dice(
         take_from(uow, stack, count)
         touch(seat)
         text = f"{seat.name} spends {count}d{stack.sides}: {effect.replace('-', ' ')}"
+        checked = (
+            OpenRoll.objects.filter(pk=check.pk) if check is not None else OpenRoll.objects.none()
+        )
         if effect == "activate-botch":
-            OpenRoll.objects.filter(pk=check.pk).update(botch_dice=F("botch_dice") + count)
+            checked.update(botch_dice=F("botch_dice") + count)
         elif effect == "activate-critical":
-            OpenRoll.objects.filter(pk=check.pk).update(critical_dice=F("critical_dice") + count)
+            checked.update(critical_dice=F("critical_dice") + count)
         elif effect in {"reroll", "reroll-botch"}:
             # The re-roll (made just below) replaces this check.
-            OpenRoll.objects.filter(pk=check.pk).update(is_open=False, declared="re-rolled")
+            checked.update(is_open=False, declared="re-rolled")
         hidden: dict[str, Any] = {}
         if check is not None:
             check.refresh_from_db()
@@ -183,7 +187,7 @@ def spend_dice(
                 "text": text,
             },
         )
-        if effect in {"reroll", "reroll-botch"}:
+        if effect in {"reroll", "reroll-botch"} and check is not None:
             _reroll(uow, seat=seat, check=check)
         return event
 
@@ -195,7 +199,9 @@ def _check_effect(seat: Seat, effect: str, check: OpenRoll) -> None:
         if not own:
             raise forbidden("you can re-roll only your own character's roll")
         latest = OpenRoll.objects.filter(
-            session_id=seat.session_id, seat=check.seat_id, character_id=check.character_id
+            session_id=seat.session_id,
+            seat=check.seat_id,
+            character_id=check.character_id,  # type: ignore[misc]  # None: rows with no character (IS NULL); the stubs refuse it
         )
         if latest.order_by("-seq").values_list("seq", flat=True).first() != check.seq:
             raise conflict("only the last roll of your character can be re-rolled")
@@ -329,7 +335,7 @@ def award(*, seat_id: int, seat: int, count: int = 1, uow: UnitOfWork | None = N
         seq = live_seq(session_id=gm.session_id)
         player = _player(gm, seat)
         stack = _session_stack(player)
-        gm_pool = _session_stack(table_gm_seat(session=gm.session))
+        gm_pool = _session_stack(seat_gm(session=gm.session))
         give_dice(uow, pool_id=stack.pk, count=count)
         give_dice(uow, pool_id=gm_pool.pk, count=count)
         return seat_change(
@@ -395,6 +401,8 @@ def _critical_dice_left(seat: Seat, check: OpenRoll) -> dict[int, dict[int, int]
     for spend in events.filter(data__action="spend", data__effect="activate-critical").order_by(
         "-seq"
     ):
+        if spend.actor_id is None:  # (a spend is always a seat's; the column allows none)
+            continue
         stacks = left.setdefault(spend.actor_id, {})
         stack = spend.data["pools"][0]["id"]
         stacks[stack] = stacks.get(stack, 0) + spend.data["count"]

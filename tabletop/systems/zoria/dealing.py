@@ -17,7 +17,7 @@ from ...services.pools import (
     pools_changed,
     record_pool_event,
 )
-from ...services.seats import table_gm_seat
+from ...services.seats import seat_gm
 
 SPEND_EFFECTS = ("reroll", "reroll-botch", "activate-botch", "activate-critical", "insight")
 BOTCHES = {"botch-threat", "special-botch-threat"}
@@ -110,7 +110,7 @@ def _bonus_dice(seat: Seat) -> list[Pool]:
 def _grow_gm_pool(*, session: GameSession) -> Pool:
     """GM pool = players + the largest starting pool, die type from the highest player die;
     a late player counts as if present at the start: it grows, never shrinks."""
-    gm = table_gm_seat(session=session)
+    gm = seat_gm(session=session)
     players = SeatPoolState.objects.filter(seat__session=session, starting_dice__gt=0).exclude(
         seat=gm
     )

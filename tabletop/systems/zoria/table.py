@@ -137,7 +137,10 @@ class ZoriaTable(TableSystem):
         taken = []
         for sides, count in sorted(wanted.items()):
             stacks = Pool.objects.filter(seat=ctx.seat, sides=sides, remaining__gt=0)
-            bonus = stacks.filter(kind=PoolKind.BONUS_DICE, character_id=character_id).first()
+            bonus = stacks.filter(
+                kind=PoolKind.BONUS_DICE,
+                character_id=character_id,  # type: ignore[misc]  # None: rows with no character (IS NULL); the stubs refuse it
+            ).first()
             pool = stacks.filter(kind=PoolKind.SESSION_DICE).first()
             have = (bonus.remaining if bonus else 0) + (pool.remaining if pool else 0)
             if have < count:

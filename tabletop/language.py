@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -17,9 +18,9 @@ from django.views.i18n import JavaScriptCatalog
 
 from rules.engines import get_system, system_ids
 
-# The generated list of the systems' own words (tabletop/schema_texts.py): ``write_schema_texts``
-# keeps it, and a test checks that it is current.
-SCHEMA_TEXTS_FILE = "schema_texts.py"
+# The generated list of the systems' own words, kept with the systems (their words live there):
+# ``python -m tabletop.language`` writes it, and a test checks that it is current.
+SCHEMA_TEXTS_FILE = Path(__file__).parent / "systems" / "texts.py"
 
 
 @functools.lru_cache(maxsize=16)
@@ -82,7 +83,7 @@ def schema_texts() -> list[str]:
 
 
 def schema_texts_source() -> str:
-    """tabletop/schema_texts.py as it should read: each text marked for ``makemessages``."""
+    """tabletop/systems/texts.py as it should read: each text marked for ``makemessages``."""
     lines = [
         '"""The game systems\' words, for the translation catalogues (generated: run',
         "``python -m tabletop.language`` after changing a system's fields; a test checks it).\n",
@@ -128,9 +129,7 @@ def translated_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    from pathlib import Path
-
     import django
 
     django.setup()
-    Path(__file__).with_name(SCHEMA_TEXTS_FILE).write_text(schema_texts_source())
+    SCHEMA_TEXTS_FILE.write_text(schema_texts_source())

@@ -252,11 +252,11 @@ async def test_a_german_socket_gets_its_refusals_in_german_with_the_same_codes()
 
 def test_the_list_of_the_systems_words_is_current() -> None:
     """The engines' titles, labels and help texts reach the catalogues through
-    tabletop/schema_texts.py, which is generated: a changed field means running
+    tabletop/systems/texts.py, which is generated: a changed field means running
     `python -m tabletop.language`."""
     from tabletop.language import SCHEMA_TEXTS_FILE, schema_texts_source
 
-    kept = (ROOT / "tabletop" / SCHEMA_TEXTS_FILE).read_text()
+    kept = SCHEMA_TEXTS_FILE.read_text()
     assert kept == schema_texts_source(), "run `python -m tabletop.language`"
 
 

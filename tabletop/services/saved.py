@@ -82,12 +82,12 @@ def save_roll(*, seat: Seat, character_id: Any, label: Any, system: Any, request
     with transaction.atomic():
         rolls = SavedRoll.objects.select_for_update().filter(**owner)
         if rolls.count() >= MAX_PER_CHARACTER:
-            who = "a character" if "character" in owner else "a seat"
-            raise invalid(
-                _("at most %(max_per_character)s saved rolls %(who)s")
-                % {"max_per_character": MAX_PER_CHARACTER, "who": who},
-                field="label",
+            most = (
+                _("at most %(count)s saved rolls a character")
+                if "character" in owner
+                else _("at most %(count)s saved rolls a seat")
             )
+            raise invalid(most % {"count": MAX_PER_CHARACTER}, field="label")
         last = rolls.aggregate(last=Max("position"))["last"]
         return SavedRoll.objects.create(
             **owner,

@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('tabletop', '0008_campaign_links_and_players'),
+        ('tabletop', '0009_seat_saved_rolls'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

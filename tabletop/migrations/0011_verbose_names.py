@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('tabletop', '0009_seat_saved_rolls'),
+        ('tabletop', '0010_whispers_and_talk'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
@@ -65,6 +65,11 @@ class Migration(migrations.Migration):
             model_name='campaign',
             name='settings',
             field=models.JSONField(blank=True, default=dict, help_text="Per-system options, checked against the system's rules.", verbose_name='settings'),
+        ),
+        migrations.AlterField(
+            model_name='campaign',
+            name='talk',
+            field=models.JSONField(blank=True, default=dict, help_text="Talk at the table: whether the GM reads players' whispers to each other (gm_reads_whispers) and whether public messages go to the webhooks (to_webhooks).", verbose_name='talk'),
         ),
         migrations.AlterField(
             model_name='character',
@@ -129,7 +134,7 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='event',
             name='visibility',
-            field=models.CharField(choices=[('public', 'Everyone'), ('gm', 'GM and roller'), ('blind', 'GM only'), ('self', 'Roller only')], default='public', max_length=10, verbose_name='visibility'),
+            field=models.CharField(choices=[('public', 'Everyone'), ('gm', 'GM and roller'), ('blind', 'GM only'), ('self', 'Roller only'), ('whisper', 'Sender and recipient')], default='public', max_length=10, verbose_name='visibility'),
         ),
         migrations.AlterField(
             model_name='gamesession',

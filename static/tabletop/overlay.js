@@ -34,7 +34,7 @@ function item(event, roll, fresh) {
 function said(event, fresh) {
   const data = event.data || {};
   if (event.kind !== "chat" || data.hidden || event.visibility !== "public") return null;
-  const who = event.actor ? event.actor.name : "Someone";
+  const who = event.actor ? event.actor.name : _("Someone");
   return h("li", {class: ["said", fresh ? "fresh" : ""].join(" ").trim(), "data-seq": event.seq},
     h("div", {class: "who"}, data.me ? `* ${who}` : who), h("div", {class: "dice"}, messageParts(data)));
 }

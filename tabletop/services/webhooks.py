@@ -78,7 +78,7 @@ def add_webhook(*, campaign: Campaign, user: Visitor, url: Any) -> Webhook:
 
 def remove_webhook(*, campaign: Campaign, user: Visitor, hook_id: Any) -> None:
     check_runs_campaign(user=user, campaign=campaign)
-    deleted, _ = Webhook.objects.filter(pk=hook_id, campaign=campaign).delete()
+    deleted = Webhook.objects.filter(pk=hook_id, campaign=campaign).delete()[0]
     if not deleted:
         raise not_found(_("no webhook %(hook_id)s in this campaign") % {"hook_id": hook_id})
 

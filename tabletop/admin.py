@@ -12,6 +12,8 @@ from django.forms import ModelChoiceField
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from .models import (
     Campaign,
@@ -113,10 +115,10 @@ class SessionInline(admin.StackedInline):
     readonly_fields = ("status", "invite", "started_at", "ended_at")
     show_change_link = True
 
-    @admin.display(description="invite link")
+    @admin.display(description=gettext_lazy("invite link"))
     def invite(self, obj: GameSession) -> str:
         if not obj.pk:
-            return "made when saved"
+            return _("made when saved")
         return format_html('<a href="/play/{0}/">/play/{0}/</a>', obj.invite_code)
 
 
@@ -154,29 +156,31 @@ class CampaignAdmin(OwnCampaignsMixin, admin.ModelAdmin):
             )
         )
 
-    @admin.display(description="campaign link")
+    @admin.display(description=gettext_lazy("campaign link"))
     def campaign_link(self, obj: Campaign) -> str:
         if not obj.pk:
-            return "made when saved"
+            return _("made when saved")
         # Every session of the campaign, one after the other; players' seats carry over.
         return format_html('<a href="{0}">{0}</a>', campaign_link(obj))
 
-    @admin.display(description="characters", ordering="n_characters")
+    @admin.display(description=gettext_lazy("characters"), ordering="n_characters")
     def character_count(self, obj: Campaign) -> int:
         return obj.n_characters  # type: ignore[attr-defined]  # annotated by get_queryset
 
-    @admin.display(description="sessions", ordering="n_sessions")
+    @admin.display(description=gettext_lazy("sessions"), ordering="n_sessions")
     def session_count(self, obj: Campaign) -> int:
         return obj.n_sessions  # type: ignore[attr-defined]  # annotated by get_queryset
 
-    @admin.display(description="what the settings and sheets hold")
+    @admin.display(description=gettext_lazy("what the settings and sheets hold"))
     def settings_help(self, obj: Campaign) -> str:
         if not obj.pk:
-            return "Pick a game system and save; the fields it takes are listed here."
+            return _("Pick a game system and save; the fields it takes are listed here.")
         schema = obj.game_system.schema()
         return format_html(
-            "<p>Settings fields:</p><pre>{}</pre><p>Character sheet fields:</p><pre>{}</pre>",
+            "<p>{}</p><pre>{}</pre><p>{}</p><pre>{}</pre>",
+            _("Settings fields:"),
             _fields_text(schema["settings"]),
+            _("Character sheet fields:"),
             _fields_text(schema["sheet"]),
         )
 
@@ -195,11 +199,11 @@ def _fields_text(fields: list[dict[str, Any]], indent: str = "") -> str:
     for f in fields:
         bits = [f["type"]]
         if "choices" in f:
-            bits.append("one of " + ", ".join(map(str, f["choices"])))
+            bits.append(_("one of %(choices)s") % {"choices": ", ".join(map(str, f["choices"]))})
         if "min" in f or "max" in f:
             bits.append(f"{f.get('min', '')}..{f.get('max', '')}")
         if "default" in f:
-            bits.append(f"default {json.dumps(f['default'])}")
+            bits.append(_("default %(value)s") % {"value": json.dumps(f["default"])})
         lines.append(
             f"{indent}{f['name']}: {'; '.join(bits)}"
             + (f"  ({f['help']})" if f.get("help") else "")
@@ -297,40 +301,40 @@ class GameSessionAdmin(OwnCampaignsMixin, admin.ModelAdmin):
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         return super().get_queryset(request).annotate(n_seats=Count("seats"))
 
-    @admin.display(description="seats", ordering="n_seats")
+    @admin.display(description=gettext_lazy("seats"), ordering="n_seats")
     def seat_count(self, obj: GameSession) -> int:
         return obj.n_seats  # type: ignore[attr-defined]  # annotated by get_queryset
 
-    @admin.display(description="invite link")
+    @admin.display(description=gettext_lazy("invite link"))
     def invite(self, obj: GameSession) -> str:
         if not obj.pk:
-            return "made when saved"
+            return _("made when saved")
         return format_html('<a href="/play/{0}/">/play/{0}/</a>', obj.invite_code)
 
-    @admin.display(description="GM dashboard")
+    @admin.display(description=gettext_lazy("GM dashboard"))
     def gm_dashboard(self, obj: GameSession) -> str:
         return format_html('<a href="/gm/{0}/">/gm/{0}/</a>', obj.pk) if obj.pk else "-"
 
-    @admin.display(description="event log")
+    @admin.display(description=gettext_lazy("event log"))
     def event_log(self, obj: GameSession) -> str:
         if not obj.pk:
             return "-"
         url = reverse("admin:tabletop_event_changelist") + f"?session__id__exact={obj.pk}"
         return format_html('<a href="{}">{} events</a>', url, obj.last_seq)
 
-    @admin.display(description="server seed (revealed at the end)")
+    @admin.display(description=gettext_lazy("server seed (revealed at the end)"))
     def revealed_seed(self, obj: GameSession) -> str:
-        return obj.revealed_seed or "secret until the session ends"
+        return obj.revealed_seed or _("secret until the session ends")
 
-    @admin.action(description="Start the selected sessions")
+    @admin.action(description=gettext_lazy("Start the selected sessions"))
     def start_sessions(self, request: HttpRequest, queryset: QuerySet) -> None:
-        self._run(request, queryset, start_session, "started")
+        self._run(request, queryset, start_session, _("%(count)d session(s) started."))
 
-    @admin.action(description="End the selected sessions (reveals their seeds)")
+    @admin.action(description=gettext_lazy("End the selected sessions (reveals their seeds)"))
     def end_sessions(self, request: HttpRequest, queryset: QuerySet) -> None:
-        self._run(request, queryset, end_session, "ended")
+        self._run(request, queryset, end_session, _("%(count)d session(s) ended."))
 
-    def _run(self, request: HttpRequest, queryset: QuerySet, service: Any, verb: str) -> None:
+    def _run(self, request: HttpRequest, queryset: QuerySet, service: Any, done_text: str) -> None:
         done = 0
         for session in queryset:
             try:
@@ -339,7 +343,7 @@ class GameSessionAdmin(OwnCampaignsMixin, admin.ModelAdmin):
             except ServiceError as exc:
                 self.message_user(request, f"{session}: {exc.message}", messages.WARNING)
         if done:
-            self.message_user(request, f"{done} session(s) {verb}.", messages.SUCCESS)
+            self.message_user(request, done_text % {"count": done}, messages.SUCCESS)
 
 
 @admin.register(Event)
@@ -372,11 +376,11 @@ class EventAdmin(OwnCampaignsMixin, admin.ModelAdmin):
             return {"hidden": True}
         return obj.data if isinstance(obj.data, dict) else {}
 
-    @admin.display(description="what happened")
+    @admin.display(description=gettext_lazy("what happened"))
     def summary(self, obj: Event) -> str:
         return self._shown(obj).get("text") or obj.kind
 
-    @admin.display(description="data")
+    @admin.display(description=gettext_lazy("data"))
     def pretty_data(self, obj: Event) -> str:
         return format_html("<pre>{}</pre>", json.dumps(self._shown(obj), indent=2, sort_keys=True))
 

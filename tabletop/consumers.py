@@ -9,6 +9,7 @@ send buffer bounded) is ``tabletop/delivery.py``'s part.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -18,12 +19,15 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import DatabaseError
+from django.utils import translation
+from django.utils.translation import gettext as _
 
 from . import outage, timing
 from .adapters import LeanWebsocketConsumer
 from .arrivals import arrivals, hello_text
 from .delivery import Delivery, TooFarBehind
 from .hub import hub
+from .language import scope_language
 from .limits import Buckets, TokenBucket
 from .origin import origin_allowed
 from .outage import DatabaseAway
@@ -209,7 +213,9 @@ class RoomConsumer(LeanWebsocketConsumer):
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         if self.access is None:
             return
-        await self._guarded(self._receive(self.access, text_data, bytes_data))
+        # Errors come back in the reader's language (their codes stay the same in every one).
+        with translation.override(scope_language(self.scope)):
+            await self._guarded(self._receive(self.access, text_data, bytes_data))
 
     async def _receive(
         self, access: Access, text_data: str | None, bytes_data: bytes | None
@@ -219,20 +225,21 @@ class RoomConsumer(LeanWebsocketConsumer):
         allowed = _bucket(access.seat.pk).take()
         raw = text_data if text_data is not None else (bytes_data or b"").decode(errors="replace")
         if not allowed and len(raw) > settings.TABLETOP["MAX_MESSAGE_BYTES"]:
-            await self._error(None, "rate-limited", "slow down: too many messages")
+            await self._error(None, "rate-limited", _("slow down: too many messages"))
             return
         if len(raw.encode()) > settings.TABLETOP["MAX_MESSAGE_BYTES"]:
             await self._error(
                 None,
                 "too-large",
-                f"messages are limited to {settings.TABLETOP['MAX_MESSAGE_BYTES']} bytes",
+                _("messages are limited to %(bytes)d bytes")
+                % {"bytes": settings.TABLETOP["MAX_MESSAGE_BYTES"]},
             )
             return
         # Checked against its declaration here, before any service runs (tabletop/protocol).
         with timing.span("decode"):
             decoded = decode(raw, system=access.session.campaign.system, is_gm=self.viewer.is_gm)
         if not allowed:
-            await self._error(decoded.ref, "rate-limited", "slow down: too many messages")
+            await self._error(decoded.ref, "rate-limited", _("slow down: too many messages"))
             return
         if isinstance(decoded, Refused):
             await self._send(decoded.as_message())
@@ -243,18 +250,24 @@ class RoomConsumer(LeanWebsocketConsumer):
         seat_work, room_work = _seat_work(access.seat.pk), _room_work(self.group)
         if not (seat_work.has_credit() and room_work.has_credit()):
             wait = max(seat_work.wait(), room_work.wait())
-            whose = "this seat" if not seat_work.has_credit() else "this table"
-            await self._error(
-                decoded.ref,
-                "rate-limited",
-                f"{whose} has made a lot of heavy changes (many dice) just now; "
-                f"try again in {max(1, round(wait))} s",
+            text = (
+                _(
+                    "this seat has made a lot of heavy changes (many dice) just now; "
+                    "try again in %(seconds)d s"
+                )
+                if not seat_work.has_credit()
+                else _(
+                    "this table has made a lot of heavy changes (many dice) just now; "
+                    "try again in %(seconds)d s"
+                )
             )
+            await self._error(decoded.ref, "rate-limited", text % {"seconds": max(1, round(wait))})
             return
         if decoded.command.precheck is not None:
             system = access.session.campaign.system
+            # In a copy of this context, so the refusal speaks the reader's language.
             refused = await asyncio.get_running_loop().run_in_executor(
-                _prechecks, lambda: precheck(decoded, system=system)
+                _prechecks, contextvars.copy_context().run, lambda: precheck(decoded, system=system)
             )
             if refused is not None:
                 await self._send(refused.as_message())
@@ -291,7 +304,7 @@ class RoomConsumer(LeanWebsocketConsumer):
         except Exception:
             log.exception("room action %s failed", decoded.command.type)
             await self._error(
-                ref, "server-error", "the table could not do that; nothing was changed"
+                ref, "server-error", _("the table could not do that; nothing was changed")
             )
         if done is None:
             return

@@ -24,12 +24,20 @@ from typing import Any
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
 from django.db import InterfaceError, OperationalError, connections
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 log = logging.getLogger(__name__)
 
 RETRY_AFTER_SECONDS = 5
-MESSAGE = "the table's database is not answering just now; nothing was changed. Try again soon."
-BUSY_MESSAGE = "the table's database is too busy just now; nothing was changed. Try again soon."
+# In English here; readers get them through gettext (a socket's close reason stays English: it
+# is short by rule, and a translation may not fit).
+MESSAGE = gettext_noop(
+    "the table's database is not answering just now; nothing was changed. Try again soon."
+)
+BUSY_MESSAGE = gettext_noop(
+    "the table's database is too busy just now; nothing was changed. Try again soon."
+)
 
 
 class DatabaseAway(Exception):
@@ -156,7 +164,7 @@ def run_with_database(work: Callable[[], Any]) -> Any:
 
 def unavailable(request: HttpRequest, *, away: bool = True) -> HttpResponse:
     """The 503 a page or a JSON endpoint answers while the database is away (or too busy)."""
-    message = MESSAGE if away else BUSY_MESSAGE
+    message = _(MESSAGE) if away else _(BUSY_MESSAGE)
     accept = request.headers.get("Accept", "")
     if "json" in accept or "json" in (request.content_type or ""):
         response: HttpResponse = JsonResponse(

@@ -1,5 +1,6 @@
 from django.contrib import admin
 from django.urls import include, path
+from django.views.i18n import set_language
 
 from .views import (
     campaign,
@@ -54,6 +55,8 @@ urlpatterns = [
         gm_features.webhook_secret,
         name="webhook-secret",
     ),
+    # The language switch in every page (sets the language cookie, back to the same page).
+    path("i18n/setlang", set_language, name="set_language"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("admin/", admin.site.urls),
 ]

@@ -2,16 +2,18 @@
 // rolls (tabletop/services/chat.py reads the line; /help is answered here), and how a message
 // reads in the log. Everything people typed goes in as text nodes, never as markup.
 import {h} from "./dom.js";
+import {_, fmt} from "./i18n.js";
 
 // The slash commands, in the words of tabletop/services/chat.py's COMMANDS.
-export const HELP = [
-  ["text with [[1d20+5]]", "a message; each [[dice]] is a fair roll, verifiable like any other"],
-  ["/me TEXT", "an emote (* Ana ducks)"],
-  ["/r NOTATION [#init] [what for]", "a roll everyone sees (also /roll); #init puts you in the turn order"],
-  ["/gmr NOTATION", "a roll only you and the GM see"],
-  ["/w NAME TEXT", "a whisper to one seat (/w GM: to the GM)"],
-  ["//TEXT", "a message that starts with /"],
-  ["/help", "these commands"],
+// The commands stay as typed (a translation changes only their placeholders and explanations).
+export const HELP = () => [
+  [_("text with [[1d20+5]]"), _("a message; each [[dice]] is a fair roll, verifiable like any other")],
+  [_("/me TEXT"), _("an emote (* Ana ducks)")],
+  [_("/r NOTATION [#init] [what for]"), _("a roll everyone sees (also /roll); #init puts you in the turn order")],
+  [_("/gmr NOTATION"), _("a roll only you and the GM see")],
+  [_("/w NAME TEXT"), _("a whisper to one seat (/w GM: to the GM)")],
+  [_("//TEXT"), _("a message that starts with /")],
+  ["/help", _("these commands")],
 ];
 
 /** A message's text with its inline rolls as their results (each with its dice on hover). */
@@ -36,14 +38,14 @@ export function messageParts(data) {
 /** The log's line for a chat event this seat may read. */
 export function renderChat(event, head, classes) {
   const data = event.data || {};
-  const name = event.actor ? event.actor.name : "Someone";
+  const name = event.actor ? event.actor.name : _("Someone");
   if (data.me) {
     return h("li", {class: [...classes, "ev-emote"].join(" ")}, head(event),
       h("p", {class: "ev-text"}, h("em", null, `* ${name} `, messageParts(data))));
   }
   const to = data.to && data.to.name;
-  const title = to ? h("span", null, `${name} `, h("span", {class: "vis"}, `🔒 whispers to ${to}`),
-    data.gm_reads && to !== "GM" ? h("span", {class: "muted small"}, " (the GM can read it)") : null) : null;
+  const title = to ? h("span", null, `${name} `, h("span", {class: "vis"}, `🔒 ${fmt(_("whispers to %(name)s"), {name: to})}`),
+    data.gm_reads && to !== "GM" ? h("span", {class: "muted small"}, ` ${_("(the GM can read it)")}`) : null) : null;
   const rolls = (data.rolls || []).length
     ? h("p", {class: "muted small inline-dice"}, (data.rolls || []).map((r, i) =>
       [i ? " · " : "", h("span", null, `#${r.seq} ${r.notation}: `), h("span", null, r.text)]))
@@ -55,10 +57,10 @@ export function renderChat(event, head, classes) {
 /** What a screen reader hears of a chat event. */
 export function spokenChat(event) {
   const data = event.data || {};
-  const name = event.actor ? event.actor.name : "Someone";
+  const name = event.actor ? event.actor.name : _("Someone");
   const text = messageParts(data).map((p) => (typeof p === "string" ? p : `[${p.textContent}]`)).join("");
   if (data.me) return `* ${name} ${text}`;
-  return data.to ? `${name} whispers to ${data.to.name}: ${text}` : `${name}: ${text}`;
+  return data.to ? fmt(_("%(name)s whispers to %(to)s: %(text)s"), {name, to: data.to.name, text}) : `${name}: ${text}`;
 }
 
 export class ChatBox {
@@ -67,8 +69,8 @@ export class ChatBox {
   constructor(ctx) {
     this.ctx = ctx;
     this.history = [];
-    ctx.help.replaceChildren(h("p", {class: "small"}, "Type in the box:"),
-      h("dl", {class: "chat-help small"}, HELP.map(([cmd, what]) => [h("dt", null, h("code", null, cmd)), h("dd", null, what)])));
+    ctx.help.replaceChildren(h("p", {class: "small"}, _("Type in the box:")),
+      h("dl", {class: "chat-help small"}, HELP().map(([cmd, what]) => [h("dt", null, h("code", null, cmd)), h("dd", null, what)])));
     ctx.form.addEventListener("submit", (e) => {
       e.preventDefault();
       this.send();
@@ -109,7 +111,7 @@ export class ChatBox {
       input.focus();
     });
     if (!sent) {
-      error.textContent = "Not connected: wait until the status says live.";
+      error.textContent = _("Not connected: wait until the status says live.");
       return;
     }
     input.value = "";
@@ -121,8 +123,8 @@ export class ChatBox {
     const {note, gm} = this.ctx;
     const reads = settings && settings.gm_reads_whispers;
     note.textContent = reads
-      ? "The GM can read whispers between players."
-      : "Whispers between players are theirs alone: not even the GM reads them.";
+      ? _("The GM can read whispers between players.")
+      : _("Whispers between players are theirs alone: not even the GM reads them.");
     if (gm && this.ctx.settings) {
       for (const box of this.ctx.settings.querySelectorAll("input[type=checkbox]")) {
         box.checked = Boolean(settings && settings[box.name]);

@@ -2,6 +2,7 @@
 // The room socket (with reconnect and resume) and the log are the room page's own modules; the
 // table system's sections and tools come from its module (systems/<engine id>.js).
 import {ChatBox} from "./chat.js";
+import {_, fmt, ngettext, statusWord} from "./i18n.js";
 import {connectionStatus, h} from "./dom.js";
 import {Initiative} from "./initiative.js";
 import {Log} from "./log.js";
@@ -44,7 +45,7 @@ function act(message, {button, error} = {}) {
     refreshControls();
   });
   if (!sent) {
-    if (error) showError(error, "Not connected; try again in a moment.");
+    if (error) showError(error, _("Not connected; try again in a moment."));
     return false;
   }
   if (button) {
@@ -92,7 +93,7 @@ const ctx = {
 // --- drawing -----------------------------------------------------------------------------------
 function drawHeader() {
   const badge = $("session-status");
-  badge.textContent = state.status;
+  badge.textContent = statusWord(state.status);
   badge.className = `status status-${state.status}`;
   $("start-session").hidden = state.status !== "planned";
   $("end-session").hidden = state.status !== "live";
@@ -115,7 +116,7 @@ function drawSeats() {
     .sort((a, b) => (b.role === "gm") - (a.role === "gm"));
   keyed($("seat-cards"), seats, (s) => s.id, (s) => seatView(ctx, s));
   const players = seats.filter((s) => s.role !== "gm").length;
-  $("seat-count").textContent = `(${players} ${players === 1 ? "player" : "players"})`;
+  $("seat-count").textContent = fmt(ngettext("(%(count)s player)", "(%(count)s players)", players), {count: players});
   $("no-seats").hidden = players > 0;
 }
 
@@ -189,12 +190,12 @@ function apply(event) {
 }
 
 // --- connection status ------------------------------------------------------------------------
-const showConnection = connectionStatus($("conn"), "connected");
+const showConnection = connectionStatus($("conn"), _("connected"));
 function showStatus(kind, until) {
   showConnection(kind, until);
   const was = state.live;
   state.live = kind === "live";
-  if (was !== state.live && was) log.announce(kind === "offline" ? "You are offline." : "Connection lost; reconnecting.");
+  if (was !== state.live && was) log.announce(kind === "offline" ? _("You are offline.") : _("Connection lost; reconnecting."));
   refreshControls();
 }
 
@@ -267,7 +268,7 @@ $("roll-form").addEventListener("submit", (e) => {
     if (err) panel.showError(err.field, err.message);
     else panel.rolled();
   });
-  if (!sent) panel.showError(null, "Not connected: wait until the status says connected.");
+  if (!sent) panel.showError(null, _("Not connected: wait until the status says connected."));
   else panel.setBusy(true);
 });
 
@@ -276,14 +277,14 @@ $("roll-form").addEventListener("submit", (e) => {
   const box = $("sheets");
   const parts = [];
   if ((page.settings_schema || []).length) {
-    parts.push(h("details", {class: "sheet"}, h("summary", null, "Campaign settings"),
+    parts.push(h("details", {class: "sheet"}, h("summary", null, _("Campaign settings")),
       sheetForm({schema: page.settings_schema, values: page.settings || {}, title: "campaign settings",
         save: (settings) => postJson(`/play/${page.code}/settings`, {settings})})));
   }
   if ((page.sheet_schema || []).length) {
     for (const c of page.characters || []) {
-      parts.push(h("details", {class: "sheet"}, h("summary", null, `${c.name}'s sheet`),
-        sheetForm({schema: page.sheet_schema, values: c.sheet || {}, title: `${c.name}'s sheet`,
+      parts.push(h("details", {class: "sheet"}, h("summary", null, fmt(_("%(name)s's sheet"), {name: c.name})),
+        sheetForm({schema: page.sheet_schema, values: c.sheet || {}, title: fmt(_("%(name)s's sheet"), {name: c.name}),
           save: (sheet) => postJson(`/play/${page.code}/sheet/${c.id}`, {sheet})})));
     }
   }
@@ -296,7 +297,7 @@ $("start-session").addEventListener("click", (e) => {
   act({type: "session.start"}, {button: e.currentTarget, error: $("session-error")});
 });
 $("end-session").addEventListener("click", (e) => {
-  const ok = confirm("End the session for everyone?\n\nEvery pool expires (unused dice are lost), no more rolls can be made, and the server seed is revealed so anyone can verify the dice.");
+  const ok = confirm(_("End the session for everyone?\n\nEvery pool expires (unused dice are lost), no more rolls can be made, and the server seed is revealed so anyone can verify the dice."));
   if (ok) act({type: "session.end"}, {button: e.currentTarget, error: $("session-error")});
 });
 
@@ -304,12 +305,12 @@ function copier(button, value, select) {
   button.addEventListener("click", async () => {
     try {
       await navigator.clipboard.writeText(value());
-      button.textContent = "Copied";
+      button.textContent = _("Copied");
     } catch {
       select();
-      button.textContent = document.execCommand && document.execCommand("copy") ? "Copied" : "Selected";
+      button.textContent = document.execCommand && document.execCommand("copy") ? _("Copied") : _("Selected");
     }
-    setTimeout(() => { button.textContent = "Copy"; }, 1500);
+    setTimeout(() => { button.textContent = _("Copy"); }, 1500);
   });
 }
 const invite = $("invite");

@@ -1,21 +1,22 @@
 // Dice and roll results as the engines report them: every die, its role, the tallies and flags.
+import {_, fmt, ngettext} from "./i18n.js";
 import {h, sr, words} from "./dom.js";
 
 // Short captions under a die, and the words a screen reader hears.
 const ROLES = {
   base: ["", ""],
-  kept: ["kept", "kept"],
-  dropped: ["drop", "dropped"],
-  rerolled: ["rerolled", "rerolled, does not count"],
-  chance: ["chance", "chance die"],
-  action: ["action", "action die"],
-  skill: ["skill", "skill die"],
-  challenge: ["challenge", "challenge die"],
-  bonus: ["bonus", "bonus die"],
-  eliminated: ["gone", "eliminated by the Discord Die"],
-  luck: ["luck", "luck die"],
-  discord: ["discord", "Discord Die"],
-  opponent: ["opp.", "opponent's die"],
+  kept: [_("kept"), "kept"],
+  dropped: [_("drop"), _("dropped")],
+  rerolled: [_("rerolled"), _("rerolled, does not count")],
+  chance: [_("chance"), _("chance die")],
+  action: [_("action"), _("action die")],
+  skill: [_("skill"), _("skill die")],
+  challenge: [_("challenge"), _("challenge die")],
+  bonus: [_("bonus"), _("bonus die")],
+  eliminated: [_("gone"), _("eliminated by the Discord Die")],
+  luck: [_("luck"), _("luck die")],
+  discord: [_("discord"), _("Discord Die")],
+  opponent: [_("opp."), _("opponent's die")],
 };
 
 const GOOD = new Set(["critical-threat", "lucky-break", "success"]);
@@ -43,7 +44,7 @@ export function natural(die) {
 }
 
 // [mark, caption, words] of a natural 20 or 1: only the face (a critical is a system's flag).
-const NATURAL = {max: ["★", "nat 20", "natural 20, the highest face"], min: ["✖", "nat 1", "natural 1, the lowest face"]};
+const NATURAL = {max: ["★", _("nat 20"), _("natural 20, the highest face")], min: ["✖", _("nat 1"), _("natural 1, the lowest face")]};
 
 export function renderDie(die) {
   const role = die.role || "base";
@@ -52,18 +53,18 @@ export function renderDie(die) {
   const [caption, spoken] = die.compounded ? ["+", "added onto the die before"]
     : nat ? [NATURAL[nat][1], ROLES[role]?.[1]] : ROLES[role] || [role, role];
   const marks = nat ? [`nat-${nat}`] : [];
-  const said = [`${die.die || "d" + die.sides} showing ${die.value}`];
+  const said = [fmt(_("%(die)s showing %(value)s"), {die: die.die || "d" + die.sides, value: die.value})];
   if (nat) said.push(NATURAL[nat][2]);
   if (spoken) said.push(spoken);
   if (die.explodes) { marks.push("explodes"); said.push("exploded"); }
   if (die.exploded && !die.compounded) { marks.push("added"); said.push("added by an explosion"); }
   if (die.compounded) marks.push("compounded");
   if (die.protected) { marks.push("protected"); said.push("protected"); }
-  if (die.hit) { marks.push("hit"); said.push("a hit"); }
-  if (die.success === true) { marks.push("success"); said.push("a success"); }
-  if (die.failure === true) { marks.push("failure"); said.push("a failure"); }
-  if (die.capped) said.push("chain capped");
-  if (typeof die.successes === "number" && die.successes > 0) said.push(`${die.successes} success${die.successes === 1 ? "" : "es"}`);
+  if (die.hit) { marks.push("hit"); said.push(_("a hit")); }
+  if (die.success === true) { marks.push("success"); said.push(_("a success")); }
+  if (die.failure === true) { marks.push("failure"); said.push(_("a failure")); }
+  if (die.capped) said.push(_("chain capped"));
+  if (typeof die.successes === "number" && die.successes > 0) said.push(fmt(ngettext("%(count)s success", "%(count)s successes", die.successes), {count: die.successes}));
   const label = said.join(", ");
   return h("span", {class: ["die", `role-${role}`, ...marks].join(" "), title: label},
     h("span", {class: "face", "aria-hidden": "true"}, die.value),
@@ -86,7 +87,7 @@ function diceRow(dice, cls, label) {
   if (dice.length > SHOWN) {
     const more = h("button", {type: "button", class: "link more", onclick: () => {
       more.replaceWith(...dice.slice(SHOWN).map(renderDie));
-    }}, `+${dice.length - SHOWN} more dice`);
+    }}, fmt(_("+%(dice)s more dice"), {dice: dice.length - SHOWN}));
     row.append(more);
   }
   return row;
@@ -95,11 +96,11 @@ function diceRow(dice, cls, label) {
 function diceRows(dice) {
   const theirs = dice.filter(isOpponent);
   const rows = [diceRow(dice.filter((d) => !isOpponent(d)), "dice")];
-  if (theirs.length) rows.push(diceRow(theirs, "dice opp", "Opponent"));
+  if (theirs.length) rows.push(diceRow(theirs, "dice opp", _("Opponent")));
   return rows;
 }
 
-const NUMBERS = [["total", "total"], ["successes", "successes"], ["net", "net"], ["degree", "degree"], ["fails", "fails"]];
+const NUMBERS = [["total", _("total")], ["successes", _("successes")], ["net", _("net")], ["degree", _("degree")], ["fails", _("fails")]];
 
 /** A roll's headline numbers as the room shows them (total, successes, net, ...). */
 export function headline(data) {
@@ -125,7 +126,7 @@ export function renderRoll(data) {
   const tags = [];
   if (data.outcome) tags.push(badge(data.outcome));
   if ("winner" in data && data.request && data.request.opponent) {
-    tags.push(badge(data.winner == null ? "tie" : `winner: ${data.winner}`, "plain"));
+    tags.push(badge(data.winner == null ? "tie" : fmt(_("winner: %(winner)s"), {winner: data.winner}), "plain"));
   }
   for (const flag of data.flags || []) tags.push(badge(flag));
   // A natural 20 or 1, in words.

@@ -1,4 +1,5 @@
 // Tiny DOM helpers shared by the room's modules.
+import {_, fmt} from "./i18n.js";
 
 /** h("p", {class: "x", onclick: fn}, "text", child) -> element. */
 export function h(tag, props, ...kids) {
@@ -69,7 +70,19 @@ export function clock(iso) {
   return timeFormat.format(when);
 }
 
-export const words = (flag) => String(flag).replace(/[-_]/g, " ");
+// The words for the flags, outcomes and effects the engines name by id (the ids stay English).
+const WORDS = {
+  success: _("success"), failure: _("failure"), tie: _("tie"), botch: _("botch"),
+  "botch-threat": _("botch threat"), "special-botch-threat": _("special botch threat"),
+  "opponent-botch": _("opponent botch"), "critical-threat": _("critical threat"),
+  complication: _("complication"), costly: _("costly"), fluke: _("fluke"), capped: _("capped"),
+  "lucky-break": _("lucky break"), "bad-break": _("bad break"),
+  reroll: _("reroll"), "reroll-botch": _("reroll botch"), "activate-botch": _("activate botch"),
+  "activate-critical": _("activate critical"), insight: _("insight"),
+};
+
+/** A flag, outcome or effect id as words: "botch-threat" -> "botch threat". */
+export const words = (flag) => WORDS[flag] || String(flag).replace(/[-_]/g, " ");
 
 /** The connection line: show(kind, until) puts "connecting", `liveText`, "reconnecting" (with a
  * countdown to `until`, a time in ms) or "offline" in `node` and its data-state. */
@@ -81,9 +94,9 @@ export function connectionStatus(node, liveText) {
     const text = () => {
       if (kind === "reconnecting" && until) {
         const left = Math.max(0, Math.ceil((until - Date.now()) / 1000));
-        return left ? `reconnecting in ${left}s` : "reconnecting…";
+        return left ? fmt(_("reconnecting in %(left)ss"), {left}) : _("reconnecting…");
       }
-      return {connecting: "connecting…", live: liveText, reconnecting: "reconnecting…", offline: "offline"}[kind] || kind;
+      return {connecting: _("connecting…"), live: liveText, reconnecting: _("reconnecting…"), offline: _("offline")}[kind] || kind;
     };
     node.textContent = text();
     if (kind === "reconnecting" && until) ticker = setInterval(() => { node.textContent = text(); }, 1000);

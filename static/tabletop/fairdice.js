@@ -1,4 +1,5 @@
 // The published fair-dice stream (docs/rules.md, "The fair-dice stream"), recomputed with WebCrypto.
+import {_, fmt} from "./i18n.js";
 const enc = new TextEncoder();
 
 export const hex = (buf) => [...new Uint8Array(buf)].map((b) => b.toString(16).padStart(2, "0")).join("");
@@ -47,7 +48,7 @@ export async function checkDice(seedBytes, clientSeed, seq, dice) {
     const die = dice[i];
     const drawn = await stream.roll(die.sides);
     const expected = die.die === "dF" ? drawn - 2 : drawn;
-    if (die.value !== expected) return `die ${i} (${die.die}) shows ${die.value}, the stream gives ${expected}`;
+    if (die.value !== expected) return fmt(_("die %(i)s (%(die)s) shows %(value)s, the stream gives %(expected)s"), {i, die: die.die, value: die.value, expected});
   }
   return "";
 }

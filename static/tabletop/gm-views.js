@@ -1,6 +1,7 @@
 // The GM dashboard's cards: seats with their pools and resources, hidden rolls. What a game
 // system adds (its tools on a seat, its own sections) comes from its module (ctx.home).
 // Cards are kept by key and updated in place, so a live update never steals focus or typed text.
+import {_, fmt} from "./i18n.js";
 import {h, sr, words} from "./dom.js";
 import {badge, headline, richText, rollerWords} from "./dice.js";
 
@@ -46,7 +47,7 @@ export function pips(remaining, initial) {
   return row;
 }
 
-const KIND_LABEL = {"session-dice": "Pool dice", "bonus-dice": "Bonus dice", "round-dice": "Round dice"};
+const KIND_LABEL = {"session-dice": _("Pool dice"), "bonus-dice": _("Bonus dice"), "round-dice": _("Round dice")};
 const KIND_ORDER = {"session-dice": 0, "bonus-dice": 1, "round-dice": 2};
 
 export function sortPools(pools) {
@@ -68,9 +69,9 @@ function poolView(ctx) {
       node.classList.toggle("empty", pool.remaining === 0);
       put(count,
         pool.kind === "round-dice"
-          ? h("span", null, h("b", null, pool.remaining), ` of ${pool.initial}`)
-          : h("span", null, h("b", null, pool.remaining), ` × ${pool.die} of ${pool.initial}`));
-      count.setAttribute("aria-label", `${pool.remaining} ${pool.die} left (started with ${pool.initial})`);
+          ? h("span", null, h("b", null, pool.remaining), fmt(_(" of %(initial)s"), {initial: pool.initial}))
+          : h("span", null, h("b", null, pool.remaining), fmt(_(" × %(die)s of %(initial)s"), {die: pool.die, initial: pool.initial})));
+      count.setAttribute("aria-label", fmt(_("%(remaining)s %(die)s left (started with %(initial)s)"), {remaining: pool.remaining, die: pool.die, initial: pool.initial}));
       put(bar, pips(pool.remaining, pool.initial));
     },
   };
@@ -82,10 +83,10 @@ function resourceView(ctx, character, spec) {
   const award = (delta, button) => ctx.act(
     {type: "resource.award", character: character.id, name: spec.name, amount: delta}, {button, error});
   const minus = h("button", {type: "button", class: "secondary small step", "data-needs": "live",
-    "aria-label": `Take 1 ${spec.label} from ${character.name}`, onclick: () => award(-1, minus)}, "−");
+    "aria-label": fmt(_("Take 1 %(label)s from %(character)s"), {label: spec.label, character: character.name}), onclick: () => award(-1, minus)}, "−");
   const plus = h("button", {type: "button", class: "secondary small step", "data-needs": "live",
-    "aria-label": `Award ${character.name} 1 ${spec.label}`, onclick: () => award(1, plus)}, "+");
-  const node = h("div", {class: "res", role: "group", "aria-label": `${spec.label} of ${character.name}`},
+    "aria-label": fmt(_("Award %(character)s 1 %(label)s"), {character: character.name, label: spec.label}), onclick: () => award(1, plus)}, "+");
+  const node = h("div", {class: "res", role: "group", "aria-label": fmt(_("%(label)s of %(character)s"), {label: spec.label, character: character.name})},
     h("span", {class: "res-name"}, spec.label), minus, amount, plus, error);
   return {
     node,
@@ -130,15 +131,15 @@ export function seatView(ctx, seat) {
       name.textContent = isGm && s.id === ctx.gmSeatId ? `${s.name} (you)` : s.name;
       const lucky = ctx.lucky.has(s.id);
       put(badges,
-        isGm ? badge("GM", "plain") : null,
-        lucky ? h("span", {class: "badge badge-good", title: "Gave up the pool: no awards this session"}, "lucky break") : null);
+        isGm ? badge(_("GM"), "plain") : null,
+        lucky ? h("span", {class: "badge badge-good", title: _("Gave up the pool: no awards this session")}, _("lucky break")) : null);
       keyed(chars, s.characters || [], (c) => c.id, (c) => characterView(ctx, c));
       const mine = sortPools(ctx.poolsOf(s.id));
       keyed(pools, mine, (p) => p.id, () => poolView(ctx));
       const hasChars = (s.characters || []).length > 0;
       const said = ctx.home?.noPool?.(s, hasChars);
       noPool.hidden = mine.length > 0 || (said == null && hasChars);
-      noPool.textContent = said ?? "No character.";
+      noPool.textContent = said ?? _("No character.");
       tools?.update(s, mine);
     },
   };
@@ -148,10 +149,10 @@ export function seatView(ctx, seat) {
 export function hiddenRollView(ctx, event) {
   const error = h("span", {class: "error small", role: "alert"});
   const button = h("button", {type: "button", class: "secondary small", "data-needs": "socket",
-    "aria-label": `Reveal roll #${event.seq} to the room`,
-    onclick: () => ctx.reveal(event.seq, button, error)}, "Reveal");
+    "aria-label": fmt(_("Reveal roll #%(seq)s to the room"), {seq: event.seq}),
+    onclick: () => ctx.reveal(event.seq, button, error)}, _("Reveal"));
   const data = event.data || {};
-  const vis = {gm: "GM and roller", blind: "blind: GM only", self: "only you"}[event.visibility] || event.visibility;
+  const vis = {gm: _("GM and roller"), blind: _("blind: GM only"), self: _("only you")}[event.visibility] || event.visibility;
   const node = h("li", {class: "hidden-roll"},
     h("span", {class: "hr-who"}, h("a", {href: `#ev-${event.seq}`}, `#${event.seq}`), " ",
       rollerWords(data, event.actor ? event.actor.name : "someone")),
@@ -173,7 +174,7 @@ export function roundControls(ctx) {
   }
   return () => {
     const {round, scene} = ctx.state.table;
-    $("round-no").textContent = [scene ? `Scene ${scene}` : "", round ? `Round ${round}` : "No round yet"]
+    $("round-no").textContent = [scene ? fmt(_("Scene %(scene)s"), {scene}) : "", round ? fmt(_("Round %(round)s"), {round}) : _("No round yet")]
       .filter(Boolean).join(" · ");
   };
 }

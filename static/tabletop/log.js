@@ -3,6 +3,7 @@
 // drawn as the reader scrolls up to them (or asks), so a phone opens a long room at once. A roll
 // arriving out of view is counted on a "new" button that brings the log back to the newest.
 import {renderChat, spokenChat} from "./chat.js";
+import {_, fmt, ngettext} from "./i18n.js";
 import {clock, h, lock} from "./dom.js";
 import {renderRoll, richText, rollerWords} from "./dice.js";
 
@@ -27,7 +28,7 @@ export class Log {
     this.opening = true; // until the first live event or "Show earlier"
     this.unseen = 0;
     this.earlier = h("li", {class: "earlier"}, h("button", {type: "button", class: "secondary small",
-      onclick: () => this.showEarlier()}, "Show earlier events"));
+      onclick: () => this.showEarlier()}, _("Show earlier events")));
     this.fresh = h("button", {type: "button", class: "fresh", hidden: true, onclick: () => this.toNewest(true)});
     list.after(this.fresh);
     const check = () => { if (this.unseen && this.newestInView()) this.clearUnseen(); };
@@ -68,18 +69,18 @@ export class Log {
 
   countUnseen() {
     this.unseen += 1;
-    this.fresh.textContent = `↓ ${this.unseen} new ${this.unseen === 1 ? "event" : "events"}`;
+    this.fresh.textContent = fmt(ngettext("↓ %(count)s new event", "↓ %(count)s new events", this.unseen), {count: this.unseen});
     this.fresh.hidden = false;
   }
 
   visibilityText(event) {
     const mine = event.actor && event.actor.seat === this.ctx.seatId;
-    const who = mine ? "me" : (event.actor && event.actor.name) || "the roller";
-    return {gm: `GM and ${who}`, blind: "blind: GM only", self: `only ${who}`}[event.visibility] || "";
+    const who = mine ? "me" : (event.actor && event.actor.name) || _("the roller");
+    return {gm: fmt(_("GM and %(who)s"), {who}), blind: _("blind: GM only"), self: fmt(_("only %(who)s"), {who})}[event.visibility] || "";
   }
 
   head(event, what) {
-    const name = event.actor ? event.actor.name : "The table";
+    const name = event.actor ? event.actor.name : _("The table");
     const vis = HIDDEN.has(event.visibility) ? h("span", {class: "vis"}, lock(), " ", this.visibilityText(event)) : null;
     return h("div", {class: "ev-head"},
       h("span", {class: "who"}, what || (event.kind === "roll" ? rollerWords(event.data, name) : name)),
@@ -138,7 +139,7 @@ export class Log {
   drawEarlier() {
     const first = this.list.querySelector(":scope > li.ev");
     const hidden = first ? this.events.findIndex((e) => e.seq === Number(first.dataset.seq)) : this.events.length;
-    this.earlier.firstChild.textContent = `Show ${Math.min(hidden, MORE)} earlier ${hidden === 1 ? "event" : "events"} (${hidden} in all)`;
+    this.earlier.firstChild.textContent = fmt(ngettext("Show %(count)s earlier event (%(all)s in all)", "Show %(count)s earlier events (%(all)s in all)", Math.min(hidden, MORE)), {count: Math.min(hidden, MORE), all: hidden});
     if (hidden > 0) this.list.prepend(this.earlier);
     else this.earlier.remove();
   }
@@ -190,8 +191,8 @@ export class Log {
     if (data.hidden) {
       classes.push("ev-hidden");
       const what = [lock(), " ", event.kind === "roll"
-        ? mine ? "your blind roll: only the GM sees the dice" : `a hidden roll by ${event.actor ? event.actor.name : "someone"}`
-        : `something hidden by ${event.actor ? event.actor.name : "the table"}`];
+        ? mine ? _("your blind roll: only the GM sees the dice") : fmt(_("a hidden roll by %(name)s"), {name: event.actor ? event.actor.name : _("someone")})
+        : fmt(_("something hidden by %(name)s"), {name: event.actor ? event.actor.name : _("the table")})];
       return h("li", {class: classes.join(" ")}, this.head(event, what));
     }
     switch (event.kind) {
@@ -200,28 +201,31 @@ export class Log {
       case "roll":
         return h("li", {class: classes.join(" ")}, this.head(event), renderRoll(data), this.actions(event));
       case "roll.reveal": {
-        const roller = data.roller ? data.roller.name : "someone";
-        const by = event.actor ? event.actor.name : "The GM";
+        const roller = data.roller ? data.roller.name : _("someone");
+        const by = event.actor ? event.actor.name : _("The GM");
         this.markRevealed(data.seq, event.seq);
-        const title = h("span", null, `${by} revealed `, h("a", {href: `#ev-${data.seq}`}, `#${data.seq}`),
-          ", a roll by ", rollerWords(data.roll, roller));
+        const title = h("span", null, fmt(_("%(by)s revealed "), {by}), h("a", {href: `#ev-${data.seq}`}, `#${data.seq}`),
+          _(", a roll by "), rollerWords(data.roll, roller));
         return h("li", {class: classes.join(" ")}, this.head(event, title), data.roll ? renderRoll(data.roll) : null);
       }
       case "seat.join": {
         const seat = data.seat || {};
         const chars = (seat.characters || []).map((c) => c.name).join(", ");
         return h("li", {class: classes.join(" ")}, this.head(event,
-          `${seat.name || (event.actor && event.actor.name) || "Someone"} sat down${seat.role === "gm" && seat.name !== "GM" ? " as the GM" : ""}${chars ? ` with ${chars}` : ""}`));
+          fmt(seat.role === "gm" && seat.name !== "GM"
+            ? chars ? _("%(name)s sat down as the GM with %(characters)s") : _("%(name)s sat down as the GM")
+            : chars ? _("%(name)s sat down with %(characters)s") : _("%(name)s sat down"),
+          {name: seat.name || (event.actor && event.actor.name) || _("Someone"), characters: chars})));
       }
       case "seat.leave":
         return h("li", {class: classes.join(" ")}, this.head(event,
-          `${event.actor ? event.actor.name : "The GM"} removed ${data.name || "a seat"} from the table`));
+          fmt(_("%(gm)s removed %(name)s from the table"), {gm: event.actor ? event.actor.name : _("The GM"), name: data.name || _("a seat")})));
       case "session.start":
-        return h("li", {class: classes.join(" ")}, this.head(event, "The session started"),
-          data.commitment ? h("p", {class: "muted small"}, "Dice commitment ", h("code", null, short(data.commitment))) : null);
+        return h("li", {class: classes.join(" ")}, this.head(event, _("The session started")),
+          data.commitment ? h("p", {class: "muted small"}, _("Dice commitment "), h("code", null, short(data.commitment))) : null);
       case "session.end":
-        return h("li", {class: classes.join(" ")}, this.head(event, "The session ended"),
-          data.server_seed ? h("p", {class: "muted small"}, "Server seed revealed: ", h("code", {class: "seed"}, data.server_seed)) : null);
+        return h("li", {class: classes.join(" ")}, this.head(event, _("The session ended")),
+          data.server_seed ? h("p", {class: "muted small"}, _("Server seed revealed: "), h("code", {class: "seed"}, data.server_seed)) : null);
       default: {
         // Pool and resource changes, and kinds this page does not know: what they say of themselves.
         const dice = Array.isArray(data.dice) && data.dice.length ? renderRoll({dice: data.dice}) : null;
@@ -244,19 +248,19 @@ export class Log {
     const gmMay = ctx.role === "gm" && (event.visibility === "gm" || event.visibility === "blind");
     const rollerMay = mine && (event.visibility === "gm" || event.visibility === "self");
     const note = this.revealed.has(event.seq)
-      ? h("p", {class: "revealed-note muted small"}, "Revealed to everyone in ", h("a", {href: `#ev-${this.revealed.get(event.seq)}`}, `#${this.revealed.get(event.seq)}`))
+      ? h("p", {class: "revealed-note muted small"}, _("Revealed to everyone in "), h("a", {href: `#ev-${this.revealed.get(event.seq)}`}, `#${this.revealed.get(event.seq)}`))
       : null;
     if (this.ended) return note;
     const buttons = [];
     const error = h("span", {class: "error small", role: "alert"});
     if (ctx.again && data.request && typeof data.request === "object") {
       buttons.push(h("button", {type: "button", class: "secondary small again",
-        "aria-label": `Roll again: ${data.label || data.request.notation || "the same roll"} (#${event.seq})`,
-        onclick: () => ctx.again(event)}, "Roll again"));
+        "aria-label": fmt(_("Roll again: %(roll)s (#%(seq)s)"), {roll: data.label || data.request.notation || _("the same roll"), seq: event.seq}),
+        onclick: () => ctx.again(event)}, _("Roll again")));
     }
     if ((gmMay || rollerMay) && !note) {
       const button = h("button", {type: "button", class: "secondary small reveal",
-        onclick: () => ctx.reveal(event.seq, button, error)}, gmMay ? "Reveal" : "Show everyone");
+        onclick: () => ctx.reveal(event.seq, button, error)}, gmMay ? _("Reveal") : _("Show everyone"));
       buttons.push(button);
     }
     const box = buttons.length ? h("div", {class: "ev-actions"}, buttons, error) : null;
@@ -269,25 +273,26 @@ export class Log {
     if (!original) return;
     original.querySelector(".ev-actions .reveal")?.remove();
     if (!original.querySelector(".revealed-note")) {
-      original.append(h("p", {class: "revealed-note muted small"}, "Revealed to everyone in ", h("a", {href: `#ev-${revealSeq}`}, `#${revealSeq}`)));
+      original.append(h("p", {class: "revealed-note muted small"}, _("Revealed to everyone in "), h("a", {href: `#ev-${revealSeq}`}, `#${revealSeq}`)));
     }
   }
 
   spoken(event) {
-    const name = event.actor ? event.actor.name : "The table";
+    const name = event.actor ? event.actor.name : _("The table");
     const data = event.data || {};
     if (data.hidden && event.visibility === "whisper") return "";
-    if (data.hidden) return `${name} made a hidden roll.`;
+    if (data.hidden) return fmt(_("%(name)s made a hidden roll."), {name});
     if (event.kind === "chat") return spokenChat(event);
     if (data.in_message) return "";
-    if (event.kind === "roll") return `${spokenRoller(data, name)}: ${data.text || "rolled"}`;
+    if (event.kind === "roll") return `${spokenRoller(data, name)}: ${data.text || _("rolled")}`;
     if (event.kind === "roll.reveal") {
-      return `${name} revealed a roll by ${spokenRoller(data.roll, (data.roller && data.roller.name) || "someone")}: ${(data.roll && data.roll.text) || ""}`;
+      return fmt(_("%(name)s revealed a roll by %(roller)s: %(roll)s"), {name,
+        roller: spokenRoller(data.roll, (data.roller && data.roller.name) || _("someone")), roll: (data.roll && data.roll.text) || ""});
     }
-    if (event.kind === "seat.join") return `${(data.seat && data.seat.name) || name} sat down.`;
-    if (event.kind === "seat.leave") return `${data.name || "A seat"} was removed from the table.`;
-    if (event.kind === "session.start") return "The session started.";
-    if (event.kind === "session.end") return "The session ended.";
+    if (event.kind === "seat.join") return fmt(_("%(name)s sat down."), {name: (data.seat && data.seat.name) || name});
+    if (event.kind === "seat.leave") return fmt(_("%(name)s was removed from the table."), {name: data.name || _("A seat")});
+    if (event.kind === "session.start") return _("The session started.");
+    if (event.kind === "session.end") return _("The session ended.");
     return data.text || "";
   }
 

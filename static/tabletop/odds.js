@@ -1,8 +1,9 @@
 // Exact odds before rolling: asks the engines (never computes them here) and draws a small chart.
+import {_, fmt} from "./i18n.js";
 import {h, pct, sentence, words} from "./dom.js";
 
 const SVG = "http://www.w3.org/2000/svg";
-const HEADLINE = {total: "total", successes: "successes", net_successes: "net successes"};
+const HEADLINE = {total: _("total"), successes: _("successes"), net_successes: _("net successes")};
 
 function svg(tag, attrs, ...kids) {
   const node = document.createElementNS(SVG, tag);
@@ -54,9 +55,9 @@ export function chart(answer) {
     return svg("rect", {x: i * 10 + 1, y: 60 - height, width: 8, height, class: classes.filter(Boolean).join(" ")},
       svg("title", {}, `${value}: ${pct(p)}`));
   });
-  const likely = flat ? `every result equally likely (${pct(top)} each)` : `most likely ${mode[0]} (${pct(mode[1])})`;
-  const shaded = beats != null && Number.isFinite(beats) ? `; ${beats} or more succeeds (shaded)` : "";
-  const summary = `Chart of the ${name}, ${points[0][0]} to ${points[points.length - 1][0]}; ${likely}${shaded}`;
+  const likely = flat ? fmt(_("every result equally likely (%(pct)s each)"), {pct: pct(top)}) : fmt(_("most likely %(mode)s (%(pct)s)"), {mode: mode[0], pct: pct(mode[1])});
+  const shaded = beats != null && Number.isFinite(beats) ? fmt(_("; %(beats)s or more succeeds (shaded)"), {beats}) : "";
+  const summary = fmt(_("Chart of the %(name)s, %(points)s to %(points2)s; %(likely)s%(shaded)s"), {name, points: points[0][0], points2: points[points.length - 1][0], likely, shaded});
   return h("figure", {class: "chart"},
     svg("svg", {viewBox: `0 0 ${width} 60`, preserveAspectRatio: "none", role: "img", "aria-label": summary}, ...bars),
     h("figcaption", null,
@@ -82,7 +83,7 @@ export class Odds {
     if (missing && missing.length) {
       this.key = "";
       if (this.abort) this.abort.abort();
-      this.show(h("p", {class: "muted"}, `Fill in ${missing.join(", ")} to see the odds.`));
+      this.show(h("p", {class: "muted"}, fmt(_("Fill in %(fields)s to see the odds."), {fields: missing.join(", ")})));
       return;
     }
     this.timer = setTimeout(() => this.fetch(system, request), 200);
@@ -112,7 +113,7 @@ export class Odds {
     } catch (err) {
       if (err.name === "AbortError") return;
       if (key === this.key) this.key = "";
-      this.show(h("p", {class: "muted"}, "Odds are not available right now."));
+      this.show(h("p", {class: "muted"}, _("Odds are not available right now.")));
       return;
     } finally {
       this.box.removeAttribute("aria-busy");
@@ -130,9 +131,9 @@ export class Odds {
     }
     const error = result.error;
     if (result.status === 422) {
-      this.show(h("p", {class: "warn"}, "Too large for exact odds: ", sentence(error.message || "this roll is past the engine's limit")));
+      this.show(h("p", {class: "warn"}, _("Too large for exact odds: "), sentence(error.message || _("this roll is past the engine's limit"))));
     } else {
-      this.show(h("p", {class: "error"}, sentence(error.message || "These dice cannot be rolled.")));
+      this.show(h("p", {class: "error"}, sentence(error.message || _("These dice cannot be rolled."))));
       if (error.field) this.onFieldError(error.field, error.message);
     }
   }
@@ -140,9 +141,9 @@ export class Odds {
   answer(answer) {
     const parts = [];
     if (answer.p_success != null) {
-      parts.push(h("p", {class: "chance"}, h("span", null, "Chance of success"), " ", h("strong", {class: "p-success"}, pct(answer.p_success))));
+      parts.push(h("p", {class: "chance"}, h("span", null, _("Chance of success")), " ", h("strong", {class: "p-success"}, pct(answer.p_success))));
     } else {
-      parts.push(h("p", {class: "chance muted"}, "No target set: the spread of results."));
+      parts.push(h("p", {class: "chance muted"}, _("No target set: the spread of results.")));
     }
     parts.push(chart(answer));
     const events = Object.entries(answer.events || {}).filter(([, p]) => p > 0);
@@ -153,7 +154,7 @@ export class Odds {
   }
 
   show(content) {
-    this.box.replaceChildren(h("h3", {class: "odds-h"}, "Exact odds"), ...[content].flat().filter(Boolean));
+    this.box.replaceChildren(h("h3", {class: "odds-h"}, _("Exact odds")), ...[content].flat().filter(Boolean));
   }
 
   clear() {

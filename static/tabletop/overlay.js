@@ -2,6 +2,7 @@
 // page. Hidden rolls and whispers never reach this socket with their data (the server redacts
 // them), and are not shown at all. What players typed goes in as text, never markup.
 import {messageParts} from "./chat.js";
+import {_} from "./i18n.js";
 import {rollerWords} from "./dice.js";
 import {h} from "./dom.js";
 import {RoomSocket} from "./socket.js";
@@ -24,7 +25,7 @@ function item(event, roll, fresh) {
   const tags = [data.outcome, ...(data.flags || [])].filter(Boolean);
   const dice = Array.isArray(data.dice) ? data.dice.filter((d) => d.role !== "dropped").map((d) => d.value).join(" · ") : "";
   return h("li", {class: fresh ? "fresh" : null, "data-seq": event.seq},
-    h("div", {class: "who"}, rollerWords(data, roll.who || "Someone"), data.request && data.request.notation ? ` · ${data.request.notation}` : ""),
+    h("div", {class: "who"}, rollerWords(data, roll.who || _("Someone")), data.request && data.request.notation ? ` · ${data.request.notation}` : ""),
     h("div", null, h("span", {class: "total"}, headline), h("span", {class: "tags"}, tags.join(" · "))),
     dice ? h("div", {class: "dice"}, dice) : h("div", {class: "dice"}, plain(data.text)));
 }
@@ -33,7 +34,7 @@ function item(event, roll, fresh) {
 function said(event, fresh) {
   const data = event.data || {};
   if (event.kind !== "chat" || data.hidden || event.visibility !== "public") return null;
-  const who = event.actor ? event.actor.name : "Someone";
+  const who = event.actor ? event.actor.name : _("Someone");
   return h("li", {class: ["said", fresh ? "fresh" : ""].join(" ").trim(), "data-seq": event.seq},
     h("div", {class: "who"}, data.me ? `* ${who}` : who), h("div", {class: "dice"}, messageParts(data)));
 }

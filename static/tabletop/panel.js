@@ -1,12 +1,13 @@
 // The roll panel, built from the engines' request schemas (rules/engines/schema.py Field.as_json).
+import {_, fmt} from "./i18n.js";
 import {h, lock, sentence} from "./dom.js";
 import {History, tray} from "./tray.js";
 
 const VISIBILITY = [
-  ["public", "Everyone"],
-  ["gm", "GM and me"],
-  ["blind", "GM only (blind)"],
-  ["self", "Only me"],
+  ["public", _("Everyone")],
+  ["gm", _("GM and me")],
+  ["blind", _("GM only (blind)")],
+  ["self", _("Only me")],
 ];
 
 
@@ -145,13 +146,13 @@ function diceEditor(spec, id, registry, path) {
   const box = h("div", {class: "dice-edit", role: "group", id});
   const redraw = (focusAt) => {
     list.replaceChildren(...dice.map((die, i) => h("li", null,
-      h("button", {type: "button", class: "chip", "aria-label": `Remove ${die} (die ${i + 1} of ${dice.length})`,
+      h("button", {type: "button", class: "chip", "aria-label": fmt(_("Remove %(die)s (die %(i)s of %(length)s)"), {die, i: i + 1, length: dice.length}),
         onclick: () => {
           dice.splice(i, 1);
           redraw(Math.min(i, dice.length - 1));
           box.dispatchEvent(new Event("input", {bubbles: true}));
         }}, die, h("span", {"aria-hidden": "true"}, " ✕")))));
-    if (!dice.length) list.append(h("li", {class: "muted empty"}, "no dice"));
+    if (!dice.length) list.append(h("li", {class: "muted empty"}, _("no dice")));
     if (focusAt != null) (list.querySelectorAll("button")[focusAt] || box.querySelector(".add button"))?.focus();
   };
   const add = (die) => {
@@ -162,11 +163,11 @@ function diceEditor(spec, id, registry, path) {
   let adders;
   if (choices) {
     adders = h("div", {class: "add"}, choices.map((c) => h("button", {type: "button", class: "secondary small",
-      "aria-label": `Add a ${c}`, onclick: () => add(String(c))}, `+${c}`)));
+      "aria-label": fmt(_("Add a %(c)s"), {c}), onclick: () => add(String(c))}, `+${c}`)));
   } else {
-    const typed = h("input", {type: "text", size: 5, placeholder: "d6", "aria-label": "Die to add", autocomplete: "off"});
+    const typed = h("input", {type: "text", size: 5, placeholder: "d6", "aria-label": _("Die to add"), autocomplete: "off"});
     adders = h("div", {class: "add"}, typed, h("button", {type: "button", class: "secondary small",
-      onclick: () => { if (typed.value.trim()) add(typed.value.trim()); typed.value = ""; }}, "Add"));
+      onclick: () => { if (typed.value.trim()) add(typed.value.trim()); typed.value = ""; }}, _("Add")));
   }
   box.append(list, adders);
   const set = (value) => {
@@ -286,9 +287,9 @@ export class Panel {
     this.history = new History(room ? `tabletop.recent_notation.${room}` : "tabletop.recent_notation", store);
     this.trays = [];
     const system = page.system;
-    this.modes.push({id: system.id, title: system.id === "generic" ? "Dice notation" : system.title, fields: system.request});
+    this.modes.push({id: system.id, title: system.id === "generic" ? _("Dice notation") : system.title, fields: system.request});
     if (system.id !== "generic" && page.generic) {
-      this.modes.push({id: "generic", title: "Dice notation", fields: page.generic.request});
+      this.modes.push({id: "generic", title: _("Dice notation"), fields: page.generic.request});
     }
     this.build();
   }
@@ -297,7 +298,7 @@ export class Panel {
     const page = this.page;
     const parts = [];
     if (this.modes.length > 1) {
-      parts.push(h("fieldset", {class: "modes"}, h("legend", {class: "visually-hidden"}, "Roll with"),
+      parts.push(h("fieldset", {class: "modes"}, h("legend", {class: "visually-hidden"}, _("Roll with")),
         this.modes.map((mode, i) => h("label", {class: "mode"},
           h("input", {type: "radio", name: "mode", value: mode.id, checked: i === 0, onchange: () => this.switchTo(mode.id)}),
           " ", mode.title))));
@@ -321,23 +322,23 @@ export class Panel {
     const opts = [];
     if (all.length) {
       this.character = h("select", {id: "roll-character", name: "character"},
-        h("option", {value: ""}, "— nobody —"),
+        h("option", {value: ""}, _("— nobody —")),
         all.map((c) => h("option", {value: c.id}, c.name)));
       if (page.role !== "gm") this.character.value = String(all[0].id);
-      opts.push(h("div", {class: "field"}, h("label", {for: "roll-character"}, "Rolling for"), this.character));
+      opts.push(h("div", {class: "field"}, h("label", {for: "roll-character"}, _("Rolling for")), this.character));
     }
     // What the roll is for ("Attack"), carried into the roll and shown with it in the log.
     this.label = h("input", {id: "roll-label", name: "label", maxlength: 60, autocomplete: "off",
-      placeholder: "Attack, Stealth…"});
-    opts.unshift(h("div", {class: "field"}, h("label", {for: "roll-label"}, "What for"), this.label));
+      placeholder: _("Attack, Stealth…")});
+    opts.unshift(h("div", {class: "field"}, h("label", {for: "roll-label"}, _("What for")), this.label));
     this.visibility = h("select", {id: "roll-visibility", name: "visibility"},
       VISIBILITY.map(([value, text]) => h("option", {value}, text)));
-    opts.push(h("div", {class: "field"}, h("label", {for: "roll-visibility"}, "Who sees it"), this.visibility));
-    this.button = h("button", {type: "submit", class: "roll-button"}, "Roll");
+    opts.push(h("div", {class: "field"}, h("label", {for: "roll-visibility"}, _("Who sees it")), this.visibility));
+    this.button = h("button", {type: "submit", class: "roll-button"}, _("Roll"));
     // Keeps this roll for the character, or for a seat without one (saved.js sets onSave).
     this.onSave = null;
     this.saveButton = h("button", {type: "button", class: "secondary save-roll",
-      onclick: () => this.onSave?.()}, "Save roll");
+      onclick: () => this.onSave?.()}, _("Save roll"));
     this.note = h("p", {class: "panel-note muted", hidden: true});
     this.error = h("p", {class: "error panel-error", id: "roll-error", role: "alert"});
     this.fieldset = h("fieldset", {class: "plain"}, parts, h("div", {class: "fields opts"}, opts),
@@ -433,7 +434,7 @@ export class Panel {
     let key = path;
     while (key && !registry.has(key)) key = key.includes(".") ? key.slice(0, key.lastIndexOf(".")) : "";
     const entry = key ? registry.get(key) : null;
-    const named = {character: "Rolling for", visibility: "Who sees it", system: "The table's rules"}[path];
+    const named = {character: _("Rolling for"), visibility: _("Who sees it"), system: _("The table's rules")}[path];
     const label = entry ? (key === path ? entry.label : `${entry.label} (${path.slice(key.length + 1).replace(/\./g, " ")})`) : named;
     message = sentence(message, label);
     if (entry) {
@@ -463,7 +464,7 @@ export class Panel {
     this.visibility.closest(".field").classList.toggle("hidden-roll", hidden);
     this.button.classList.toggle("hidden-roll", hidden);
     const text = VISIBILITY.find(([v]) => v === value)[1];
-    this.button.replaceChildren(...(busy ? ["Rolling…"] : hidden ? [lock(), ` Roll hidden: ${text}`] : ["Roll"]));
+    this.button.replaceChildren(...(busy ? [_("Rolling…")] : hidden ? [lock(), fmt(_(" Roll hidden: %(text)s"), {text})] : [_("Roll")]));
   }
 
   /** After a roll: the next one is for everyone again unless chosen otherwise. */
@@ -479,10 +480,10 @@ export class Panel {
   /** Rolls only while the session is live and the socket is up. */
   setState({status, live}) {
     const reasons = {
-      planned: "The session has not started yet: rolls open when the GM starts it.",
-      ended: "This session has ended: no more rolls.",
+      planned: _("The session has not started yet: rolls open when the GM starts it."),
+      ended: _("This session has ended: no more rolls."),
     };
-    const reason = reasons[status] || (live ? "" : "Waiting for the connection…");
+    const reason = reasons[status] || (live ? "" : _("Waiting for the connection…"));
     this.blocked = !!reason;
     this.fieldset.disabled = status === "ended";
     this.button.disabled = this.blocked;

@@ -4,6 +4,7 @@
 // (systems/<engine id>.js, loaded by the engine id). The state is the one room state
 // (state.js): hello gives it, every later event is applied to it by the same reducer as the
 // server's, and the card only draws what it holds.
+import {_} from "./i18n.js";
 import {h} from "./dom.js";
 import {RoomState} from "./state.js";
 
@@ -72,7 +73,7 @@ export class Pools {
         if (e) error.textContent = e.message;
       });
       if (sent) b.dataset.busy = 1;
-      else error.textContent = "Not connected; try again in a moment.";
+      else error.textContent = _("Not connected; try again in a moment.");
       this.sync();
     }}, label);
     return b;
@@ -156,5 +157,5 @@ export function drawResources(t, list, names, extra = () => null, also = "") {
   const rows = t.mine.map((c) => [c, pairs.map(([n]) => t.amount(c, n))]);
   fill(list, JSON.stringify(rows) + also, rows.length ? rows.map(([c, amounts]) => li(h("strong", null, t.name(c)),
     pairs.map(([, label], i) => h("span", {class: "amt"}, `${label} `, h("b", null, amounts[i]))), extra(c, amounts)))
-    : none("No character of yours at this table."));
+    : none(_("No character of yours at this table.")));
 }

@@ -3,6 +3,7 @@
 // at once; this only decorates it: no pointer events, nothing waits for it, a newer roll replaces
 // it, and it is off under prefers-reduced-motion or when the player switches it off (remembered in
 // this browser). An optional clatter is generated with WebAudio: no sound files.
+import {_} from "./i18n.js";
 import {h} from "./dom.js";
 
 const KEYS = {animate: "tabletop.fx.animate", sound: "tabletop.fx.sound"};
@@ -33,7 +34,7 @@ export class RollFx {
       if (sound.checked) this.clatter(2); // a click is the gesture browsers want before sound
     });
     this.switches = {animate, sound};
-    const note = h("span", {class: "muted small", id: "fx-reduced"}, "(off: your system asks for reduced motion)");
+    const note = h("span", {class: "muted small", id: "fx-reduced"}, _("(off: your system asks for reduced motion)"));
     const sync = () => {
       animate.disabled = this.reduced.matches;
       note.hidden = !this.reduced.matches;
@@ -41,8 +42,8 @@ export class RollFx {
     this.reduced.addEventListener?.("change", sync);
     sync();
     controls.replaceChildren(
-      h("label", {class: "fx-switch"}, animate, " Dice animation"), note,
-      h("label", {class: "fx-switch"}, sound, " Dice sound"));
+      h("label", {class: "fx-switch"}, animate, _(" Dice animation")), note,
+      h("label", {class: "fx-switch"}, sound, _(" Dice sound")));
   }
 
   get animating() {

@@ -1,5 +1,6 @@
 // The player's room: header, roll panel with exact odds, live log, fair dice.
 import {ChatBox} from "./chat.js";
+import {_, fmt, pgettext, statusWord} from "./i18n.js";
 import {connectionStatus, h, lock} from "./dom.js";
 import {renderRoll} from "./dice.js";
 import {Initiative} from "./initiative.js";
@@ -36,7 +37,7 @@ function clientSeed() {
 }
 
 // --- connection status --------------------------------------------------------------------
-const showConnection = connectionStatus($("conn"), "live");
+const showConnection = connectionStatus($("conn"), pgettext("connection", "live"));
 let connection = ["connecting"];
 // The socket opens first (its messages wait for this script); a status is shown once drawn.
 let drawn = false;
@@ -53,7 +54,7 @@ function showStatus(kind, until) {
   state.live = kind === "live";
   if (state.live) askHere();
   if (was !== state.live) {
-    log.announce(state.live ? "Connected to the table." : kind === "offline" ? "You are offline." : "Connection lost; reconnecting.");
+    log.announce(state.live ? _("Connected to the table.") : kind === "offline" ? _("You are offline.") : _("Connection lost; reconnecting."));
   }
   panel.setState(state);
   pools.setState(state);
@@ -129,19 +130,19 @@ function drawSeats() {
   list.replaceChildren(...[...seats.values()].map((s) => {
     const away = here && s.id !== seatId && !here.has(s.id);
     return h("li", {class: [s.id === seatId ? "me" : "", away ? "away" : ""].join(" ").trim() || null,
-      title: away ? `${s.name} is not connected` : null},
+      title: away ? fmt(_("%(name)s is not connected"), {name: s.name}) : null},
       s.name, s.role === "gm" && s.name !== "GM" ? h("span", {class: "badge badge-plain"}, "GM") : null,
       s.id === seatId ? h("span", {class: "visually-hidden"}, " (you)") : null,
       away ? h("span", {class: "visually-hidden"}, " (away)") : null,
       gm && managing && s.role !== "gm" ? h("button", {type: "button", class: "link small remove-seat",
-        onclick: () => removeSeat(s)}, `Remove ${s.name}`) : null);
+        onclick: () => removeSeat(s)}, fmt(_("Remove %(name)s"), {name: s.name})) : null);
   }));
   $("seat-count").textContent = seats.size;
   seatsScroll();
   const manage = $("manage-seats");
   if (manage) {
     manage.hidden = !gm || ![...seats.values()].some((s) => s.role !== "gm");
-    manage.textContent = managing ? "Done" : "Manage seats";
+    manage.textContent = managing ? _("Done") : _("Manage seats");
     manage.setAttribute("aria-pressed", String(managing));
   }
 }
@@ -151,7 +152,7 @@ function seatsScroll() {
   const list = $("seats");
   if (list.scrollWidth > list.clientWidth + 1) {
     list.tabIndex = 0;
-    list.setAttribute("aria-label", "Seats at the table (scrolls sideways)");
+    list.setAttribute("aria-label", _("Seats at the table (scrolls sideways)"));
   } else {
     list.removeAttribute("tabindex");
     list.removeAttribute("aria-label");
@@ -182,7 +183,7 @@ $("manage-seats")?.addEventListener("click", () => {
   drawSeats();
 });
 function removeSeat(s) {
-  if (!confirm(`Remove ${s.name} from the table? Their link will no longer open this room.`)) return;
+  if (!confirm(fmt(_("Remove %(name)s from the table? Their link will no longer open this room."), {name: s.name}))) return;
   $("end-error").textContent = "";
   request({type: "seat.remove", seat: s.id}, (err) => {
     if (err) $("end-error").textContent = err.message;
@@ -215,15 +216,15 @@ function copier(button, value) {
     const text = value();
     try {
       await navigator.clipboard.writeText(text);
-      button.textContent = "Copied";
+      button.textContent = _("Copied");
     } catch {
       const range = document.createRange();
       range.selectNodeContents(button.previousElementSibling);
       getSelection().removeAllRanges();
       getSelection().addRange(range);
-      button.textContent = "Selected";
+      button.textContent = _("Selected");
     }
-    setTimeout(() => { button.textContent = "Copy"; }, 1500);
+    setTimeout(() => { button.textContent = _("Copy"); }, 1500);
   });
 }
 
@@ -233,7 +234,7 @@ function drawEnded() {
   const conn = $("conn");
   if (state.status === "ended") {
     conn.dataset.session = "ended";
-    if (connection[0] === "live") conn.textContent = "ended";
+    if (connection[0] === "live") conn.textContent = statusWord("ended");
   } else {
     delete conn.dataset.session;
   }
@@ -242,7 +243,7 @@ function drawEnded() {
 function setStatus(status) {
   state.status = status;
   const badge = $("session-status");
-  badge.textContent = status;
+  badge.textContent = statusWord(status);
   badge.className = `status status-${status}`;
   badge.hidden = status !== "planned"; // the connection badge says "live" or "ended"
   if (status === "ended") log.end();
@@ -262,9 +263,10 @@ function drawOnward(onward) {
   const box = $("onward");
   const next = onward.next;
   box.replaceChildren(
-    "This session has ended. ",
-    next ? `The next session, “${next.title}”, is ${next.status}: ` : "The next session starts soon: ",
-    h("a", {href: onward.link}, "go on to the campaign's table"), ".");
+    _("This session has ended. "),
+    next ? fmt(_("The next session, “%(title)s”, is %(status)s: "), {title: next.title, status: statusWord(next.status)})
+      : _("The next session starts soon: "),
+    h("a", {href: onward.link}, _("go on to the campaign's table")), ".");
   box.hidden = false;
 }
 
@@ -298,7 +300,7 @@ function reveal(seq, button, error) {
     if (err) error.textContent = err.message;
   });
   if (!sent) {
-    error.textContent = "Not connected; try again in a moment.";
+    error.textContent = _("Not connected; try again in a moment.");
     return;
   }
   button.disabled = true;
@@ -315,7 +317,7 @@ $("roll-form").addEventListener("submit", (e) => {
     else panel.rolled();
   });
   if (!sent) {
-    panel.showError(null, "Not connected: wait until the status says live.");
+    panel.showError(null, _("Not connected: wait until the status says live."));
     return;
   }
   panel.setBusy(true);
@@ -323,8 +325,8 @@ $("roll-form").addEventListener("submit", (e) => {
 
 function showLast(event) {
   const box = $("last-roll");
-  box.replaceChildren(h("h3", null, "Your roll ", h("a", {href: `#ev-${event.seq}`}, `#${event.seq}`)),
-    event.data.hidden ? h("p", {class: "muted"}, lock(), " Only the GM sees this one.") : renderRoll(event.data));
+  box.replaceChildren(h("h3", null, _("Your roll "), h("a", {href: `#ev-${event.seq}`}, `#${event.seq}`)),
+    event.data.hidden ? h("p", {class: "muted"}, lock(), _(" Only the GM sees this one.")) : renderRoll(event.data));
   box.hidden = false;
 }
 
@@ -337,7 +339,7 @@ function drawQuick() {
   for (const old of quick.querySelectorAll(":scope > .quick-rolls")) old.remove();
   const groups = [...quickRolls.values()].filter((group) => group.rolls && group.rolls.length);
   quick.prepend(...groups.map((group) => h("div", {class: "quick-group quick-rolls", role: "group",
-    "aria-label": `Quick rolls for ${group.character.name}`, "data-character": group.character.id},
+    "aria-label": fmt(_("Quick rolls for %(character)s"), {character: group.character.name}), "data-character": group.character.id},
     h("span", {class: "quick-who"}, group.character.name),
     group.rolls.map((roll) => h("button", {type: "button", class: "secondary small",
       onclick: () => {
@@ -357,8 +359,8 @@ drawQuick();
 // --- a player's own character sheets: forms from the system's schema --------------------------
 if ((page.sheet_schema || []).length) {
   $("sheets").replaceChildren(...(page.sheets || []).map((c) => h("details", {class: "sheet"},
-    h("summary", null, `${c.name}'s sheet`),
-    sheetForm({schema: page.sheet_schema, values: c.sheet || {}, title: `${c.name}'s sheet`,
+    h("summary", null, fmt(_("%(name)s's sheet"), {name: c.name})),
+    sheetForm({schema: page.sheet_schema, values: c.sheet || {}, title: fmt(_("%(name)s's sheet"), {name: c.name}),
       save: (sheet) => postJson(`/play/${page.session.code}/sheet/${c.id}`, {sheet})}))));
 }
 
@@ -366,14 +368,14 @@ if ((page.sheet_schema || []).length) {
 const end = $("end-session");
 if (end) {
   end.addEventListener("click", () => {
-    if (!confirm("End the session for everyone? No more rolls can be made, and the server seed is revealed.")) return;
+    if (!confirm(_("End the session for everyone? No more rolls can be made, and the server seed is revealed."))) return;
     $("end-error").textContent = "";
     const sent = socket.request({type: "session.end"}, (err) => {
       end.disabled = false;
       if (err) $("end-error").textContent = err.message;
     });
     if (!sent) {
-      $("end-error").textContent = "Not connected; try again in a moment.";
+      $("end-error").textContent = _("Not connected; try again in a moment.");
       return;
     }
     end.disabled = true;

@@ -1,6 +1,7 @@
 // Saved rolls: each character's named rolls (a seat's own, without a character), kept on the
 // server, one tap to roll. "Save roll"
 // keeps what the panel holds under its "What for" name; "Edit" renames or removes them.
+import {_, fmt} from "./i18n.js";
 import {h} from "./dom.js";
 
 export class SavedRolls {
@@ -15,10 +16,10 @@ export class SavedRolls {
     this.editing = false;
     this.error = h("p", {class: "error small", role: "alert"});
     this.edit = h("button", {type: "button", class: "secondary small", "aria-pressed": "false",
-      onclick: () => { this.editing = !this.editing; this.draw(); }}, "Edit saved rolls");
+      onclick: () => { this.editing = !this.editing; this.draw(); }}, _("Edit saved rolls"));
     this.list = h("div", {class: "saved-list"});
     this.node = h("section", {class: "saved", "aria-labelledby": "saved-h"},
-      h("div", {class: "saved-head"}, h("h3", {id: "saved-h"}, "Saved rolls"), this.edit), this.list, this.error);
+      h("div", {class: "saved-head"}, h("h3", {id: "saved-h"}, _("Saved rolls")), this.edit), this.list, this.error);
     box.append(this.node);
     panel.onSave = () => this.saveCurrent();
   }
@@ -30,12 +31,12 @@ export class SavedRolls {
         headers: {"Content-Type": "application/json", "X-CSRFToken": this.csrf},
         body: body ? JSON.stringify(body) : undefined});
       const answer = await response.json();
-      if (!response.ok) return answer.error || {message: "The table could not do that."};
+      if (!response.ok) return answer.error || {message: _("The table could not do that.")};
       this.characters = answer.characters || [];
       this.draw();
       return null;
     } catch {
-      return {message: "No answer from the table; try again."};
+      return {message: _("No answer from the table; try again.")};
     }
   }
 
@@ -50,13 +51,13 @@ export class SavedRolls {
     // No character: the roll is the seat's own, where the seat has no character (the table
     // says so otherwise).
     if (!label) {
-      this.panel.showError(null, "Name it in What for first, like Longsword attack.");
+      this.panel.showError(null, _("Name it in What for first, like Longsword attack."));
       this.panel.label.focus();
       return;
     }
     const err = await this.call("", "POST", {character: character ?? null, label, system, request});
     if (err) this.panel.showError(err.field, err.message);
-    else this.panel.announce?.(`Saved ${label}.`);
+    else this.panel.announce?.(fmt(_("Saved %(label)s."), {label}));
   }
 
   draw() {
@@ -64,14 +65,14 @@ export class SavedRolls {
     this.node.hidden = !groups.length && !this.characters.length;
     this.edit.hidden = !groups.length;
     this.edit.setAttribute("aria-pressed", String(this.editing));
-    this.edit.textContent = this.editing ? "Done" : "Edit saved rolls";
+    this.edit.textContent = this.editing ? _("Done") : _("Edit saved rolls");
     this.list.replaceChildren(...(groups.length ? groups.map((c) => this.group(c))
-      : [h("p", {class: "muted small"}, "Name a roll in What for and press Save roll to keep it here.")]));
+      : [h("p", {class: "muted small"}, _("Name a roll in What for and press Save roll to keep it here."))]));
     this.box.hidden = !this.box.querySelector(".quick-group, .saved:not([hidden])");
   }
 
   group(character) {
-    return h("div", {class: "quick-group", role: "group", "aria-label": `Saved rolls of ${character.name}`},
+    return h("div", {class: "quick-group", role: "group", "aria-label": fmt(_("Saved rolls of %(character)s"), {character: character.name})},
       h("span", {class: "quick-who"}, character.name),
       character.rolls.map((roll) => this.editing ? this.editor(roll) : h("button", {type: "button",
         class: "secondary small saved-roll", title: roll.request.notation || "",
@@ -84,15 +85,15 @@ export class SavedRolls {
   editor(roll) {
     return h("span", {class: "saved-edit"},
       h("button", {type: "button", class: "secondary small", onclick: async () => {
-        const label = prompt("New name for this roll", roll.label);
+        const label = prompt(_("New name for this roll"), roll.label);
         if (label == null || !label.trim()) return;
         const err = await this.call(`/${roll.id}`, "POST", {label});
         if (err) this.error.textContent = err.message;
-      }}, `Rename ${roll.label}`),
+      }}, fmt(_("Rename %(label)s"), {label: roll.label})),
       h("button", {type: "button", class: "secondary small danger", onclick: async () => {
-        if (!confirm(`Forget the saved roll ${roll.label}?`)) return;
+        if (!confirm(fmt(_("Forget the saved roll %(label)s?"), {label: roll.label}))) return;
         const err = await this.call(`/${roll.id}`, "DELETE");
         if (err) this.error.textContent = err.message;
-      }}, `Remove ${roll.label}`));
+      }}, fmt(_("Remove %(label)s"), {label: roll.label})));
   }
 }

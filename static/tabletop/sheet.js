@@ -1,6 +1,7 @@
 // Character sheets and campaign settings as forms, built from the system's schema (the rules'
 // Field.as_json): numbers, text, choices, lists of dice, "name -> value" tables, nested groups.
 // The server checks what is sent against the same schema and answers field by field.
+import {_, fmt} from "./i18n.js";
 import {h} from "./dom.js";
 
 let serial = 0;
@@ -11,10 +12,11 @@ const KEY_LENGTH = 60; // the longest name in a "name -> value" table (rules/eng
 
 /** The size the schema allows a field, in words: every field states one (the server refuses more). */
 function limitOf(spec) {
-  if (spec.type === "text" && spec.max_length != null) return `At most ${spec.max_length} characters.`;
+  if (spec.type === "text" && spec.max_length != null) return fmt(_("At most %(count)s characters."), {count: spec.max_length});
   if (spec.max_items == null) return "";
-  const what = spec.type === "dice" ? "dice" : spec.type === "list" ? "items" : "entries";
-  return `At most ${spec.max_items} ${what}.`;
+  const most = spec.type === "dice" ? _("At most %(count)s dice.") : spec.type === "list" ? _("At most %(count)s items.")
+    : _("At most %(count)s entries.");
+  return fmt(most, {count: spec.max_items});
 }
 
 /** One field: {node, get(), set(value), error(path, message) -> bool}. */
@@ -96,12 +98,12 @@ function table(spec, path, help) {
       ? {type: "number", step: 1, value, "aria-label": `${legend}: value`, inputmode: "numeric", min: spec.min, max: spec.max}
       : {type: "text", value, "aria-label": `${legend}: value`, placeholder: "3D+1", autocomplete: "off", maxlength: spec.fields?.[0]?.max_length});
     const row = h("div", {class: "row"}, key, val,
-      h("button", {type: "button", class: "secondary small", onclick: () => row.remove()}, "Remove"));
+      h("button", {type: "button", class: "secondary small", onclick: () => row.remove()}, _("Remove")));
     rows.append(row);
     return key;
   };
   const node = h("fieldset", {class: "field wide sheet-table"}, h("legend", null, legend), help, rows,
-    h("button", {type: "button", class: "secondary small", onclick: () => addRow().focus()}, `Add to ${legend}`), err);
+    h("button", {type: "button", class: "secondary small", onclick: () => addRow().focus()}, fmt(_("Add to %(legend)s"), {legend})), err);
   const get = () => {
     const out = {};
     for (const row of rows.children) {
@@ -141,7 +143,7 @@ export function sheetForm({schema, values, title, save}) {
   const set = fields(schema, "");
   set.set(values || {});
   const status = h("p", {class: "small", role: "status"});
-  const button = h("button", {type: "submit"}, `Save ${title}`);
+  const button = h("button", {type: "submit"}, fmt(_("Save %(title)s"), {title}));
   const form = h("form", {class: "sheet-form", novalidate: true, "aria-label": title}, set.node,
     h("div", {class: "actions"}, button, status));
   form.addEventListener("submit", async (e) => {
@@ -154,7 +156,7 @@ export function sheetForm({schema, values, title, save}) {
     button.disabled = false;
     status.classList.toggle("error", !!err);
     if (!err) {
-      status.textContent = "Saved.";
+      status.textContent = _("Saved.");
       return;
     }
     const path = String(err.field || "").replace(/^(sheet|settings)\.?/, "");
@@ -172,8 +174,8 @@ export async function postJson(url, body) {
       body: JSON.stringify(body)});
     if (response.ok) return null;
     const answer = await response.json().catch(() => ({}));
-    return answer.error || {message: "The table could not save that."};
+    return answer.error || {message: _("The table could not save that.")};
   } catch {
-    return {message: "No answer from the table; try again."};
+    return {message: _("No answer from the table; try again.")};
   }
 }

@@ -1,6 +1,7 @@
 // The room socket: reconnects by itself (jittered exponential backoff), resumes with
 // after=<last seq seen>, and hands every event on exactly once, in seq order. ``request`` sends
 // a message and answers it: the sender's copy of the event it caused, or its error.
+import {_} from "./i18n.js";
 
 const PING_EVERY = 20000;
 const SILENCE_LIMIT = 45000;
@@ -47,7 +48,7 @@ export class RoomSocket {
   request(message, done, {timeout = 8000} = {}) {
     const ref = `${message.type}-${++this.refs}`;
     if (!this.send({...message, ref})) return false;
-    const timer = setTimeout(() => this.answer(ref, {code: "no-answer", message: "No answer from the table; try again."}), timeout);
+    const timer = setTimeout(() => this.answer(ref, {code: "no-answer", message: _("No answer from the table; try again.")}), timeout);
     this.pending.set(ref, {done, timer});
     return true;
   }

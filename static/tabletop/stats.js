@@ -1,6 +1,7 @@
 // "Are the dice fair?": per seat and die, the face counts as a bar chart (inline SVG, no
 // library), the mean against a fair die's, and the verdict in words. The numbers come from the
 // server, computed from the stored events this viewer may see.
+import {_, fmt, ngettext} from "./i18n.js";
 import {h} from "./dom.js";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -10,7 +11,7 @@ const svg = (tag, attrs, ...kids) => {
   for (const kid of kids) if (kid) node.append(kid);
   return node;
 };
-const BADGE = {fair: ["no sign of bias", "good"], "too-few": ["too few rolls", "plain"], weak: ["weak sign", "warn"], biased: ["sign of bias", "bad"], none: ["no rolls", "plain"]};
+const BADGE = {fair: [_("no sign of bias"), "good"], "too-few": [_("too few rolls"), "plain"], weak: [_("weak sign"), "warn"], biased: [_("sign of bias"), "bad"], none: [_("no rolls"), "plain"]};
 
 /** A bar per face, a dashed line where a fair die's bars would stand. */
 export function chart(die) {
@@ -38,7 +39,7 @@ export function chart(die) {
   const fair = die.n ? svg("line", {x1: 0, x2: width, y1: y(expected).toFixed(2), y2: y(expected).toFixed(2), class: "fair-line"}) : null;
   const words = die.faces.map((f, i) => `${f}: ${die.counts[i]}`).join(", ");
   return svg("svg", {viewBox: `0 0 ${width} ${height}`, class: "stats-chart", role: "img",
-    "aria-label": `${die.die} faces (fair: about ${expected.toFixed(1)} each): ${words}`}, ...bars, fair, ...labels);
+    "aria-label": fmt(_("%(die)s faces (fair: about %(expected)s each): %(words)s"), {die: die.die, expected: expected.toFixed(1), words})}, ...bars, fair, ...labels);
 }
 
 function dieCard(die) {
@@ -48,8 +49,8 @@ function dieCard(die) {
     h("h3", null, die.die, " ", h("span", {class: `badge badge-${tone}`}, word)),
     h("p", {class: "stats-sentence"}, die.sentence),
     chart(die),
-    h("p", {class: "muted small"}, `mean ${mean} (a fair ${die.die}: ${die.expected_mean.toFixed(2)})`,
-      die.p == null ? "" : ` · χ² ${die.chi2.toFixed(1)}, ${die.df} df, ${die.method === "monte-carlo" ? "simulated p" : "p"} ${die.p < 0.001 ? "< 0.001" : die.p.toFixed(3)}`));
+    h("p", {class: "muted small"}, fmt(_("mean %(mean)s (a fair %(die)s: %(expected_mean)s)"), {mean, die: die.die, expected_mean: die.expected_mean.toFixed(2)}),
+      die.p == null ? "" : ` · χ² ${die.chi2.toFixed(1)}, ${die.df} df, ${die.method === "monte-carlo" ? _("simulated p") : "p"} ${die.p < 0.001 ? "< 0.001" : die.p.toFixed(3)}`));
 }
 
 export class StatsPanel {
@@ -89,7 +90,7 @@ export class StatsPanel {
       if (!answer.ok) throw new Error(String(answer.status));
       this.report = await answer.json();
     } catch {
-      this.summary.textContent = "The statistics could not be loaded; try Refresh.";
+      this.summary.textContent = _("The statistics could not be loaded; try Refresh.");
       return;
     }
     this.draw();
@@ -100,14 +101,17 @@ export class StatsPanel {
     if (!report) return;
     const chosen = this.who.value;
     const names = report.seats.map((s) => s.who).filter((w) => w !== "Whole table");
-    this.who.replaceChildren(h("option", {value: ""}, "whole table"), ...names.map((n) => h("option", {value: n}, n)));
+    this.who.replaceChildren(h("option", {value: ""}, _("whole table")), ...names.map((n) => h("option", {value: n}, n)));
     this.who.value = names.includes(chosen) ? chosen : "";
     const seat = report.seats.find((s) => s.who === (this.who.value || "Whole table"));
     // The summary speaks of what the charts show: the whole table, or the seat chosen.
     const rolls = this.who.value && seat ? seat.rolls : report.rolls;
-    const by = this.who.value ? ` by ${this.who.value}` : "";
-    const hidden = report.hidden ? ` (${report.hidden} hidden ${report.hidden === 1 ? "roll" : "rolls"} not counted)` : "";
-    this.summary.textContent = `${rolls} ${rolls === 1 ? "roll" : "rolls"}${by} counted over ${report.scope === "campaign" ? "the campaign" : "this session"}${hidden}.`;
-    this.body.replaceChildren(...(seat ? seat.dice.map(dieCard) : [h("p", {class: "muted"}, "No dice rolled yet.")]));
+    const by = this.who.value ? fmt(_(" by %(who)s"), {who: this.who.value}) : "";
+    const hidden = report.hidden ? fmt(ngettext(" (%(count)s hidden roll not counted)", " (%(count)s hidden rolls not counted)", report.hidden), {count: report.hidden}) : "";
+    const counted = report.scope === "campaign"
+      ? ngettext("%(count)s roll%(by)s counted over the campaign%(hidden)s.", "%(count)s rolls%(by)s counted over the campaign%(hidden)s.", rolls)
+      : ngettext("%(count)s roll%(by)s counted over this session%(hidden)s.", "%(count)s rolls%(by)s counted over this session%(hidden)s.", rolls);
+    this.summary.textContent = fmt(counted, {count: rolls, by, hidden});
+    this.body.replaceChildren(...(seat ? seat.dice.map(dieCard) : [h("p", {class: "muted"}, _("No dice rolled yet."))]));
   }
 }

@@ -1,6 +1,7 @@
 // The dice tray under the notation field: tap dice to add them, +/- a modifier, advantage or
 // disadvantage on a d20; and the field's memory of the last rolls. Everything it does is typed
 // into the notation field, so the field stays the one truth and a player learns the notation.
+import {_, fmt} from "./i18n.js";
 import {h} from "./dom.js";
 
 export const DICE = [4, 6, 8, 10, 12, 20, 100];
@@ -109,34 +110,34 @@ export function tray(input, history) {
     input.dispatchEvent(new Event("input", {bubbles: true}));
     draw();
   };
-  const edgeButtons = [["adv", "Advantage"], ["dis", "Disadvantage"]].map(([value, text]) =>
+  const edgeButtons = [["adv", _("Advantage")], ["dis", _("Disadvantage")]].map(([value, text]) =>
     h("button", {type: "button", class: "secondary small edge", "aria-pressed": "false",
       onclick: () => set(setEdge(input.value, edge(input.value) === value ? "" : value))}, text));
-  const recent = h("div", {class: "recent", role: "group", "aria-label": "Your last rolls"});
+  const recent = h("div", {class: "recent", role: "group", "aria-label": _("Your last rolls")});
   const draw = () => {
     const now = edge(input.value);
     edgeButtons.forEach((b, i) => b.setAttribute("aria-pressed", String(now === ["adv", "dis"][i])));
     if (!history) return;
     const list = history.list().slice(0, SHOWN);
-    recent.replaceChildren(...(list.length ? [h("span", {class: "muted small"}, "Last:")] : []),
+    recent.replaceChildren(...(list.length ? [h("span", {class: "muted small"}, _("Last:"))] : []),
       ...list.map((text) => h("button", {type: "button", class: "secondary small recent-roll",
-        "aria-label": `Use ${text} again`, onclick: () => set(text)}, text)));
+        "aria-label": fmt(_("Use %(text)s again"), {text}), onclick: () => set(text)}, text)));
     recent.hidden = !list.length;
   };
   input.addEventListener("input", draw);
   if (history) keys(input, history, set);
   const node = h("div", {class: "tray"},
-    h("div", {class: "tray-dice", role: "group", "aria-label": "Add dice"},
+    h("div", {class: "tray-dice", role: "group", "aria-label": _("Add dice")},
       DICE.map((sides) => h("button", {type: "button", class: "secondary die-button",
-        "aria-label": `Add a d${sides}`, onclick: () => set(addDie(input.value, sides))}, `d${sides}`))),
+        "aria-label": fmt(_("Add a d%(sides)s"), {sides}), onclick: () => set(addDie(input.value, sides))}, `d${sides}`))),
     h("div", {class: "tray-row"},
-      h("div", {class: "tray-mod", role: "group", "aria-label": "Modifier"},
-        h("button", {type: "button", class: "secondary small", "aria-label": "−1 to the modifier",
+      h("div", {class: "tray-mod", role: "group", "aria-label": _("Modifier")},
+        h("button", {type: "button", class: "secondary small", "aria-label": _("−1 to the modifier"),
           onclick: () => set(addModifier(input.value, -1))}, "−1"),
-        h("button", {type: "button", class: "secondary small", "aria-label": "+1 to the modifier",
+        h("button", {type: "button", class: "secondary small", "aria-label": _("+1 to the modifier"),
           onclick: () => set(addModifier(input.value, 1))}, "+1")),
       h("div", {class: "tray-edge", role: "group", "aria-label": "d20"}, edgeButtons),
-      h("button", {type: "button", class: "link small", onclick: () => set("")}, "Clear")),
+      h("button", {type: "button", class: "link small", onclick: () => set("")}, _("Clear"))),
     recent);
   draw();
   return {node, draw};

@@ -1,3 +1,4 @@
+import {_, fmt} from "./i18n.js";
 import { richText } from "./dice.js";
 import { checkDice, sha256hex, unhex } from "./fairdice.js";
 
@@ -5,7 +6,7 @@ const root = document.getElementById("verify");
 const $ = (id) => document.getElementById(id);
 
 // Column names, shown beside each cell where a phone stacks a row into a card.
-const HEADS = ["#", "What", "Who", "Dice", "Verdict"];
+const HEADS = ["#", _("What"), _("Who"), _("Dice"), _("Verdict")];
 
 function row(cells, verdict, cls) {
   const tr = document.createElement("tr");
@@ -26,22 +27,22 @@ async function main() {
   const record = await (await fetch(root.dataset.record, { credentials: "same-origin" })).json();
   const { commitment, server_seed: seed } = record.fairness;
   $("commitment").textContent = commitment || "none";
-  $("seed").textContent = seed || "still secret: the session has not ended";
+  $("seed").textContent = seed || _("still secret: the session has not ended");
   if (!seed) {
-    $("commitment-check").textContent = "not yet";
-    $("summary").textContent = "The seed is revealed when the GM ends the session; come back then.";
+    $("commitment-check").textContent = _("not yet");
+    $("summary").textContent = _("The seed is revealed when the GM ends the session; come back then.");
     return;
   }
   const seedBytes = unhex(seed);
   const matches = (await sha256hex(seedBytes)) === commitment;
-  $("commitment-check").textContent = matches ? "✔ yes" : "✘ NO: this seed is not the one promised";
+  $("commitment-check").textContent = matches ? _("✔ yes") : _("✘ NO: this seed is not the one promised");
   let ok = 0, bad = 0, hidden = 0;
   for (const ev of record.events) {
     const who = ev.actor ? ev.actor.name : "table";
     // Others' whispers (and their inline rolls) are not this reader's: not even a row.
     if (ev.visibility === "whisper" && ev.data && ev.data.hidden) continue;
     if (ev.data && ev.data.hidden) {
-      if (ev.kind === "roll") { hidden++; row([ev.seq, ev.kind, who, "?"], "hidden from you", "hidden"); }
+      if (ev.kind === "roll") { hidden++; row([ev.seq, ev.kind, who, "?"], _("hidden from you"), "hidden"); }
       continue;
     }
     const dice = ev.data && ev.data.dice;
@@ -49,12 +50,12 @@ async function main() {
     const problem = await checkDice(seedBytes, ev.data.client_seed || "", ev.seq, dice);
     const what = ev.data.text || ev.kind;
     if (problem) { bad++; row([ev.seq, what, who, dice.length], `✘ ${problem}`, "bad"); }
-    else { ok++; row([ev.seq, what, who, dice.length], "✔ verified", "ok"); }
+    else { ok++; row([ev.seq, what, who, dice.length], _("✔ verified"), "ok"); }
   }
-  const parts = [`${ok} verified`, `${bad} not matching`];
-  if (hidden) parts.push(`${hidden} hidden from you`);
-  $("summary").textContent = (matches && bad === 0 ? "All dice check out: " : "Problems found: ") + parts.join(", ") + ".";
+  const parts = [fmt(_("%(ok)s verified"), {ok}), fmt(_("%(bad)s not matching"), {bad})];
+  if (hidden) parts.push(fmt(_("%(hidden)s hidden from you"), {hidden}));
+  $("summary").textContent = (matches && bad === 0 ? _("All dice check out: ") : _("Problems found: ")) + parts.join(", ") + ".";
   root.dataset.result = matches && bad === 0 ? "verified" : "failed";
 }
 
-main().catch((err) => { $("summary").textContent = `Could not verify: ${err.message}`; root.dataset.result = "error"; });
+main().catch((err) => { $("summary").textContent = fmt(_("Could not verify: %(message)s"), {message: err.message}); root.dataset.result = "error"; });

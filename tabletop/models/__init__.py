@@ -1,7 +1,7 @@
 from .campaigns import Campaign, Character, CharacterResource, Player
 from .events import ROLL_VISIBILITIES, Event, Visibility
 from .saved import SavedRoll
-from .sessions import GameSession, Seat, SeatRole, SessionStatus
+from .sessions import GameSession, Seat, SeatRole, SessionStatus, status_word
 from .watch import WatchLink
 from .webhooks import DeliveryStatus, Webhook, WebhookCursor, WebhookDelivery
 
@@ -23,4 +23,5 @@ __all__ = [
     "Webhook",
     "WebhookCursor",
     "WebhookDelivery",
+    "status_word",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from .sessions import GameSession, Seat
 
@@ -29,25 +30,30 @@ class AppendOnlyError(Exception):
 
 class Event(models.Model):
     session = models.ForeignKey(GameSession, on_delete=models.CASCADE, related_name="events")
-    seq = models.BigIntegerField()
-    kind = models.CharField(max_length=40)
+    seq = models.BigIntegerField(verbose_name=_("seq"))
+    kind = models.CharField(max_length=40, verbose_name=_("kind"))
     actor = models.ForeignKey(
         Seat, null=True, blank=True, on_delete=models.RESTRICT, related_name="+"
     )
     # The actor's display name when the event happened, so replays need no join.
-    actor_name = models.CharField(max_length=40, blank=True)
+    actor_name = models.CharField(max_length=40, blank=True, verbose_name=_("actor"))
     # Whose hidden roll this event is about, when that is not the actor (the GM declaring a
     # player's "gm" roll): visibility is judged for this seat. Null means the actor.
     owner = models.ForeignKey(
         Seat, null=True, blank=True, on_delete=models.RESTRICT, related_name="+"
     )
     visibility = models.CharField(
-        max_length=10, choices=Visibility.choices, default=Visibility.PUBLIC
+        max_length=10,
+        choices=Visibility.choices,
+        default=Visibility.PUBLIC,
+        verbose_name=_("visibility"),
     )
-    data = models.JSONField(default=dict)
+    data = models.JSONField(default=dict, verbose_name=_("data"))
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("event")
+        verbose_name_plural = _("events")
         ordering = ["session", "seq"]
         constraints = [
             models.UniqueConstraint(fields=["session", "seq"], name="event_seq_unique_per_session"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from .campaigns import Character
 from .sessions import GameSession, Seat
@@ -22,19 +23,28 @@ class Pool(models.Model):
     ``remaining`` only ever changes by one conditional UPDATE, and never goes below zero."""
 
     session = models.ForeignKey(GameSession, on_delete=models.CASCADE, related_name="pools")
-    seat = models.ForeignKey(Seat, on_delete=models.CASCADE, related_name="pools")
-    character = models.ForeignKey(
-        Character, null=True, blank=True, on_delete=models.CASCADE, related_name="pools"
+    seat = models.ForeignKey(
+        Seat, on_delete=models.CASCADE, related_name="pools", verbose_name=_("seat")
     )
-    kind = models.CharField(max_length=20, choices=PoolKind.choices)
-    sides = models.PositiveSmallIntegerField()
-    remaining = models.IntegerField(default=0)
+    character = models.ForeignKey(
+        Character,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="pools",
+        verbose_name=_("character"),
+    )
+    kind = models.CharField(max_length=20, choices=PoolKind.choices, verbose_name=_("kind"))
+    sides = models.PositiveSmallIntegerField(verbose_name=_("sides"))
+    remaining = models.IntegerField(default=0, verbose_name=_("remaining"))
     # What the stack started the session (or round) with, for the dashboard.
-    initial = models.IntegerField(default=0)
+    initial = models.IntegerField(default=0, verbose_name=_("initial"))
     # Restricted or specialized dice: the class of actions or the skill they may be spent on.
     label = models.CharField(max_length=60, blank=True, default="")
 
     class Meta:
+        verbose_name = _("pool")
+        verbose_name_plural = _("pools")
         ordering = ["session", "seat", "kind", "sides"]
         constraints = [
             models.CheckConstraint(
@@ -60,8 +70,10 @@ class SeatPoolState(models.Model):
     """Per-seat facts the pool rules depend on (a lucky break)."""
 
     seat = models.OneToOneField(Seat, on_delete=models.CASCADE, related_name="pool_state")
-    touched = models.BooleanField(default=False, help_text="used or spent a die this session")
-    lucky_break = models.BooleanField(default=False, help_text="gave up the pool; no more awards")
+    touched = models.BooleanField(default=False, help_text=_("used or spent a die this session"))
+    lucky_break = models.BooleanField(
+        default=False, help_text=_("gave up the pool; no more awards")
+    )
     starting_dice = models.IntegerField(default=0)
 
     def __str__(self) -> str:
@@ -72,13 +84,13 @@ class OpenRoll(models.Model):
     """A roll the GM has not yet declared: pool dice may still be used on it."""
 
     session = models.ForeignKey(GameSession, on_delete=models.CASCADE, related_name="open_rolls")
-    seq = models.BigIntegerField(help_text="the roll event")
+    seq = models.BigIntegerField(help_text=_("the roll event"))
     seat = models.ForeignKey(Seat, on_delete=models.CASCADE, related_name="open_rolls")
     character = models.ForeignKey(Character, null=True, blank=True, on_delete=models.SET_NULL)
     total = models.IntegerField()
     flags = models.JSONField(default=list)
     dc = models.IntegerField(null=True, blank=True)
-    added = models.IntegerField(default=0, help_text="what used pool dice added")
+    added = models.IntegerField(default=0, help_text=_("what used pool dice added"))
     botch_dice = models.IntegerField(default=0)
     critical_dice = models.IntegerField(default=0)
     is_open = models.BooleanField(default=True)

@@ -6,6 +6,8 @@ import hashlib
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext
 
 from .campaigns import Campaign, Character, Player
 from .codes import new_invite_code
@@ -22,22 +24,42 @@ def carried_token_hash(token_hash: str, session_id: int) -> str:
 
 
 class SessionStatus(models.TextChoices):
-    PLANNED = "planned", "Planned"
-    LIVE = "live", "Live"
-    ENDED = "ended", "Ended"
+    PLANNED = "planned", _("Planned")
+    LIVE = "live", _("Live")
+    ENDED = "ended", _("Ended")
+
+
+def status_word(status: str) -> str:
+    """A session's status as a word in a sentence ("this one is ended"), in the reader's
+    language (the browser modules say the same words: ``pgettext("session", ...)``)."""
+    words = {
+        SessionStatus.PLANNED: pgettext("session", "planned"),
+        SessionStatus.LIVE: pgettext("session", "live"),
+        SessionStatus.ENDED: pgettext("session", "ended"),
+    }
+    return words.get(status, status)  # type: ignore[call-overload]
 
 
 class GameSession(models.Model):
-    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="sessions")
-    title = models.CharField(max_length=120)
-    status = models.CharField(
-        max_length=10, choices=SessionStatus.choices, default=SessionStatus.PLANNED
+    campaign = models.ForeignKey(
+        Campaign, on_delete=models.CASCADE, related_name="sessions", verbose_name=_("campaign")
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    ended_at = models.DateTimeField(null=True, blank=True)
+    title = models.CharField(max_length=120, verbose_name=_("title"))
+    status = models.CharField(
+        max_length=10,
+        choices=SessionStatus.choices,
+        default=SessionStatus.PLANNED,
+        verbose_name=_("status"),
+    )
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("created"))
+    started_at = models.DateTimeField(null=True, blank=True, verbose_name=_("started"))
+    ended_at = models.DateTimeField(null=True, blank=True, verbose_name=_("ended"))
     invite_code = models.CharField(
-        max_length=32, unique=True, default=new_invite_code, editable=False
+        max_length=32,
+        unique=True,
+        default=new_invite_code,
+        editable=False,
+        verbose_name=_("invite code"),
     )
     # The last event's sequence number: the next event takes last_seq + 1 in one UPDATE.
     last_seq = models.BigIntegerField(default=0, editable=False)
@@ -48,6 +70,8 @@ class GameSession(models.Model):
     table_state = models.JSONField(default=dict, blank=True, editable=False)
 
     class Meta:
+        verbose_name = _("session")
+        verbose_name_plural = _("sessions")
         ordering = ["-created_at"]
         constraints = [
             models.CheckConstraint(
@@ -83,30 +107,44 @@ class SeatRole(models.TextChoices):
 
 
 class Seat(models.Model):
-    session = models.ForeignKey(GameSession, on_delete=models.CASCADE, related_name="seats")
-    name = models.CharField("display name", max_length=40)
-    role = models.CharField(max_length=10, choices=SeatRole.choices, default=SeatRole.PLAYER)
+    session = models.ForeignKey(
+        GameSession, on_delete=models.CASCADE, related_name="seats", verbose_name=_("session")
+    )
+    name = models.CharField(_("display name"), max_length=40)
+    role = models.CharField(
+        max_length=10, choices=SeatRole.choices, default=SeatRole.PLAYER, verbose_name=_("role")
+    )
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
         blank=True,
         on_delete=models.SET_NULL,
         related_name="seats",
+        verbose_name=_("user"),
     )
-    characters = models.ManyToManyField(Character, blank=True, related_name="seats")
+    characters = models.ManyToManyField(
+        Character, blank=True, related_name="seats", verbose_name=_("characters")
+    )
     # sha256 of the seat's secret token; the token itself is shown once, to its holder.
     token_hash = models.CharField(max_length=64, unique=True, null=True, blank=True, editable=False)
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("created"))
     # Sockets of this seat open now, in every server process (presence: here while above 0).
     sockets = models.PositiveIntegerField(default=0, editable=False)
     # Set when the GM removes the seat from the table: its token no longer opens the room.
     removed_at = models.DateTimeField(null=True, blank=True, editable=False)
     # The campaign's player this seat belongs to: the same player sits at every session.
     player = models.ForeignKey(
-        Player, null=True, blank=True, on_delete=models.SET_NULL, related_name="seats"
+        Player,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="seats",
+        verbose_name=_("player"),
     )
 
     class Meta:
+        verbose_name = _("seat")
+        verbose_name_plural = _("seats")
         ordering = ["session", "created_at"]
         constraints = [
             models.UniqueConstraint(

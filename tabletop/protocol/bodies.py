@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from django.utils.translation import gettext as _
+
 from rules.engines import system_ids
 from rules.engines.schema import Field
 
@@ -134,7 +136,7 @@ BODIES: tuple[Body, ...] = (JOIN, ODDS, SAVED_ROLL, SAVED_ROLL_CHANGE, SHEET, SE
 def json_body(body: Body, data: Any) -> dict[str, Any]:
     """A JSON endpoint's body checked against its declaration, defaults filled in."""
     if not isinstance(data, Mapping):
-        raise invalid("expected a JSON object")
+        raise invalid(_("expected a JSON object"))
     return check_fields(body.fields, data)
 
 
@@ -175,9 +177,9 @@ def odds_query(params: Mapping[str, Any]) -> OddsQuery:
     try:
         request = parse_json(values.get("request") or "{}")
     except ValueError:
-        raise invalid("not JSON", field="request") from None
+        raise invalid(_("not JSON"), field="request") from None
     if not isinstance(request, dict):
-        raise invalid("expected a JSON object", field="request")
+        raise invalid(_("expected a JSON object"), field="request")
     request = check_fields((Field("request", "json"),), {"request": request})["request"]
     return OddsQuery(
         system=values.get("system") or None, request=request, check=values.get("check") == "1"

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, NotRequired, Required, TypedDict
 
+from django.utils.translation import gettext as _
+
 from rules.engines import RuleError
 from rules.engines.schema import Field, encodes, validate
 
@@ -139,9 +141,11 @@ def junk(value: Any, where: str = "") -> tuple[str, str] | None:
     """The first place in parsed JSON that no store or socket can carry, and why: text that does
     not encode as UTF-8 (a lone surrogate), or a number that is not finite (``1e999``)."""
     if isinstance(value, str):
-        return None if encodes(value) else (where, "is not valid text (it holds a lone surrogate)")
+        return (
+            None if encodes(value) else (where, _("is not valid text (it holds a lone surrogate)"))
+        )
     if isinstance(value, float):
-        return None if math.isfinite(value) else (where, "must be a finite number")
+        return None if math.isfinite(value) else (where, _("must be a finite number"))
     if isinstance(value, list):
         for i, item in enumerate(value):
             found = junk(item, f"{where}.{i}" if where else str(i))
@@ -150,7 +154,7 @@ def junk(value: Any, where: str = "") -> tuple[str, str] | None:
     elif isinstance(value, dict):
         for key, item in value.items():
             if not encodes(key):
-                return (where or "message", "has a field name that is not valid text")
+                return (where or "message", _("has a field name that is not valid text"))
             found = junk(item, f"{where}.{key}" if where else key)
             if found:
                 return found

@@ -14,6 +14,7 @@ from functools import cache
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 from rules.engines import system_ids
 
@@ -58,22 +59,28 @@ def decode(raw: str | bytes, *, system: str, is_gm: bool) -> Decoded | Refused:
     except ValueError:
         message = None
     if not isinstance(message, dict):
-        return Refused(None, "invalid", "The message is not a JSON object with a type.")
+        return Refused(None, "invalid", _("The message is not a JSON object with a type."))
     ref = message.get("ref")
     if not valid_ref(ref):
-        return Refused(None, "invalid", "Ref: text or a number of at most 100 characters", "ref")
+        return Refused(None, "invalid", _("Ref: text or a number of at most 100 characters"), "ref")
     kind = message.get("type")
     command = commands(system).get(kind) if isinstance(kind, str) else None
     if command is None:
         homes = tables_taking(kind) if isinstance(kind, str) else ()
         if homes:
             where = " and ".join(homes)
-            text = f"Type: {kind} is played at {where} tables; this table plays {system}"
+            text = _(
+                "Type: %(kind)s is played at %(where)s tables; this table plays %(system)s"
+            ) % {
+                "kind": kind,
+                "where": where,
+                "system": system,
+            }
             return Refused(ref, "invalid", text, "type")
-        shown = repr(kind)[:60] if isinstance(kind, str) and kind.isprintable() else "that"
-        return Refused(ref, "unknown-type", f"Unknown message type {shown}")
+        shown = repr(kind)[:60] if isinstance(kind, str) and kind.isprintable() else _("that")
+        return Refused(ref, "unknown-type", _("Unknown message type %(type)s") % {"type": shown})
     if command.gm_only and not is_gm:
-        return Refused.because(ref, forbidden(f"only the GM can {command.doc}"))
+        return Refused.because(ref, forbidden(_("only the GM can %(doc)s") % {"doc": command.doc}))
     body = {key: value for key, value in message.items() if key not in ("type", "ref")}
     if command.type == "roll" and body.get("system") not in (None, system):
         # The table's roll options belong to rolls in its own system, not to the notation box.
@@ -125,7 +132,7 @@ def perform(decoded: Decoded, *, seat_id: int, deadline: float) -> Done:
                 )
             )
         except DatabaseAway:
-            raise ServiceError("busy", outage.MESSAGE) from None
+            raise ServiceError("busy", _(outage.MESSAGE)) from None
     seq = main if isinstance(main, int) else getattr(main, "seq", None)
     with timing.span("serialise"):
         payloads = [room_payload(event) for event in events]

@@ -21,6 +21,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
+
 from ..models import Campaign, Event, Seat, SessionStatus, Visibility
 from ..selectors.campaigns import talk_settings
 from .errors import ServiceError, conflict, forbidden, invalid
@@ -36,11 +39,11 @@ INITIATIVE_TAG = re.compile(r"(?<!\S)#init(?!\S)", re.IGNORECASE)
 SLASH = re.compile(r"^/(\S+)\s*(.*)$", re.DOTALL)
 # The slash commands, as ``/help`` lists them (static/tabletop/chat.js shows the same words).
 COMMANDS = {
-    "me": "/me TEXT: an emote (* Ana ducks)",
-    "r": "/r NOTATION [#init] [what for]: a roll everyone sees (also /roll)",
-    "gmr": "/gmr NOTATION: a roll only you and the GM see",
-    "w": "/w NAME TEXT: a whisper to one seat (/w GM: to the GM)",
-    "help": "/help: these commands",
+    "me": gettext_noop("/me TEXT: an emote (* Ana ducks)"),
+    "r": gettext_noop("/r NOTATION [#init] [what for]: a roll everyone sees (also /roll)"),
+    "gmr": gettext_noop("/gmr NOTATION: a roll only you and the GM see"),
+    "w": gettext_noop("/w NAME TEXT: a whisper to one seat (/w GM: to the GM)"),
+    "help": gettext_noop("/help: these commands"),
 }
 ALIASES = {"roll": "r"}
 
@@ -60,7 +63,7 @@ def read_line(line: str) -> Said:
     """What a line typed in the box asks for; refuses unknown commands and empty ones."""
     line = line.strip()
     if not line:
-        raise invalid("write something to say", field="text")
+        raise invalid(_("write something to say"), field="text")
     match = SLASH.match(line)
     if match is None or line.startswith("//"):
         # "//" at the start: the message itself starts with "/" ("//shrug").
@@ -68,11 +71,13 @@ def read_line(line: str) -> Said:
     name, rest = match.group(1).lower(), match.group(2).strip()
     name = ALIASES.get(name, name)
     if name not in COMMANDS:
-        raise invalid(f"there is no /{name[:20]} command: /help lists them", field="text")
+        raise invalid(
+            _("there is no /%(name)s command: /help lists them") % {"name": name[:20]}, field="text"
+        )
     if name == "help":
-        raise invalid("/help is answered by the page: nothing to send", field="text")
+        raise invalid(_("/help is answered by the page: nothing to send"), field="text")
     if not rest:
-        raise invalid(f"{COMMANDS[name]}", field="text")
+        raise invalid(_(COMMANDS[name]), field="text")
     if name == "me":
         return Said("me", rest)
     if name == "w":
@@ -80,10 +85,10 @@ def read_line(line: str) -> Said:
     initiative = bool(INITIATIVE_TAG.search(rest))
     notation = " ".join(INITIATIVE_TAG.sub(" ", rest).split())
     if not notation:
-        raise invalid("which dice: /r 1d20+2", field="text")
+        raise invalid(_("which dice: /r 1d20+2"), field="text")
     visibility = Visibility.GM if name == "gmr" else Visibility.PUBLIC
     if initiative and visibility != Visibility.PUBLIC:
-        raise invalid("an initiative roll is public: everyone sees the turn order", field="text")
+        raise invalid(_("an initiative roll is public: everyone sees the turn order"), field="text")
     return Said("roll", notation, visibility=visibility, initiative=initiative)
 
 
@@ -91,14 +96,20 @@ def _notations(text: str) -> list[str]:
     """The inline rolls' notations, checked for count and length."""
     found = INLINE.findall(text)
     if len(found) > MAX_INLINE_ROLLS:
-        raise invalid(f"at most {MAX_INLINE_ROLLS} inline rolls in one message", field="text")
+        raise invalid(
+            _("at most %(count)d inline rolls in one message") % {"count": MAX_INLINE_ROLLS},
+            field="text",
+        )
     notations = []
     for i, notation in enumerate(found):
         notation = " ".join(notation.split())
         if not notation or len(notation) > MAX_INLINE_NOTATION:
             raise invalid(
-                f"inline roll {i + 1} needs dice between [[ and ]] (at most "
-                f"{MAX_INLINE_NOTATION} characters)",
+                _(
+                    "inline roll %(number)d needs dice between [[ and ]] (at most "
+                    "%(count)d characters)"
+                )
+                % {"number": i + 1, "count": MAX_INLINE_NOTATION},
                 field="text",
             )
         notations.append(notation)
@@ -108,7 +119,11 @@ def _notations(text: str) -> list[str]:
 def _refused_roll(exc: ServiceError, i: int | None, notation: str) -> ServiceError:
     """A roll's refusal as the line's (field ``text``), naming the roll: an inline one by its
     place (the message is refused whole), a slash command's by its notation."""
-    which = f"inline roll {i + 1} ([[{notation}]])" if i is not None else f"the roll {notation!r}"
+    which = (
+        _("inline roll %(number)d ([[%(notation)s]])") % {"number": i + 1, "notation": notation}
+        if i is not None
+        else _("the roll %(notation)s") % {"notation": repr(notation)}
+    )
     error = ServiceError(exc.code, f"Text: {which}: {exc.message}", field="text")
     if hasattr(exc, "cost"):  # dice drawn before the refusal still count against the budgets
         error.cost = exc.cost
@@ -151,10 +166,12 @@ def _recipient(seat: Seat, rest: str) -> tuple[Seat, str]:
                 best = (other, name)
     if best is None:
         first = rest.split()[0][:40] if rest.split() else ""
-        raise invalid(f"nobody named {first!r} sits at this table", field="text")
+        raise invalid(
+            _("nobody named %(name)s sits at this table") % {"name": repr(first)}, field="text"
+        )
     text = rest[len(best[1]) :].strip()
     if not text:
-        raise invalid(f"what to whisper to {best[0].name}", field="text")
+        raise invalid(_("what to whisper to %(name)s") % {"name": best[0].name}, field="text")
     return best[0], text
 
 
@@ -201,7 +218,7 @@ def send_message(
     take ``client_seed`` (none: each gets a fresh random one, as any roll does)."""
     seat = Seat.objects.select_related("session__campaign").get(pk=seat_id)
     if seat.removed_at is not None:
-        raise forbidden("the GM removed this seat from the table")
+        raise forbidden(_("the GM removed this seat from the table"))
     said = read_line(text)
     if said.what == "roll":
         with change(uow) as uow:
@@ -222,7 +239,7 @@ def send_message(
                 enter_roller(uow, seat=seat, roll=roll, name=roll.data.get("label") or "")
             return roll
     if seat.session.status == SessionStatus.ENDED:
-        raise conflict("the session has ended: its log does not change")
+        raise conflict(_("the session has ended: its log does not change"))
     settings = talk_settings(seat.session.campaign)
     data: dict[str, Any] = {}
     visibility = Visibility.PUBLIC
@@ -239,7 +256,7 @@ def send_message(
         )
         taken = take_seq(session_id=seat.session_id)
         if taken.status == SessionStatus.ENDED:
-            raise conflict("the session has ended: its log does not change")
+            raise conflict(_("the session has ended: its log does not change"))
         if said.what == "me":
             data["me"] = True
         if visibility == Visibility.PUBLIC and settings["to_webhooks"]:
@@ -265,11 +282,11 @@ def set_talk(
     GM can read their whispers to each other). Whispers already sent keep what they said."""
     seat = Seat.objects.select_related("session__campaign").get(pk=seat_id)
     if not seat.is_gm:
-        raise forbidden("only the GM changes the table's talk settings")
+        raise forbidden(_("only the GM changes the table's talk settings"))
     with change(uow) as uow:
         taken = take_seq(session_id=seat.session_id)
         if taken.status == SessionStatus.ENDED:
-            raise conflict("the session has ended: its log does not change")
+            raise conflict(_("the session has ended: its log does not change"))
         campaign = Campaign.objects.select_for_update().get(pk=seat.session.campaign_id)
         talk = talk_settings(campaign)
         if gm_reads_whispers is not None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from django.utils.translation import gettext as _
+
 from rules.engines import RuleError
 
 
@@ -34,7 +36,7 @@ def human_field(field: str) -> str:
         items.insert(0, int(parts.pop()) + 1)
     name = (parts[-1] if parts else "message").replace("_", " ").replace("-", " ")
     name = name[:1].upper() + name[1:]
-    return name + "".join(f" (item {n})" for n in items)
+    return name + "".join(_(" (item %(number)d)") % {"number": n} for n in items)
 
 
 def invalid(message: str, *, field: str | None = None) -> ServiceError:
@@ -56,4 +58,6 @@ def conflict(message: str) -> ServiceError:
 
 
 def busy() -> ServiceError:
-    return ServiceError("busy", "the table is too busy right now; nothing was changed, try again")
+    return ServiceError(
+        "busy", _("the table is too busy right now; nothing was changed, try again")
+    )

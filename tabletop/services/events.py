@@ -19,6 +19,7 @@ from typing import Any, NamedTuple, TypeVar
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import connection, transaction
+from django.utils.translation import gettext as _
 
 from ..models import Event, GameSession, Seat, Visibility
 from ..protocol.events import with_log_line
@@ -39,15 +40,24 @@ MAX_ROLL_DICE = MAX_EVENT_BYTES // 64
 
 
 def too_large(size: int, *, kind: str) -> ServiceError:
-    what = "roll" if kind == "roll" else "change"
-    message = (
-        f"this {what} would make an event of {size // 1024} KiB; the table keeps events under "
-        f"{MAX_EVENT_BYTES // 1024} KiB so every screen can show them. Nothing was stored."
-    )
+    sizes = {"size": size // 1024, "most": MAX_EVENT_BYTES // 1024}
     if kind == "roll":
-        message += (
-            " The dice are drawn for the next seq with your client seed, so the same request "
-            "with the same client seed is refused again: roll fewer dice."
+        message = (
+            _(
+                "this roll would make an event of %(size)d KiB; the table keeps events under "
+                "%(most)d KiB so every screen can show them. Nothing was stored. The dice are "
+                "drawn for the next seq with your client seed, so the same request with the same "
+                "client seed is refused again: roll fewer dice."
+            )
+            % sizes
+        )
+    else:
+        message = (
+            _(
+                "this change would make an event of %(size)d KiB; the table keeps events under "
+                "%(most)d KiB so every screen can show them. Nothing was stored."
+            )
+            % sizes
         )
     error = ServiceError("too-large", message)
     # The work was done (the dice drawn) though nothing is kept: it counts against the budgets.
@@ -155,7 +165,7 @@ class UnitOfWork:
         text = dumps(data)
         if "\\u0000" in text:
             # Text with NUL characters cannot be stored (PostgreSQL refuses it): refuse it.
-            raise invalid("text may not contain NUL characters", field="text")
+            raise invalid(_("text may not contain NUL characters"), field="text")
         if len(text) > MAX_EVENT_BYTES:
             # Every stored event must reach every socket (a frame is at most 1 MiB): refuse it
             # before anything is stored. Nothing is kept, not even its seq.

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..models import Event, GameSession, Seat, SessionStatus, Visibility
+from django.utils.translation import gettext as _
+
+from ..models import Event, GameSession, Seat, SessionStatus, Visibility, status_word
 from ..systems.registry import table_system
 from .errors import conflict, forbidden, invalid, not_found
 from .events import UnitOfWork, change, lock_session, take_seq
@@ -77,7 +79,7 @@ def roll_value(data: dict[str, Any]) -> int | None:
 def _entry(turns: dict[str, Any], entry_id: int) -> dict[str, Any]:
     found = next((e for e in turns["entries"] if e["id"] == entry_id), None)
     if found is None:
-        raise not_found(f"no entry #{entry_id} in the turn order")
+        raise not_found(_("no entry #%(entry)s in the turn order") % {"entry": entry_id})
     return found
 
 
@@ -110,20 +112,23 @@ def _live(seat: Seat) -> tuple[int, dict[str, Any]]:
     """Take the change's seq with the session locked; its rule state as the lock found it."""
     taken = take_seq(session_id=seat.session_id)
     if taken.status != SessionStatus.LIVE:
-        raise conflict(f"the session is {taken.status}: the turn order changes only while live")
+        raise conflict(
+            _("the session is %(status)s: the turn order changes only while live")
+            % {"status": status_word(taken.status)}
+        )
     return taken.seq, dict(taken.table_state or {})
 
 
 def _seat(seat_id: int) -> Seat:
     seat = Seat.objects.select_related("session__campaign").get(pk=seat_id)
     if seat.removed_at is not None:
-        raise forbidden("the GM removed this seat from the table")
+        raise forbidden(_("the GM removed this seat from the table"))
     return seat
 
 
 def _may_move(seat: Seat, entry: dict[str, Any]) -> None:
     if not seat.is_gm and entry.get("seat") != seat.pk:
-        raise forbidden(f"only the GM or {entry['name']}'s player can do that")
+        raise forbidden(_("only the GM or %(name)s's player can do that") % {"name": entry["name"]})
 
 
 # --- entries --------------------------------------------------------------------------------
@@ -136,11 +141,11 @@ def enter_roller(uow: UnitOfWork, *, seat: Seat, roll: Event, name: str = "") ->
     its entry."""
     if roll.visibility != Visibility.PUBLIC:
         raise invalid(
-            "an initiative roll is public: everyone sees the turn order", field="visibility"
+            _("an initiative roll is public: everyone sees the turn order"), field="visibility"
         )
     value = roll_value(roll.data)
     if value is None:
-        raise invalid("this roll has no number to order turns by", field="request")
+        raise invalid(_("this roll has no number to order turns by"), field="request")
     character = roll.data.get("character") or None
     if not seat.is_gm:
         name = ""  # a player's entry is their character or themselves, whatever the roll is for
@@ -180,7 +185,10 @@ def enter_roller(uow: UnitOfWork, *, seat: Seat, roll: Event, name: str = "") ->
 
 def _new(turns: dict[str, Any], **fields: Any) -> dict[str, Any]:
     if len(turns["entries"]) >= MAX_ENTRIES:
-        raise conflict(f"the turn order holds at most {MAX_ENTRIES} entries: remove some first")
+        raise conflict(
+            _("the turn order holds at most %(count)d entries: remove some first")
+            % {"count": MAX_ENTRIES}
+        )
     entry = {"id": turns["next_id"], "delayed": False, "seat": None, "character": None, **fields}
     turns["next_id"] += 1
     return entry
@@ -190,10 +198,10 @@ def add_npc(*, uow: UnitOfWork | None = None, seat_id: int, name: str, value: in
     """The GM puts a combatant of their own in the order with a result they rolled or chose."""
     seat = _seat(seat_id)
     if not seat.is_gm:
-        raise forbidden("only the GM adds to the turn order by hand")
+        raise forbidden(_("only the GM adds to the turn order by hand"))
     name = " ".join(name.split())
     if not name:
-        raise invalid("who this is, shown in the order", field="name")
+        raise invalid(_("who this is, shown in the order"), field="name")
     with change(uow) as uow:
         seq, state = _live(seat)
         turns = turns_of(state)
@@ -239,13 +247,15 @@ def set_turn(*, uow: UnitOfWork | None = None, seat_id: int, entry: int) -> Even
     """The GM gives the turn to an entry (a delayed one acts: see ``act_delayed``)."""
     seat = _seat(seat_id)
     if not seat.is_gm:
-        raise forbidden("only the GM sets whose turn it is")
+        raise forbidden(_("only the GM sets whose turn it is"))
     with change(uow) as uow:
         seq, state = _live(seat)
         turns = turns_of(state)
         found = _entry(turns, entry)
         if found.get("delayed"):
-            raise conflict(f"{found['name']} is delaying: they act when they choose to")
+            raise conflict(
+                _("%(name)s is delaying: they act when they choose to") % {"name": found["name"]}
+            )
         turns["current"] = entry
         state[KEY] = turns
         return _record(
@@ -263,7 +273,7 @@ def delay_entry(*, uow: UnitOfWork | None = None, seat_id: int, entry: int) -> E
         found = _entry(turns, entry)
         _may_move(seat, found)
         if found.get("delayed"):
-            raise conflict(f"{found['name']} is already delaying")
+            raise conflict(_("%(name)s is already delaying") % {"name": found["name"]})
         order = _in_order(turns)
         if turns["current"] == entry:
             later = order[order.index(found) + 1 :]
@@ -286,7 +296,7 @@ def act_delayed(*, uow: UnitOfWork | None = None, seat_id: int, entry: int) -> E
         found = _entry(turns, entry)
         _may_move(seat, found)
         if not found.get("delayed"):
-            raise conflict(f"{found['name']} is not delaying")
+            raise conflict(_("%(name)s is not delaying") % {"name": found["name"]})
         turns["entries"].remove(found)
         acting = {**found, "delayed": False}
         order = turns["entries"]
@@ -303,7 +313,7 @@ def clear_order(*, uow: UnitOfWork | None = None, seat_id: int) -> Event:
     """The fight is over: the order is emptied (the round count stays the table's)."""
     seat = _seat(seat_id)
     if not seat.is_gm:
-        raise forbidden("only the GM clears the turn order")
+        raise forbidden(_("only the GM clears the turn order"))
     with change(uow) as uow:
         seq, state = _live(seat)
         state[KEY] = {**empty(), "next_id": turns_of(state)["next_id"]}
@@ -322,13 +332,14 @@ def pass_turn(*, uow: UnitOfWork | None = None, seat_id: int, round: bool = Fals
         locked = lock_session(session_id=seat.session_id)
         if locked.status != SessionStatus.LIVE:
             raise conflict(
-                f"the session is {locked.status}: the turn order changes only while live"
+                _("the session is %(status)s: the turn order changes only while live")
+                % {"status": status_word(locked.status)}
             )
         turns = turns_of(locked.table_state)
         order = _in_order(turns)
         current = next((e for e in order if e["id"] == turns["current"]), None)
         if not seat.is_gm and (current is None or current.get("seat") != seat.pk):
-            raise forbidden("only the GM or whoever has the turn can move it on")
+            raise forbidden(_("only the GM or whoever has the turn can move it on"))
         later = order[order.index(current) + 1 :] if current is not None else order
         if not round and current is not None and later:
             seq, state = _live(seat)
@@ -344,7 +355,7 @@ def pass_turn(*, uow: UnitOfWork | None = None, seat_id: int, round: bool = Fals
                 text=f"{later[0]['name']}'s turn",
             )
         if not seat.is_gm:
-            raise forbidden("the round is over: the GM starts the next one")
+            raise forbidden(_("the round is over: the GM starts the next one"))
         started = table_system(seat.session.campaign.system).start_round(uow, seat_id=seat.pk)
         if started is not None:
             return started

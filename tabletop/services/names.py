@@ -17,6 +17,7 @@ from functools import lru_cache
 from typing import Any
 
 import icu
+from django.utils.translation import gettext as _
 
 from .errors import invalid
 
@@ -48,7 +49,7 @@ def _shown(character: str) -> bool:
 def clean_name(name: Any) -> str:
     """The name as it will be shown, or an error naming the field."""
     if not isinstance(name, str):
-        raise invalid("pick a name to sit down with", field="name")
+        raise invalid(_("pick a name to sit down with"), field="name")
     # Spaces of every kind become one plain space; what is not shown goes.
     name = "".join(
         c if _shown(c) else " " if c.isspace() or c in BLANK_LETTERS else ""
@@ -56,9 +57,11 @@ def clean_name(name: Any) -> str:
     )
     name = " ".join(name.split())
     if not name:
-        raise invalid("pick a name to sit down with", field="name")
+        raise invalid(_("pick a name to sit down with"), field="name")
     if len(name) > MAX_LENGTH:
-        raise invalid(f"at most {MAX_LENGTH} characters", field="name")
+        raise invalid(
+            _("at most %(max_length)s characters") % {"max_length": MAX_LENGTH}, field="name"
+        )
     return name
 
 
@@ -71,10 +74,12 @@ def clean_label(label: Any) -> str:
     if label is None:
         return ""
     if not isinstance(label, str):
-        raise invalid("text, like Attack or Stealth", field="label")
+        raise invalid(_("text, like Attack or Stealth"), field="label")
     text = " ".join("".join(c if _shown(c) else " " if c.isspace() else "" for c in label).split())
     if len(text) > MAX_LABEL:
-        raise invalid(f"at most {MAX_LABEL} characters", field="label")
+        raise invalid(
+            _("at most %(max_label)s characters") % {"max_label": MAX_LABEL}, field="label"
+        )
     return text
 
 
@@ -120,7 +125,7 @@ def _words(name: str) -> tuple[str, ...]:
     digits only."""
     text = unicodedata.normalize("NFKC", name)
     text = "".join(c for c in text if _shown(c) or c.isspace())
-    for _ in range(4):
+    for _round in range(4):
         # The skeleton first: a capital's look-alikes are not always its small letter's
         # (Cyrillic capital EM looks like "M", its small em like a small-capital M).
         shape = _SPOOF.getSkeleton(0, text.translate(_small_capitals()))
@@ -171,8 +176,13 @@ def check_player_name(name: str, *, taken: Iterable[str]) -> None:
     """A player's new seat: not the GM's title, not a name already at the table."""
     shape = skeleton(name)
     if _title(name):
-        raise invalid(f"{name!r} is the GM's title at this table; pick another name", field="name")
+        raise invalid(
+            _("%(name)s is the GM's title at this table; pick another name") % {"name": repr(name)},
+            field="name",
+        )
     if shape and any(skeleton(other) == shape for other in taken):
         raise invalid(
-            f"someone at the table is already called {name!r}; pick another name", field="name"
+            _("someone at the table is already called %(name)s; pick another name")
+            % {"name": repr(name)},
+            field="name",
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from ..models import GameSession, SessionStatus
 from .errors import conflict
@@ -40,7 +41,7 @@ def plan_next_session(*, session_id: int) -> GameSession:
             GameSession.objects.select_for_update().select_related("campaign").get(pk=session_id)
         )
         if ended.status != SessionStatus.ENDED:
-            raise conflict("the next session comes after this one ends")
+            raise conflict(_("the next session comes after this one ends"))
         waiting = (
             GameSession.objects.filter(
                 campaign_id=ended.campaign_id,

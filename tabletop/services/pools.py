@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import F
+from django.utils.translation import gettext as _
 
 from ..models import Character, CharacterResource, Event, GameSession, Seat, Visibility
 from ..models.pools import Pool
@@ -123,17 +124,17 @@ def ensure_resources(*, character: Character) -> list[CharacterResource]:
 def character_for(*, seat: Seat, character_id: Any) -> Character:
     """A character this seat may act for: its own (players), any in the campaign (GM)."""
     if isinstance(character_id, bool) or not isinstance(character_id, int):
-        raise invalid("expected a character id", field="character")
+        raise invalid(_("expected a character id"), field="character")
     if seat.is_gm:
         character = Character.objects.filter(
             pk=character_id, campaign__sessions=seat.session_id
         ).first()
         if character is None:
-            raise invalid("no such character at this table", field="character")
+            raise invalid(_("no such character at this table"), field="character")
         return character
     character = seat.characters.filter(pk=character_id).first()
     if character is None:
-        raise forbidden("you can act only for your own characters")
+        raise forbidden(_("you can act only for your own characters"))
     return character
 
 
@@ -142,16 +143,23 @@ def spend_resource(
 ) -> CharacterResource:
     """Spend ``amount`` of a resource atomically, or refuse with what is left."""
     if name not in resource_names(character.campaign.system):
-        raise invalid(f"{character.campaign.system} has no resource {name!r}", field="resource")
+        raise invalid(
+            _("%(system)s has no resource %(name)s")
+            % {"system": character.campaign.system, "name": repr(name)},
+            field="resource",
+        )
     if isinstance(amount, bool) or not isinstance(amount, int) or amount < 1 or amount > 1000:
-        raise invalid("a whole number from 1 to 1000", field="amount")
+        raise invalid(_("a whole number from 1 to 1000"), field="amount")
     ensure_resources(character=character)
     done = CharacterResource.objects.filter(
         character=character, name=name, amount__gte=amount
     ).update(amount=F("amount") - amount)
     row = CharacterResource.objects.get(character=character, name=name)
     if not done:
-        raise conflict(f"{character.name} has only {row.amount} {name.replace('_', ' ')}")
+        raise conflict(
+            _("%(character)s has only %(amount)s %(name)s")
+            % {"character": character.name, "amount": row.amount, "name": name.replace("_", " ")}
+        )
     uow.moved(("resources", character.pk, name), -amount)
     return row
 
@@ -161,7 +169,11 @@ def hold_resource(uow: UnitOfWork, *, character: Character, name: str) -> Charac
     spends none: what others see of the change (its withheld count) is then the same whatever
     the dice. Returns the row as it is."""
     if name not in resource_names(character.campaign.system):
-        raise invalid(f"{character.campaign.system} has no resource {name!r}", field="resource")
+        raise invalid(
+            _("%(system)s has no resource %(name)s")
+            % {"system": character.campaign.system, "name": repr(name)},
+            field="resource",
+        )
     ensure_resources(character=character)
     uow.moved(("resources", character.pk, name), 0)
     return CharacterResource.objects.get(character=character, name=name)
@@ -171,9 +183,13 @@ def grant_resource(
     uow: UnitOfWork, *, character: Character, name: str, amount: int = 1
 ) -> CharacterResource:
     if name not in resource_names(character.campaign.system):
-        raise invalid(f"{character.campaign.system} has no resource {name!r}", field="resource")
+        raise invalid(
+            _("%(system)s has no resource %(name)s")
+            % {"system": character.campaign.system, "name": repr(name)},
+            field="resource",
+        )
     if isinstance(amount, bool) or not isinstance(amount, int) or amount < 1 or amount > 1000:
-        raise invalid("a whole number from 1 to 1000", field="amount")
+        raise invalid(_("a whole number from 1 to 1000"), field="amount")
     ensure_resources(character=character)
     CharacterResource.objects.filter(character=character, name=name).update(
         amount=F("amount") + amount

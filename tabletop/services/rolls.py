@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext as _
+
 from rules.engines import FairStream, GameSystem, RuleError, get_system
 from rules.engines.fair import new_client_seed
 from rules.engines.schema import validate
 
-from ..models import Event, GameSession, Seat, SessionStatus, Visibility
+from ..models import Event, GameSession, Seat, SessionStatus, Visibility, status_word
 from ..models.pools import OpenRoll
 from ..selectors.pools import open_roll_summary
 from ..systems.registry import RollContext, TableSystem, table_system
@@ -47,7 +49,11 @@ def _engine(campaign_system: str, system_id: str | None) -> GameSystem:
         return get_system(campaign_system)
     if system_id == "generic":
         return get_system("generic")  # the notation box works at every table
-    raise invalid(f"this table plays {campaign_system} (and ordinary notation)", field="system")
+    raise invalid(
+        _("this table plays %(campaign_system)s (and ordinary notation)")
+        % {"campaign_system": campaign_system},
+        field="system",
+    )
 
 
 def _options(table: TableSystem, options: dict[str, Any], visibility: str) -> dict[str, Any]:
@@ -59,7 +65,7 @@ def _options(table: TableSystem, options: dict[str, Any], visibility: str) -> di
     for name in table.public_options:
         if checked.get(name) and visibility != Visibility.PUBLIC:
             # Their effect is public table state: it would tell everyone of the hidden roll.
-            raise invalid("only a public roll can count for the whole table", field=name)
+            raise invalid(_("only a public roll can count for the whole table"), field=name)
     return {key: value for key, value in checked.items() if key in options}
 
 
@@ -84,7 +90,10 @@ def check_roll_size(*, table: str, request: Any, system: str | None = None, **_:
 
 def _must_be_live(status: str) -> None:
     if status != SessionStatus.LIVE:
-        raise conflict(f"the session is {status}; rolls are made only while it is live")
+        raise conflict(
+            _("the session is %(status)s; rolls are made only while it is live")
+            % {"status": status_word(status)}
+        )
 
 
 def _fresh(session: GameSession, locked: Locked) -> int:
@@ -121,7 +130,7 @@ def make_roll(
     # the room wait while it is held); what may have changed meanwhile comes back with it.
     seat = Seat.objects.select_related("session__campaign").get(pk=seat_id)
     if seat.removed_at is not None:
-        raise forbidden("the GM removed this seat from the table")
+        raise forbidden(_("the GM removed this seat from the table"))
     session = seat.session
     engine = _system_for(session, system)
     who = None if character is None else character_for(seat=seat, character_id=character)
@@ -196,22 +205,25 @@ def reveal_roll(*, seat: Seat, seq: int, uow: UnitOfWork | None = None) -> Event
     with change(uow) as uow:
         locked = GameSession.objects.select_for_update().get(pk=seat.session_id)
         if locked.status != SessionStatus.LIVE:
-            raise conflict(f"the session is {locked.status}: nothing at the table changes now")
+            raise conflict(
+                _("the session is %(status)s: nothing at the table changes now")
+                % {"status": status_word(locked.status)}
+            )
         original = Event.objects.filter(session_id=seat.session_id, seq=seq, kind="roll").first()
         if original is None:
-            raise not_found(f"no roll #{seq} in this session")
+            raise not_found(_("no roll #%(seq)s in this session") % {"seq": seq})
         if original.visibility == Visibility.PUBLIC:
-            raise conflict(f"roll #{seq} is already public")
+            raise conflict(_("roll #%(seq)s is already public") % {"seq": seq})
         is_roller = original.actor_id == seat.pk
         allowed = (seat.is_gm and original.visibility in {Visibility.GM, Visibility.BLIND}) or (
             is_roller and original.visibility in {Visibility.GM, Visibility.SELF}
         )
         if not allowed:
-            raise forbidden("only the GM or the roller can reveal this roll")
+            raise forbidden(_("only the GM or the roller can reveal this roll"))
         if Event.objects.filter(
             session_id=seat.session_id, kind="roll.reveal", data__seq=seq
         ).exists():
-            raise conflict(f"roll #{seq} was already revealed")
+            raise conflict(_("roll #%(seq)s was already revealed") % {"seq": seq})
         # What follows about a revealed roll (dice used on it, its result) is public too.
         OpenRoll.objects.filter(session_id=seat.session_id, seq=seq).update(
             visibility=Visibility.PUBLIC

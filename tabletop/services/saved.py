@@ -8,6 +8,7 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import Max
+from django.utils.translation import gettext as _
 
 from rules.engines import RuleError, get_system, system_ids
 
@@ -54,12 +55,12 @@ def _summary(roll: SavedRoll) -> dict[str, Any]:
 def _checked(*, seat: Seat, label: Any, system: Any, request: Any) -> tuple[str, str, dict]:
     label = clean_label(label)
     if not label:
-        raise invalid("name the roll, like Longsword attack", field="label")
+        raise invalid(_("name the roll, like Longsword attack"), field="label")
     table = seat.session.campaign.system
     if system in (None, ""):
         system = table
     if system not in (table, "generic") or system not in system_ids():
-        raise invalid(f"one of {table!r} or 'generic'", field="system")
+        raise invalid(_("one of %(table)s or 'generic'") % {"table": repr(table)}, field="system")
     try:
         request = get_system(system).normalise(request)
     except RuleError as exc:
@@ -73,7 +74,7 @@ def save_roll(*, seat: Seat, character_id: Any, label: Any, system: Any, request
     owner: dict[str, Any]
     if character_id is None:
         if not _seat_keeps(seat):
-            raise invalid("pick the character who rolls it", field="character")
+            raise invalid(_("pick the character who rolls it"), field="character")
         owner = {"seat": seat}
     else:
         owner = {"character": character_for(seat=seat, character_id=character_id)}
@@ -81,8 +82,12 @@ def save_roll(*, seat: Seat, character_id: Any, label: Any, system: Any, request
     with transaction.atomic():
         rolls = SavedRoll.objects.select_for_update().filter(**owner)
         if rolls.count() >= MAX_PER_CHARACTER:
-            who = "a character" if "character" in owner else "a seat"
-            raise invalid(f"at most {MAX_PER_CHARACTER} saved rolls {who}", field="label")
+            most = (
+                _("at most %(count)s saved rolls a character")
+                if "character" in owner
+                else _("at most %(count)s saved rolls a seat")
+            )
+            raise invalid(most % {"count": MAX_PER_CHARACTER}, field="label")
         last = rolls.aggregate(last=Max("position"))["last"]
         return SavedRoll.objects.create(
             **owner,
@@ -95,16 +100,16 @@ def save_roll(*, seat: Seat, character_id: Any, label: Any, system: Any, request
 
 def _own(*, seat: Seat, roll_id: Any) -> SavedRoll:
     if isinstance(roll_id, bool) or not isinstance(roll_id, int):
-        raise invalid("expected a saved roll's id", field="id")
+        raise invalid(_("expected a saved roll's id"), field="id")
     roll = SavedRoll.objects.select_related("character").filter(pk=roll_id).first()
     if roll is not None and roll.seat_id is not None:
         if roll.seat_id != seat.pk:
-            raise not_found("no such saved roll")
+            raise not_found(_("no such saved roll"))
         return roll
     if roll is None or roll.character is None:
-        raise not_found("no such saved roll")
+        raise not_found(_("no such saved roll"))
     if roll.character.campaign_id != seat.session.campaign_id:
-        raise not_found("no such saved roll")
+        raise not_found(_("no such saved roll"))
     character_for(seat=seat, character_id=roll.character_id)  # refuses another's character
     return roll
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from ..models import Character, Event, GameSession, Player, Seat, SeatRole, SessionStatus
 from ..models.sessions import carried_token_hash, hash_token
@@ -36,7 +37,7 @@ class Joined:
 
 def _clean_name(name: Any) -> str:
     if isinstance(name, str) and "\x00" in name:
-        raise invalid("may not contain NUL characters", field="name")
+        raise invalid(_("may not contain NUL characters"), field="name")
     return clean_name(name)
 
 
@@ -51,20 +52,20 @@ def join_session(
     """Sit a player down. A logged-in user keeps one seat per session; anyone else gets a new
     seat and a secret token (shown once, stored only as a hash)."""
     if session.status == SessionStatus.ENDED:
-        raise conflict("this session has ended")
+        raise conflict(_("this session has ended"))
     name = _clean_name(name)
     character = _character_for(session=session, character_id=character_id, user=user)
     if user is not None and user.is_authenticated:
         existing = Seat.objects.filter(session=session, user=user).first()
         if existing is not None and existing.removed_at is not None:
-            raise forbidden("the GM removed you from this table")
+            raise forbidden(_("the GM removed you from this table"))
         if existing is not None:
             return Joined(seat=existing, token=None, created=False)
         if session.campaign.gm_id == user.pk:
             return Joined(seat=gm_seat(session=session, user=user), token=None, created=False)
         player = Player.objects.filter(campaign_id=session.campaign_id, user=user).first()
         if player is not None and player.removed_at is not None:
-            raise forbidden("the GM removed you from this campaign's table")
+            raise forbidden(_("the GM removed you from this campaign's table"))
         if player is not None:
             carried = carry_seat(session=session, player=player)
             if carried is not None:
@@ -73,11 +74,16 @@ def join_session(
     signed_in = user if user is not None and user.is_authenticated else None
     with change(uow) as uow:
         if Seat.objects.filter(session=session, role=SeatRole.PLAYER).count() >= MAX_PLAYERS:
-            raise conflict(f"this table is full ({MAX_PLAYERS} players)")
+            raise conflict(
+                _("this table is full (%(max_players)s players)") % {"max_players": MAX_PLAYERS}
+            )
         # The campaign's players each get a seat at every session: they are the table's bound.
         players = Player.objects.filter(campaign_id=session.campaign_id, removed_at__isnull=True)
         if players.count() >= MAX_PLAYERS:
-            raise conflict(f"this campaign's table is full ({MAX_PLAYERS} players)")
+            raise conflict(
+                _("this campaign's table is full (%(max_players)s players)")
+                % {"max_players": MAX_PLAYERS}
+            )
         at_table = Seat.objects.filter(session=session, removed_at__isnull=True)
         # The campaign's players keep their names for the sessions they have not opened yet.
         check_player_name(
@@ -123,16 +129,22 @@ def _character_for(*, session: GameSession, character_id: Any, user: Visitor) ->
     try:
         character_id = int(character_id)
     except (TypeError, ValueError):
-        raise invalid("expected a character id", field="character") from None
+        raise invalid(_("expected a character id"), field="character") from None
     character = Character.objects.filter(pk=character_id, campaign_id=session.campaign_id).first()
     if character is None:
-        raise invalid("no such character in this campaign", field="character")
+        raise invalid(_("no such character in this campaign"), field="character")
     if character.owner_id is not None and (user is None or character.owner_id != user.pk):
-        raise forbidden(f"{character.name} belongs to another player")
+        raise forbidden(
+            _("%(character)s belongs to another player") % {"character": character.name}
+        )
     if Seat.objects.filter(session=session, characters=character).exists():
-        raise conflict(f"{character.name} already has a seat at this table")
+        raise conflict(
+            _("%(character)s already has a seat at this table") % {"character": character.name}
+        )
     if character.players.filter(removed_at__isnull=True).exists():
-        raise conflict(f"{character.name} is already played in this campaign")
+        raise conflict(
+            _("%(character)s is already played in this campaign") % {"character": character.name}
+        )
     return character
 
 
@@ -222,9 +234,9 @@ def seat_gm(*, session: GameSession) -> Seat:
 def gm_seat(*, session: GameSession, user: Visitor) -> Seat:
     """The GM's seat, made on first use. Only the campaign's GM (or a superuser) gets it."""
     if not (user is not None and user.is_authenticated):
-        raise forbidden("log in as the GM")
+        raise forbidden(_("log in as the GM"))
     if session.campaign.gm_id != user.pk and not user.is_superuser:
-        raise forbidden("only this campaign's GM runs this table")
+        raise forbidden(_("only this campaign's GM runs this table"))
     return seat_gm(session=session)
 
 
@@ -264,18 +276,18 @@ def remove_seat(*, by_seat_id: int, seat_id: int, uow: UnitOfWork | None = None)
     with change(uow) as uow:
         gm = Seat.objects.select_related("session").get(pk=by_seat_id)
         if not gm.is_gm:
-            raise forbidden("only the GM removes seats")
+            raise forbidden(_("only the GM removes seats"))
         if gm.session.status == SessionStatus.ENDED:
-            raise conflict("this session has ended")
+            raise conflict(_("this session has ended"))
         seat = (
             Seat.objects.select_for_update()
             .filter(pk=seat_id, session_id=gm.session_id, removed_at__isnull=True)
             .first()
         )
         if seat is None:
-            raise invalid("no such seat at this table", field="seat")
+            raise invalid(_("no such seat at this table"), field="seat")
         if seat.is_gm:
-            raise invalid("the GM's own seat stays", field="seat")
+            raise invalid(_("the GM's own seat stays"), field="seat")
         seat.removed_at = timezone.now()
         seat.token_hash = None
         seat.sockets = 0

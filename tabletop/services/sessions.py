@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from rules.engines.fair import commitment, new_server_seed
 
-from ..models import Campaign, GameSession, Seat, SessionStatus
+from ..models import Campaign, GameSession, Seat, SessionStatus, status_word
 from ..systems.registry import table_system
 from . import Visitor
 from .errors import conflict, forbidden, invalid
@@ -21,16 +22,16 @@ from .withheld import withheld_counts
 def check_runs_campaign(*, user: Visitor, campaign: Campaign) -> User:
     """The campaign's GM (or a superuser), logged in; anyone else is refused."""
     if user is None or isinstance(user, AnonymousUser) or not user.is_authenticated:
-        raise forbidden("log in as this campaign's GM")
+        raise forbidden(_("log in as this campaign's GM"))
     if campaign.gm_id != user.pk and not user.is_superuser:
-        raise forbidden("only this campaign's GM may do that")
+        raise forbidden(_("only this campaign's GM may do that"))
     return user
 
 
 def create_session(*, campaign: Campaign, title: str) -> GameSession:
     title = title.strip()
     if not title:
-        raise invalid("a session needs a title", field="title")
+        raise invalid(_("a session needs a title"), field="title")
     return GameSession.objects.create(campaign=campaign, title=title[:120])
 
 
@@ -43,9 +44,9 @@ def start_session(
             GameSession.objects.select_for_update().select_related("campaign").get(pk=session_id)
         )
         if session.status == SessionStatus.LIVE:
-            raise conflict("the session is already live")
+            raise conflict(_("the session is already live"))
         if session.status == SessionStatus.ENDED:
-            raise conflict("an ended session cannot start again")
+            raise conflict(_("an ended session cannot start again"))
         by = by or seat_gm(session=session)
         seed = new_server_seed()
         session.server_seed = seed
@@ -77,7 +78,10 @@ def end_session(
             GameSession.objects.select_for_update().select_related("campaign").get(pk=session_id)
         )
         if session.status != SessionStatus.LIVE:
-            raise conflict(f"only a live session can end; this one is {session.status}")
+            raise conflict(
+                _("only a live session can end; this one is %(status)s")
+                % {"status": status_word(session.status)}
+            )
         by = by or seat_gm(session=session)
         session.status = SessionStatus.ENDED
         session.ended_at = timezone.now()

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext as _
+
 from rules.engines import RuleError, get_system
 
 from ..models import Campaign, Character, GameSession, Seat, SessionStatus
@@ -45,10 +47,10 @@ def _tell_quick_rolls(character: Character) -> None:
 def update_settings(*, seat: Seat, settings: Any) -> Campaign:
     """The GM changes the campaign's settings."""
     if not seat.is_gm:
-        raise forbidden("only the GM changes the campaign's settings")
+        raise forbidden(_("only the GM changes the campaign's settings"))
     campaign = seat.session.campaign
     if not isinstance(settings, dict):
-        raise invalid("expected an object of settings", field="settings")
+        raise invalid(_("expected an object of settings"), field="settings")
     try:
         checked = get_system(campaign.system).validate_settings(settings)
     except RuleError as exc:

@@ -9,6 +9,7 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from ..models import GameSession, WatchLink
 from ..selectors.events import Viewer
@@ -36,13 +37,16 @@ def link_group(link_id: int) -> str:
 def create_watch_link(*, session: GameSession, user: Visitor, label: Any = "") -> WatchLink:
     gm = check_runs_campaign(user=user, campaign=session.campaign)
     if not isinstance(label, str):
-        raise invalid("text", field="label")
+        raise invalid(_("text"), field="label")
     label = label.strip()
     if len(label) > 80:
-        raise invalid("at most 80 characters", field="label")
+        raise invalid(_("at most 80 characters"), field="label")
     active = WatchLink.objects.filter(session=session, revoked_at__isnull=True).count()
     if active >= MAX_LINKS:
-        raise conflict(f"a session has at most {MAX_LINKS} watch links: revoke one first")
+        raise conflict(
+            _("a session has at most %(max_links)s watch links: revoke one first")
+            % {"max_links": MAX_LINKS}
+        )
     return WatchLink.objects.create(session=session, label=label, created_by=gm)
 
 
@@ -50,11 +54,11 @@ def revoke_watch_link(*, session: GameSession, user: Visitor, link_id: Any) -> W
     """Revoke a link: its pages stop answering and its open sockets are closed."""
     check_runs_campaign(user=user, campaign=session.campaign)
     if isinstance(link_id, bool) or not isinstance(link_id, int):
-        raise invalid("expected a link's id", field="link")
+        raise invalid(_("expected a link's id"), field="link")
     with transaction.atomic():
         link = WatchLink.objects.select_for_update().filter(pk=link_id, session=session).first()
         if link is None:
-            raise not_found(f"no watch link {link_id} in this session")
+            raise not_found(_("no watch link %(link_id)s in this session") % {"link_id": link_id})
         if link.revoked_at is None:
             link.revoked_at = timezone.now()
             link.save(update_fields=["revoked_at"])

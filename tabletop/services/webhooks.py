@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from ..limits import Buckets
 from ..models import Campaign, DeliveryStatus, Webhook, WebhookDelivery
@@ -39,21 +40,28 @@ _adds = Buckets(ADDS_PER_MINUTE / 60, ADDS_PER_MINUTE)
 def add_webhook(*, campaign: Campaign, user: Visitor, url: Any) -> Webhook:
     check_runs_campaign(user=user, campaign=campaign)
     if not isinstance(url, str) or not url.strip():
-        raise invalid("the address chat gave you for an incoming webhook", field="url")
+        raise invalid(_("the address chat gave you for an incoming webhook"), field="url")
     try:
         target = parse(url.strip())
     except AddressRefused as exc:
         raise invalid(exc.reason, field="url") from None
     hooks = Webhook.objects.filter(campaign=campaign)
     if hooks.count() >= MAX_HOOKS:
-        raise invalid(f"a campaign has at most {MAX_HOOKS} webhooks: remove one first", field="url")
+        raise invalid(
+            _("a campaign has at most %(max_hooks)s webhooks: remove one first")
+            % {"max_hooks": MAX_HOOKS},
+            field="url",
+        )
     if hooks.filter(url=target.url).exists():
-        raise invalid("this campaign already posts to that address", field="url")
+        raise invalid(_("this campaign already posts to that address"), field="url")
     if target.ip is None and not _adds(campaign.pk).take():
         raise ServiceError(
             "rate-limited",
-            f"a campaign's webhooks can be added {ADDS_PER_MINUTE} times a minute: wait a "
-            "minute and try again",
+            _(
+                "a campaign's webhooks can be added %(count)d times a minute: wait a "
+                "minute and try again"
+            )
+            % {"count": ADDS_PER_MINUTE},
             field="url",
         )
     try:
@@ -61,7 +69,7 @@ def add_webhook(*, campaign: Campaign, user: Visitor, url: Any) -> Webhook:
     except AddressRefused as exc:
         raise invalid(exc.reason, field="url") from None
     except NameNotFound:
-        raise invalid("no such name was found: check the address", field="url") from None
+        raise invalid(_("no such name was found: check the address"), field="url") from None
     with transaction.atomic():
         hook = Webhook.objects.create(campaign=campaign, url=target.url)
         start_cursors(hook)
@@ -70,9 +78,9 @@ def add_webhook(*, campaign: Campaign, user: Visitor, url: Any) -> Webhook:
 
 def remove_webhook(*, campaign: Campaign, user: Visitor, hook_id: Any) -> None:
     check_runs_campaign(user=user, campaign=campaign)
-    deleted, _ = Webhook.objects.filter(pk=hook_id, campaign=campaign).delete()
+    deleted = Webhook.objects.filter(pk=hook_id, campaign=campaign).delete()[0]
     if not deleted:
-        raise not_found(f"no webhook {hook_id} in this campaign")
+        raise not_found(_("no webhook %(hook_id)s in this campaign") % {"hook_id": hook_id})
 
 
 def renew_webhook_secret(*, campaign: Campaign, user: Visitor, hook_id: Any) -> Webhook:
@@ -81,7 +89,7 @@ def renew_webhook_secret(*, campaign: Campaign, user: Visitor, hook_id: Any) -> 
     check_runs_campaign(user=user, campaign=campaign)
     hook = Webhook.objects.filter(pk=hook_id, campaign=campaign).first()
     if hook is None:
-        raise not_found(f"no webhook {hook_id} in this campaign")
+        raise not_found(_("no webhook %(hook_id)s in this campaign") % {"hook_id": hook_id})
     hook.secret = new_webhook_secret()
     hook.save(update_fields=["secret"])
     return hook

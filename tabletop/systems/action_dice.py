@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import Q
+from django.utils.translation import gettext as _
 
 from rules.engines import GameSystem
 from rules.engines import action_dice as rules
@@ -91,7 +92,7 @@ def _new_round(uow: UnitOfWork, session: GameSession, state: dict[str, Any], *, 
 def _text(value: Any, field: str) -> str:
     text = " ".join(str(value or "").split())
     if not text:
-        raise invalid("name it", field=field)
+        raise invalid(_("name it"), field=field)
     return text
 
 
@@ -203,10 +204,13 @@ class ActionDiceTable(TableSystem):
         order.sort(key=lambda s: s.label == "")  # the restricted stack first
         name = character.name
         if not stacks.exists():
-            raise conflict(f"{name} has no action dice this round")
+            raise conflict(_("%(name)s has no action dice this round") % {"name": name})
         if sum(s.remaining for s in order) < count:
             left = sum(s.remaining for s in order)
-            raise conflict(f"{name} has only {left} action dice left this round for this roll")
+            raise conflict(
+                _("%(name)s has only %(left)s action dice left this round for this roll")
+                % {"name": name, "left": left}
+            )
         need, taken = count, []
         for stack in order:
             n = min(need, stack.remaining)
@@ -214,7 +218,9 @@ class ActionDiceTable(TableSystem):
                 need -= n
                 taken.append(stack.pk)
         if need:
-            raise conflict(f"{name}'s action dice changed meanwhile; try again")
+            raise conflict(
+                _("%(name)s's action dice changed meanwhile; try again") % {"name": name}
+            )
         roll_change(
             ctx,
             data={

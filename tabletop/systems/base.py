@@ -10,9 +10,11 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from django.utils.translation import gettext as _
+
 from rules.engines.schema import Field
 
-from ..models import Character, Event, GameSession, Seat, SessionStatus
+from ..models import Character, Event, GameSession, Seat, SessionStatus, status_word
 from ..protocol import events as ev
 from ..protocol.commands import ID, Command
 from ..selectors.events import Viewer, can_see
@@ -65,14 +67,17 @@ def live_seq(*, session_id: int) -> int:
     passes here cannot land after the session's end: once ended, nothing changes."""
     taken = take_seq(session_id=session_id)
     if taken.status != SessionStatus.LIVE:
-        raise conflict(f"the session is {taken.status}: nothing at the table changes now")
+        raise conflict(
+            _("the session is %(status)s: nothing at the table changes now")
+            % {"status": status_word(taken.status)}
+        )
     return taken.seq
 
 
 def gm_session(seat: Seat) -> tuple[GameSession, int]:
     """For the GM's table tools: the session, live and locked, and the seq of the change."""
     if not seat.is_gm:
-        raise forbidden("only the GM does that")
+        raise forbidden(_("only the GM does that"))
     seq = live_seq(session_id=seat.session_id)
     session = GameSession.objects.select_related("campaign").get(pk=seat.session_id)
     return session, seq
@@ -85,7 +90,7 @@ def save_table_state(session: GameSession, state: dict[str, Any]) -> None:
 
 def need_character(ctx: RollContext, what: str) -> Character:
     if ctx.character is None:
-        raise invalid(f"choose the character who {what}", field="character")
+        raise invalid(_("choose the character who %(what)s") % {"what": what}, field="character")
     return ctx.character
 
 
@@ -100,12 +105,15 @@ def whose_roll(ctx: RollContext) -> Character:
             ctx.character = mine[0]
             return mine[0]
         if mine:
-            raise invalid("name the character who rolls: you play more than one", field="character")
+            raise invalid(
+                _("name the character who rolls: you play more than one"), field="character"
+            )
         raise invalid(
-            "every roll at this table is a character's: sit down with one", field="character"
+            _("every roll at this table is a character's: sit down with one"), field="character"
         )
     raise invalid(
-        "name the character who rolls: every roll at this table is a character's", field="character"
+        _("name the character who rolls: every roll at this table is a character's"),
+        field="character",
     )
 
 
@@ -368,7 +376,7 @@ class ResourceUse:
 
 def _their_roll(seat: Seat, character: Character, seq: int | None) -> Event:
     if seq is None:
-        raise invalid("which roll (its seq) this is for", field="roll")
+        raise invalid(_("which roll (its seq) this is for"), field="roll")
     roll = (
         Event.objects.select_for_update()
         .filter(session_id=seat.session_id, seq=seq, kind="roll")
@@ -378,9 +386,12 @@ def _their_roll(seat: Seat, character: Character, seq: int | None) -> Event:
     if roll is None or not can_see(
         visibility=roll.visibility, actor_seat_id=roll.actor_id, viewer=viewer
     ):
-        raise not_found(f"no roll #{seq} of yours in this session")
+        raise not_found(_("no roll #%(seq)s of yours in this session") % {"seq": seq})
     if (roll.data.get("character") or {}).get("id") != character.pk:
-        raise invalid(f"roll #{seq} is not {character.name}'s", field="roll")
+        raise invalid(
+            _("roll #%(seq)s is not %(character)s's") % {"seq": seq, "character": character.name},
+            field="roll",
+        )
     return roll
 
 
@@ -402,7 +413,7 @@ def use_resource(
 ) -> Event:
     """Spend a resource on a table action (survive, +1 success, avoid a costly success...)."""
     if use not in uses:
-        raise invalid(f"one of {sorted(uses)}", field="use")
+        raise invalid(_("one of %(uses)s") % {"uses": sorted(uses)}, field="use")
     rule = uses[use]
     seat = seat_of(seat_id)
     with change(uow) as uow:
@@ -462,9 +473,9 @@ def award_resource(
     back (a correction), never below zero."""
     seat = seat_of(seat_id)
     if not seat.is_gm:
-        raise forbidden("only the GM awards")
+        raise forbidden(_("only the GM awards"))
     if amount == 0:
-        raise invalid("a whole number from -1000 to 1000, not 0", field="amount")
+        raise invalid(_("a whole number from -1000 to 1000, not 0"), field="amount")
     with change(uow) as uow:
         seq = live_seq(session_id=seat.session_id)
         who = character_for(seat=seat, character_id=character)

@@ -9,6 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+
 from rules.engines.schema import Field
 
 from ..models import Event, GameSession
@@ -204,8 +207,14 @@ def _staged(ctx: RollContext, request: dict[str, Any]) -> dict[str, Any]:
     if taken >= declared and not defense:
         raise ServiceError(
             "conflict",
-            f"{who.name} declared {declared} action{'s' * (declared > 1)} this round and has "
-            "taken them: only a dodge or other defense may be rolled now",
+            ngettext(
+                "%(name)s declared %(count)s action this round and has taken them: only a dodge "
+                "or other defense may be rolled now",
+                "%(name)s declared %(count)s actions this round and has taken them: only a dodge "
+                "or other defense may be rolled now",
+                declared,
+            )
+            % {"name": who.name, "count": declared},
             field="defense",
         )
     actions = max(declared, taken + 1)
@@ -245,11 +254,14 @@ def declare_actions(
         state = dict(session.table_state or {})
         round_ = int(state.get("round") or 0)
         if not round_:
-            raise conflict("actions are declared for a round: the GM has not started one")
+            raise conflict(_("actions are declared for a round: the GM has not started one"))
         if _declared(state, who.pk):
             raise conflict(
-                f"{who.name} declared {_declared(state, who.pk)} actions for round {round_}: "
-                "the declaration stands until the next round"
+                _(
+                    "%(name)s declared %(count)s actions for round %(round)s: the declaration "
+                    "stands until the next round"
+                )
+                % {"name": who.name, "count": _declared(state, who.pk), "round": round_}
             )
         state["declared"] = {**(state.get("declared") or {}), str(who.pk): actions}
         save_table_state(session, state)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from django.db.models import F
+from django.utils.translation import gettext as _
 
 from rules.engines import discordian as rules
 from rules.engines.schema import Field
@@ -116,11 +117,14 @@ class Sheet:
             )
         )
         if not fits:
-            raise invalid(f"{self.name} rolls {self.allowed()}", field=f"{field}.pool")
+            raise invalid(
+                _("%(name)s rolls %(allowed)s") % {"name": self.name, "allowed": self.allowed()},
+                field=f"{field}.pool",
+            )
         if side.get("infinite_fives") and not self.infinite_fives:
             raise invalid(
-                f"{self.name} has no ability that applies the Law of Infinite Fives (see the "
-                "sheet)",
+                _("%(name)s has no ability that applies the Law of Infinite Fives (see the sheet)")
+                % {"name": self.name},
                 field=f"{field}.infinite_fives",
             )
         return {**side, "luck_die": self.luck_die}
@@ -148,7 +152,10 @@ def _can_protect(character: Character, asked: int) -> None:
     hold enough Instant Karma to cover what is asked."""
     held = _held(character, "instant_karma")
     if held < asked:
-        raise conflict(f"{character.name} has only {held} Instant Karma to protect {asked} dice")
+        raise conflict(
+            _("%(character)s has only %(held)s Instant Karma to protect %(asked)s dice")
+            % {"character": character.name, "held": held, "asked": asked}
+        )
 
 
 def _opponent(ctx: RollContext, request: dict[str, Any]) -> Character | None:
@@ -158,12 +165,12 @@ def _opponent(ctx: RollContext, request: dict[str, Any]) -> Character | None:
     if chosen is None:
         return None
     if request.get("opponent") is None:
-        raise invalid("only a PvP roll (with an opponent) has one", field="opponent_character")
+        raise invalid(_("only a PvP roll (with an opponent) has one"), field="opponent_character")
     them = Character.objects.filter(pk=chosen, campaign_id=ctx.session.campaign_id).first()
     if them is None:
-        raise invalid("no such character at this table", field="opponent_character")
+        raise invalid(_("no such character at this table"), field="opponent_character")
     if ctx.character is not None and them.pk == ctx.character.pk:
-        raise invalid("a character does not roll against itself", field="opponent_character")
+        raise invalid(_("a character does not roll against itself"), field="opponent_character")
     return them
 
 
@@ -288,13 +295,13 @@ class DiscordianTable(TableSystem):
         if against.get("protect"):
             if opponent is None:
                 raise invalid(
-                    "name the opponent's character: its protection costs its Instant Karma",
+                    _("name the opponent's character: its protection costs its Instant Karma"),
                     field="opponent_character",
                 )
             if not ctx.seat.is_gm and not ctx.seat.characters.filter(pk=opponent.pk).exists():
                 raise forbidden(
-                    f"{opponent.name}'s Instant Karma is for {opponent.name}'s player or the GM "
-                    "to spend"
+                    _("%(name)s's Instant Karma is for %(name)s's player or the GM to spend")
+                    % {"name": opponent.name}
                 )
             _can_protect(opponent, against["protect"])
         if luck_dice:
@@ -330,10 +337,13 @@ def _with_bonus_dice(ctx: RollContext, character: Character, request: dict[str, 
     stacks = _bonus_stacks(ctx.session, character)
     if not stacks:
         return request
-    dice = [f"d{stack.sides}" for stack in stacks for _ in range(stack.remaining)]
+    dice = [f"d{stack.sides}" for stack in stacks for _die in range(stack.remaining)]
     for stack in stacks:
         if not take_dice(ctx.uow, pool_id=stack.pk, count=stack.remaining):
-            raise conflict(f"{character.name}'s bonus dice changed meanwhile; try again")
+            raise conflict(
+                _("%(character)s's bonus dice changed meanwhile; try again")
+                % {"character": character.name}
+            )
     roll_change(
         ctx,
         data={
@@ -430,9 +440,10 @@ def roll_discord_die(
         if away:
             raise conflict(away)
         if current.get("scene") == scene and (mode == "scene" or current.get("round") == round_):
-            unit = "scene" if mode == "scene" else "round"
             raise conflict(
-                f"the Discord Die is rolled once a {unit}: start a new {unit} to roll again"
+                _("the Discord Die is rolled once a scene: start a new scene to roll again")
+                if mode == "scene"
+                else _("the Discord Die is rolled once a round: start a new round to roll again")
             )
         rolled = _rolled(session, state, seq=seq, client_seed=client_seed)
         save_table_state(session, state)
@@ -492,14 +503,14 @@ def award_bonus_dice(
     role-playing"): they join that character's next roll."""
     seat = seat_of(seat_id)
     if not dice:
-        raise invalid("name at least one die", field="dice")
+        raise invalid(_("name at least one die"), field="dice")
     with change(uow) as uow:
         session, seq = gm_session(seat)
         who = character_for(seat=seat, character_id=character)
         holder = _holder(session, who)
         changed = []
         for die, count in sorted(Counter(dice).items()):
-            stack, _ = Pool.objects.get_or_create(
+            stack, _made = Pool.objects.get_or_create(
                 session=session,
                 seat=holder,
                 character=who,
@@ -524,7 +535,7 @@ def take_back_bonus_dice(*, seat_id: int, character: int, uow: UnitOfWork | None
         who = character_for(seat=seat, character_id=character)
         stacks = _bonus_stacks(session, who)
         if not stacks:
-            raise conflict(f"{who.name} has no bonus dice waiting")
+            raise conflict(_("%(name)s has no bonus dice waiting") % {"name": who.name})
         count = 0
         for stack in stacks:
             if take_dice(uow, pool_id=stack.pk, count=stack.remaining):
@@ -551,19 +562,19 @@ def _bonus_event(
 
 def _successful(roll: Event) -> None:
     if roll.data.get("outcome") != "success":
-        raise conflict("+1 success is only for a successful roll")
+        raise conflict(_("+1 success is only for a successful roll"))
 
 
 def _costly(roll: Event) -> None:
     if "costly" not in roll.data.get("flags", []):
-        raise conflict(f"roll #{roll.seq} is not a costly success")
+        raise conflict(_("roll #%(seq)s is not a costly success") % {"seq": roll.seq})
     if Event.objects.filter(
         session_id=roll.session_id,
         kind="pool",
         data__roll=roll.seq,
         data__use__in=list(AVOID),
     ).exists():
-        raise conflict(f"roll #{roll.seq}'s costly success is already avoided")
+        raise conflict(_("roll #%(seq)s's costly success is already avoided") % {"seq": roll.seq})
 
 
 def _extra_successes(roll: Event, amount: int) -> dict[str, Any]:

@@ -116,7 +116,8 @@ class TableSystem:
 _PLAIN = TableSystem()
 _SYSTEMS: dict[str, TableSystem] = {}
 _COMMANDS: dict[str, dict[str, Command]] = {}
-SEAM_MODULES = frozenset({"base", "registry"})
+# Modules of this package that are no system ("texts" lists the systems' words for translation).
+SEAM_MODULES = frozenset({"base", "registry", "texts"})
 
 
 def register(table: TableSystem, commands: tuple[Command, ...]) -> None:

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from django.db.models import F
+from django.utils.translation import gettext as _
 
 from rules.engines.schema import Field
 
@@ -150,8 +151,12 @@ class RollAndKeepTable(TableSystem):
             if seen_by(ctx.seat, mark):
                 raise ServiceError(
                     "conflict",
-                    f"{ctx.character.name} botched {mark.data['what']!r} (roll "
-                    f"#{mark.data['roll']}): that action cannot be repeated",
+                    _("%(name)s botched %(what)s (roll #%(roll)s): that action cannot be repeated")
+                    % {
+                        "name": ctx.character.name,
+                        "what": repr(mark.data["what"]),
+                        "roll": mark.data["roll"],
+                    },
                     field="label",
                 )
         return request
@@ -169,14 +174,16 @@ class RollAndKeepTable(TableSystem):
             return
         action = ExtendedAction.objects.filter(pk=action_id, session=ctx.session).first()
         if action is None:
-            raise invalid("no such extended action at this table", field="extended")
+            raise invalid(_("no such extended action at this table"), field="extended")
         rolled = max(0, roll.data.get("successes") or 0)
         short = action.each is not None and rolled < action.each
         gained = 0 if short else rolled
         if not ExtendedAction.objects.filter(pk=action.pk, is_open=True).update(
             progress=F("progress") + gained
         ):
-            raise conflict(f"the extended action {action.label!r} is closed")
+            raise conflict(
+                _("the extended action %(label)s is closed") % {"label": repr(action.label)}
+            )
         action.refresh_from_db()
         completed = action.progress >= action.target
         if completed:
@@ -239,9 +246,11 @@ def open_extended(
     """The GM opens an extended action: ``target`` successes in all, and, if the GM says so,
     at least ``each`` in every round of rolling (a roll short of it adds nothing)."""
     if not label.strip():
-        raise invalid("a name of 1 to 120 characters", field="label")
+        raise invalid(_("a name of 1 to 120 characters"), field="label")
     if each is not None and each > target:
-        raise invalid(f"at most the {target} successes needed in all", field="each")
+        raise invalid(
+            _("at most the %(target)s successes needed in all") % {"target": target}, field="each"
+        )
     seat = seat_of(seat_id)
     with change(uow) as uow:
         session, seq = gm_session(seat)
@@ -267,9 +276,9 @@ def close_extended(*, seat_id: int, extended: int, uow: UnitOfWork | None = None
         session, seq = gm_session(seat)
         action = ExtendedAction.objects.filter(pk=extended, session=session).first()
         if action is None:
-            raise invalid("no such extended action at this table", field="extended")
+            raise invalid(_("no such extended action at this table"), field="extended")
         if not ExtendedAction.objects.filter(pk=action.pk, is_open=True).update(is_open=False):
-            raise conflict(f"{action.label!r} is already closed")
+            raise conflict(_("%(label)s is already closed") % {"label": repr(action.label)})
         action.is_open = False
         return seat_change(
             uow,

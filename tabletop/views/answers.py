@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpRequest, JsonResponse
+from django.utils.translation import gettext as _
 
 from ..protocol.commands import parse_json
 from ..services.errors import ServiceError, invalid
@@ -29,18 +30,21 @@ def json_object(request: HttpRequest, *, max_bytes: int | None = None) -> dict[s
     """The JSON object a request's body holds; ServiceError ``invalid`` for anything else, or
     for a body over ``max_bytes`` (refused from its length, before it is read)."""
     if request.content_type != "application/json":
-        raise invalid("send JSON (Content-Type: application/json)")
+        raise invalid(_("send JSON (Content-Type: application/json)"))
     if max_bytes is not None:
         try:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
             length = 0
         if length > max_bytes or (not length and len(request.body) > max_bytes):
-            raise invalid(f"the body is {length:,} bytes; at most {max_bytes:,} are read here")
+            raise invalid(
+                _("the body is %(length)s bytes; at most %(max_bytes)s are read here")
+                % {"length": format(length, ","), "max_bytes": format(max_bytes, ",")}
+            )
     try:
         body = parse_json(request.body or b"{}")
     except ValueError:
-        raise invalid("the body is not JSON") from None
+        raise invalid(_("the body is not JSON")) from None
     if not isinstance(body, dict):
-        raise invalid("expected a JSON object")
+        raise invalid(_("expected a JSON object"))
     return body

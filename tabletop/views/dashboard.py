@@ -9,6 +9,7 @@ from django.template.loader import select_template
 
 from rules.engines import get_system
 
+from ..language import translated_schema
 from ..models import GameSession
 from ..selectors.campaign_link import campaign_link
 from ..selectors.room import fairness, seat_summary, session_summary
@@ -29,7 +30,7 @@ def dashboard(request: HttpRequest, session_id: int) -> HttpResponse:
     invite = request.build_absolute_uri(f"/play/{session.invite_code}/")
     lasting = request.build_absolute_uri(campaign_link(session.campaign))
     system = get_system(session.campaign.system)
-    schema = system.schema()
+    schema = translated_schema(system.schema())
     awardable = set(resource_names(system.id))
     page = {
         "session": session_summary(session),

@@ -22,6 +22,7 @@ from django.conf import settings
 from django.core.handlers.asgi import ASGIRequest
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from ..limits import Buckets, Slots
@@ -71,8 +72,12 @@ def _configure() -> None:
 def _too_many(wait: float, whose: str, per_minute: float) -> HttpResponse:
     seconds = max(1, math.ceil(wait))
     response = HttpResponse(
-        f"Too many downloads of this record: {whose} may download {per_minute:g} a minute. "
-        f"Try again in {seconds} s.\n",
+        _(
+            "Too many downloads of this record: %(whose)s may download %(count)s a minute. "
+            "Try again in %(seconds)s s."
+        )
+        % {"whose": whose, "count": format(per_minute, "g"), "seconds": seconds}
+        + "\n",
         status=429,
         content_type="text/plain; charset=utf-8",
     )
@@ -85,14 +90,14 @@ def _rate_limited(viewer: Any, link: Any | None) -> HttpResponse | None:
     nothing is taken from one budget when the other refuses."""
     _configure()
     conf = settings.TABLETOP
-    checks = [(_per_viewer(viewer), "one viewer", conf["EXPORTS_PER_MINUTE"])]
+    checks = [(_per_viewer(viewer), _("one viewer"), conf["EXPORTS_PER_MINUTE"])]
     if link is not None:
-        checks.append((_per_link(link), "one watch link", conf["LINK_EXPORTS_PER_MINUTE"]))
+        checks.append((_per_link(link), _("one watch link"), conf["LINK_EXPORTS_PER_MINUTE"]))
     for bucket, whose, per_minute in checks:
         bucket.take(0)  # (brings it up to date)
         if bucket.tokens < 1:
             return _too_many((1 - bucket.tokens) / bucket.rate, whose, per_minute)
-    for bucket, _, _ in checks:
+    for bucket, _whose, _per_minute in checks:
         bucket.take()
     return None
 
@@ -237,7 +242,7 @@ def _download(request: HttpRequest, record: Record, fmt: str, viewer: str) -> Ht
     _configure()
     if not _making.try_take():
         response = HttpResponse(
-            "The server is making other records just now. Try again in a few seconds.\n",
+            _("The server is making other records just now. Try again in a few seconds.") + "\n",
             status=503,
             content_type="text/plain; charset=utf-8",
         )

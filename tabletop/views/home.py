@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from ..models import Campaign, GameSession
@@ -25,7 +26,7 @@ def join_by_code(request: HttpRequest) -> HttpResponse:
         return render(
             request,
             "tabletop/home.html",
-            {"campaigns": campaigns, "code_error": "No table has that code.", "code": code},
+            {"campaigns": campaigns, "code_error": _("No table has that code."), "code": code},
             status=404,
         )
     return redirect(f"/play/{code}/")

@@ -12,11 +12,13 @@ from django.contrib.staticfiles import finders
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.middleware.csrf import CsrfViewMiddleware
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
 from rules.engines import GameSystem, OddsTooLarge, RuleError, get_system
 
+from ..language import translated_schema
 from ..limits import Buckets
 from ..models import Character, GameSession, Player, Seat, SessionStatus
 from ..protocol.bodies import OddsQuery, join_body, odds_query
@@ -133,7 +135,7 @@ def room_context(access: Access) -> dict[str, Any]:
         "fairness": fairness(session),
         "odds_url": f"/play/{session.invite_code}/odds",
         # The player's own characters' sheets, edited as forms built from the system's schema.
-        "sheet_schema": system.schema()["sheet"],
+        "sheet_schema": translated_schema(system.schema())["sheet"],
         "sheets": [{"id": c.pk, "name": c.name, "sheet": c.sheet} for c in characters]
         if not seat.is_gm
         else [],
@@ -168,7 +170,7 @@ def room_modules(system_id: str) -> tuple[str, ...]:
 
 def request_schema(system: GameSystem) -> dict[str, Any]:
     """What the roll panel needs of a system's schema: its request fields, not its sheet."""
-    schema = system.schema()
+    schema = translated_schema(system.schema())
     return {key: schema[key] for key in ("id", "title", "summary", "outcome", "flags", "request")}
 
 
@@ -227,7 +229,9 @@ def join(request: HttpRequest, code: str) -> HttpResponse:
         if rejected is not None:
             if as_json:
                 return error_answer(
-                    ServiceError("forbidden", "a form post needs its CSRF token; send JSON instead")
+                    ServiceError(
+                        "forbidden", _("a form post needs its CSRF token; send JSON instead")
+                    )
                 )
             return rejected
         body = request.POST
@@ -242,7 +246,7 @@ def join(request: HttpRequest, code: str) -> HttpResponse:
         return _joined(request, session, existing.seat, token, as_json)
     if not _join_allowed(request):
         refused = ServiceError(
-            "rate-limited", "too many seats taken from this address; wait a minute"
+            "rate-limited", _("too many seats taken from this address; wait a minute")
         )
         if as_json:
             return error_answer(refused)
@@ -321,7 +325,9 @@ async def odds(request: HttpRequest, code: str) -> HttpResponse:
     access, table_system = found
     if not _odds_allowed(access.seat.pk):
         return error_answer(
-            ServiceError("rate-limited", "too many odds requests just now; try again in a moment")
+            ServiceError(
+                "rate-limited", _("too many odds requests just now; try again in a moment")
+            )
         )
     try:
         query = odds_query({key: request.GET.get(key) for key in request.GET})
@@ -339,7 +345,7 @@ async def odds(request: HttpRequest, code: str) -> HttpResponse:
 async def _odds_answer(query: OddsQuery, table_system: str) -> HttpResponse:
     system_id = query.system or table_system
     if system_id not in {table_system, "generic"}:
-        return error_answer(invalid("not played at this table", field="system"))
+        return error_answer(invalid(_("not played at this table"), field="system"))
     try:
         answer = await odds_for(system_id=system_id, request=query.request)
     except OddsTooLarge as exc:
@@ -357,7 +363,9 @@ async def _odds_answer(query: OddsQuery, table_system: str) -> HttpResponse:
         return error_answer(ServiceError.from_rule(exc))
     except OddsBusy:
         return error_answer(
-            ServiceError("busy", "the odds are busy for everyone just now; try again in a moment")
+            ServiceError(
+                "busy", _("the odds are busy for everyone just now; try again in a moment")
+            )
         )
     except OddsFailed as exc:
         return JsonResponse(

@@ -5,6 +5,7 @@ endpoints a bot may call (verify, export, statistics) take its seat token in the
 from __future__ import annotations
 
 from django.http import HttpRequest, JsonResponse
+from django.utils.translation import gettext as _
 
 from ..services.access import Access, resolve_access, seat_cookie_name
 
@@ -24,5 +25,5 @@ def seat_access(request: HttpRequest, code: str, *, token: bool = False) -> Acce
 def not_seated() -> JsonResponse:
     """The JSON endpoints' answer to a visitor with no seat at the table."""
     return JsonResponse(
-        {"error": {"code": "forbidden", "message": "join the table first"}}, status=403
+        {"error": {"code": "forbidden", "message": _("join the table first")}}, status=403
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from ..models import GameSession
@@ -31,7 +32,7 @@ def _forbidden(message: str) -> JsonResponse:
 def seat_stats(request: HttpRequest, code: str) -> HttpResponse:
     access = seat_access(request, code, token=True)
     if access is None:
-        return _forbidden("join the table first")
+        return _forbidden(_("join the table first"))
     return _answer(session_stats(session=access.session, viewer=viewer_for_seat(access.seat)))
 
 
@@ -40,7 +41,7 @@ def watch_stats(request: HttpRequest, code: str) -> HttpResponse:
     found = watched_session(code=code)
     if found is None:
         return JsonResponse(
-            {"error": {"code": "not-found", "message": "no such watch link (revoked?)"}},
+            {"error": {"code": "not-found", "message": _("no such watch link (revoked?)")}},
             status=404,
         )
     return _answer(session_stats(session=found[1], viewer=SPECTATOR))

@@ -7,6 +7,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import urlencode
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from ..headers import embeddable
@@ -28,7 +29,7 @@ def gone(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "tabletop/forbidden.html",
-        {"message": "This watch link does not exist or was revoked. Ask the GM for a new one."},
+        {"message": _("This watch link does not exist or was revoked. Ask the GM for a new one.")},
         status=404,
     )
 

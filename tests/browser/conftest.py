@@ -271,8 +271,14 @@ class BrowserTestCase(ChannelsLiveServerTestCase):
 
         return off_thread(run)
 
-    def open_page(self, viewport: dict | None = None, color_scheme: str = "light"):
-        context = self.browser.new_context(viewport=viewport or DESKTOP, color_scheme=color_scheme)
+    def open_page(
+        self, viewport: dict | None = None, color_scheme: str = "light", locale: str = "en-US"
+    ):
+        """A page in a browser of its own; ``locale`` is the browser's language (its
+        Accept-Language)."""
+        context = self.browser.new_context(
+            viewport=viewport or DESKTOP, color_scheme=color_scheme, locale=locale
+        )
         context.add_init_script(TRACK_SOCKETS)
         self.addCleanup(context.close)
         page = context.new_page()

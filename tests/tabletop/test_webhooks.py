@@ -364,3 +364,12 @@ def test_public_messages_are_posted_only_while_the_gm_ticks_it_and_whispers_neve
     sent = b"".join(p["body"] for p in receiver.posts)
     assert b"secret for Bo" not in sent and b"not for the channel" not in sent
     assert b"quiet again" not in sent
+
+
+def test_removing_a_webhook_the_campaign_lacks_is_refused_in_words(campaign):
+    # The count of deleted rows once took the name of gettext's ``_`` here: the refusal raised
+    # a TypeError (a 500) instead of saying what was wrong.
+    with pytest.raises(ServiceError) as refused:
+        webhooks.remove_webhook(campaign=campaign, user=campaign.gm, hook_id=999_999)
+    assert refused.value.code == "not-found"
+    assert "no webhook 999999" in refused.value.message

@@ -2,22 +2,23 @@
 // action dice left in it (restricted ones by their class or skill), defenses, and the roll options
 // that spend them (a defense against a named opponent, general defense, a group attack, the class
 // or skill a roll is for); rounds and everyone's defenses on the GM dashboard.
+import {_, fmt} from "../i18n.js";
 import {h} from "../dom.js";
 import {fill, li} from "../pools.js";
 
-const against = (d) => Object.entries(d.against_opponent || {}).map(([who, n]) => `+${n} against ${who}`);
+const against = (d) => Object.entries(d.against_opponent || {}).map(([who, n]) => fmt(_("+%(n)s against %(who)s"), {n, who}));
 
 export function room(t) {
   const roundBox = h("div", {"aria-live": "polite"});
   const defBox = h("div");
-  t.card("The round", roundBox, defBox);
-  const defense = t.field("defense", "This roll is", h("select", null, [["", "attack"], ["action", "defense action"],
-    ["general", "general defense"]].map(([value, text]) => h("option", {value}, text))), (v) => v || undefined);
-  const opponent = t.field("opponent", "Against (defense action)", h("input", {maxlength: 80, autocomplete: "off"}),
+  t.card(_("The round"), roundBox, defBox);
+  const defense = t.field("defense", _("This roll is"), h("select", null, [["", _("attack")], ["action", _("defense action")],
+    ["general", _("general defense")]].map(([value, text]) => h("option", {value}, text))), (v) => v || undefined);
+  const opponent = t.field("opponent", _("Against (defense action)"), h("input", {maxlength: 80, autocomplete: "off"}),
     (v) => (defense.value === "action" && v.trim()) || undefined);
-  const extra = t.field("group_extra", "Group attack: extra action dice", h("input", {type: "number", min: 0, max: 20, value: 0}),
+  const extra = t.field("group_extra", _("Group attack: extra action dice"), h("input", {type: "number", min: 0, max: 20, value: 0}),
     (v) => (+v > 0 ? +v : undefined));
-  const restricted = t.field("restricted", "Restricted dice for (class or skill)", h("input", {maxlength: 60, autocomplete: "off"}),
+  const restricted = t.field("restricted", _("Restricted dice for (class or skill)"), h("input", {maxlength: 60, autocomplete: "off"}),
     (v) => v.trim() || undefined);
   const showOpponent = () => { opponent.closest(".field").hidden = defense.value !== "action"; };
   defense.addEventListener("change", showOpponent);
@@ -31,21 +32,21 @@ export function room(t) {
     panel(c) {
       const left = [...t.pools.values()].filter((p) => p.kind === "round-dice" && p.character === c)
         .reduce((n, p) => n + p.remaining, 0);
-      who.textContent = c == null ? "Every roll here is a character's: choose who rolls."
-        : t.table.round ? `${t.name(c)} has ${left} action dice left this round.` : "";
+      who.textContent = c == null ? _("Every roll here is a character's: choose who rolls.")
+        : t.table.round ? fmt(_("%(name)s has %(left)s action dice left this round."), {name: t.name(c), left}) : "";
     },
     draw() {
       const round = t.table.round || 0;
       const mine = [...t.pools.values()].filter((p) => p.kind === "round-dice" && t.mine.includes(p.character));
       const defenses = Object.entries(t.table.defense || {});
-      fill(roundBox, JSON.stringify([round, mine]), h("p", null, round ? h("strong", null, `Round ${round}`) : "No round running."),
+      fill(roundBox, JSON.stringify([round, mine]), h("p", null, round ? h("strong", null, fmt(_("Round %(round)s"), {round})) : _("No round running.")),
         round && mine.length ? h("ul", {class: "resrows"}, mine.map((p) => li(h("strong", null, t.name(p.character)),
-          h("span", {class: "amt"}, h("b", null, p.remaining), ` of ${p.initial} action dice left`,
-            p.label ? ` for ${p.label}` : ""))))
+          h("span", {class: "amt"}, h("b", null, p.remaining), fmt(_(" of %(initial)s action dice left"), {initial: p.initial}),
+            p.label ? fmt(_(" for %(label)s"), {label: p.label}) : ""))))
           : null);
-      fill(defBox, JSON.stringify(defenses), defenses.length ? [h("h3", null, "Defenses this round"),
+      fill(defBox, JSON.stringify(defenses), defenses.length ? [h("h3", null, _("Defenses this round")),
         h("ul", {class: "resrows"}, defenses.map(([id, d]) => li(h("strong", null, d.name || t.name(+id)),
-          [...against(d), `+${d.against_everyone_else || 0} against everyone else`].join(", "))))] : null);
+          [...against(d), fmt(_("+%(against_everyone_else)s against everyone else"), {against_everyone_else: d.against_everyone_else || 0})].join(", "))))] : null);
     },
   };
 }
@@ -61,7 +62,7 @@ export async function dashboard(ctx) {
       const defenses = Object.entries(ctx.state.table.defense || {});
       $("defense").replaceChildren(...defenses.map(([id, d]) => h("tr", null,
         h("th", {scope: "row"}, d.name || ctx.characterName(Number(id))),
-        cell(Object.entries(d.actions || {}).map(([who, n]) => `${n} vs ${who}`).join(", ")),
+        cell(Object.entries(d.actions || {}).map(([who, n]) => fmt(_("%(n)s vs %(who)s"), {n, who})).join(", ")),
         cell(d.general), cell(against(d).join(", ")), cell(d.against_everyone_else))));
       $("defense-table").hidden = !defenses.length;
       $("no-defense").hidden = defenses.length > 0;

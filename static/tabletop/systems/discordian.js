@@ -3,6 +3,7 @@
 // panel (it applies by itself), luck dice, protection and the PvP opponent on a roll, +1 success
 // and avoiding a costly success under your own rolls; on the GM dashboard, the Discord Die with
 // rounds and scenes, and bonus dice for each character.
+import {_, fmt} from "../i18n.js";
 import {richText} from "../dice.js";
 import {h} from "../dom.js";
 import {drawResources, err, fill, li} from "../pools.js";
@@ -28,7 +29,7 @@ function redrawRoll(seq, d) {
   if (typeof d.roll_text === "string" && line) line.replaceChildren(...richText(d.roll_text));
   if (d.costly_avoided) {
     for (const b of item.querySelectorAll(".badge")) {
-      if (b.textContent === "costly") b.replaceWith(h("span", {class: "badge badge-plain"}, "costly avoided"));
+      if (b.textContent === "costly") b.replaceWith(h("span", {class: "badge badge-plain"}, _("costly avoided")));
     }
   }
 }
@@ -37,7 +38,7 @@ export function room(t) {
   const list = h("ul", {class: "resrows", "aria-live": "polite"});
   const e = err();
   const bonusList = h("ul", {class: "resrows", "aria-live": "polite"});
-  t.card("Your characters", list, bonusList, e);
+  t.card(_("Your characters"), list, bonusList, e);
   const $ = (id) => document.getElementById(id);
   const protect = $("f-discordian-protect");
   const note = h("span", {class: "cost"});
@@ -53,13 +54,13 @@ export function room(t) {
   // The sheet's luck die is the roll's: the table puts it in.
   const luckDie = $("f-discordian-luck_die");
   if (luckDie) luckDie.closest(".field").hidden = true;
-  const luck = t.field("luck_dice", "Luck dice (1 Instant Karma each)",
+  const luck = t.field("luck_dice", _("Luck dice (1 Instant Karma each)"),
     h("input", {type: "number", min: 0, max: 20, value: 0, inputmode: "numeric"}), (v) => (+v > 0 ? +v : undefined));
   const luckNote = h("span", {class: "cost"});
   luck.closest(".field").append(luckNote);
   luck.addEventListener("input", () => t.drawPanel());
   // A PvP roll against a character: its protection costs that character's Instant Karma.
-  const versus = t.field("opponent_character", "Opponent (a character)", h("select"), (v) => (v ? +v : undefined));
+  const versus = t.field("opponent_character", _("Opponent (a character)"), h("select"), (v) => (v ? +v : undefined));
   const opponentBox = $("f-discordian-opponent");
   const showVersus = () => { versus.closest(".field").hidden = !!opponentBox && !opponentBox.checked; };
   opponentBox?.addEventListener("change", showVersus);
@@ -81,8 +82,8 @@ export function room(t) {
     const error = err();
     const spend = (label, use) => t.button(label, {type: "resource.spend", character: d.character.id, use, roll: ev.seq}, error);
     const avoid = d.flags.includes("costly")
-      ? [spend(`Avoid costly (${d.ones} Instant Karma)`, "avoid-costly"), spend("Avoid costly (1 Luck)", "avoid-costly-luck")] : [];
-    item.append(h("div", {class: "ev-actions"}, spend("+1 success (1 Luck)", "extra-success"), avoid, error));
+      ? [spend(fmt(_("Avoid costly (%(ones)s Instant Karma)"), {ones: d.ones}), "avoid-costly"), spend(_("Avoid costly (1 Luck)"), "avoid-costly-luck")] : [];
+    item.append(h("div", {class: "ev-actions"}, spend(_("+1 success (1 Luck)"), "extra-success"), avoid, error));
     after.set(ev.seq, () => avoid.splice(0).forEach((b) => b.remove()));
   }
 
@@ -100,16 +101,16 @@ export function room(t) {
       }
     },
     draw() {
-      drawResources(t, list, {luck: "Luck", instant_karma: "Instant Karma"});
+      drawResources(t, list, {luck: _("Luck"), instant_karma: _("Instant Karma")});
       const waiting = t.mine.map((c) => [c, bonusDice(t.pools, c)]).filter(([, dice]) => dice.length);
       fill(bonusList, JSON.stringify(waiting), waiting.map(([c, dice]) => li(h("strong", null, t.name(c)),
-        h("span", {class: "badge badge-good"}, `GM's bonus dice for the next roll: ${dice.join(", ")}`))));
+        h("span", {class: "badge badge-good"}, fmt(_("GM's bonus dice for the next roll: %(dice)s"), {dice: dice.join(", ")})))));
       // Who a PvP roll may be against: every character at the table.
       const keep = versus.value;
       const options = [...t.chars.values()].map((ch) => [ch.id, ch.name]);
       if (versus.dataset.k !== JSON.stringify(options)) {
         versus.dataset.k = JSON.stringify(options);
-        versus.replaceChildren(h("option", {value: ""}, "— an NPC (no character) —"),
+        versus.replaceChildren(h("option", {value: ""}, _("— an NPC (no character) —")),
           options.map(([id, name]) => h("option", {value: id}, name)));
         versus.value = options.some(([id]) => String(id) === keep) ? keep : "";
       }
@@ -127,19 +128,19 @@ export function room(t) {
     panel(c) {
       const n = Math.max(0, +luck.value || 0);
       const karma = c == null ? null : t.amount(c, "instant_karma");
-      luckNote.textContent = c == null ? "choose who rolls"
-        : `${n ? `costs ${n} Instant Karma; ` : ""}${t.name(c)} has ${karma} left`;
+      luckNote.textContent = c == null ? _("choose who rolls")
+        : (n ? fmt(_("costs %(count)s Instant Karma; "), {count: n}) : "") + fmt(_("%(name)s has %(count)s left"), {name: t.name(c), count: karma});
       if (protect) {
         const n = +protect.value || 0;
-        const has = c == null ? "choose who rolls" : `${t.name(c)} has ${t.amount(c, "instant_karma")} left`;
+        const has = c == null ? _("choose who rolls") : fmt(_("%(name)s has %(count)s left"), {name: t.name(c), count: t.amount(c, "instant_karma")});
         note.textContent = `${n ? `costs up to ${n} Instant Karma (1 a die it shields); ` : ""}${has}`;
       }
       const discord = t.table.discord || {};
       const v = discord.value ?? "";
       face.textContent = v || "–";
       face.classList.toggle("none", !v);
-      said.textContent = v ? `Discord Die ${v}: every roll uses it automatically.`
-        : discord.wandered ? "The Discord Die wandered off." : "No Discord Die in play.";
+      said.textContent = v ? fmt(_("Discord Die %(v)s: every roll uses it automatically."), {v})
+        : discord.wandered ? _("The Discord Die wandered off.") : _("No Discord Die in play.");
       if (dd && dd.value !== String(v)) {
         dd.value = v;
         dd.dispatchEvent(new Event("input", {bubbles: true})); // the odds follow it
@@ -156,19 +157,19 @@ function bonusTools(ctx, character) {
   die.value = "d6";
   const give = h("button", {type: "button", class: "small", "data-needs": "live",
     onclick: () => ctx.act({type: "bonus.award", character: character.id, dice: [die.value]}, {button: give, error})},
-  "Give bonus die");
+  _("Give bonus die"));
   const back = h("button", {type: "button", class: "secondary small", "data-needs": "live",
-    onclick: () => ctx.act({type: "bonus.take-back", character: character.id}, {button: back, error})}, "Take back");
+    onclick: () => ctx.act({type: "bonus.take-back", character: character.id}, {button: back, error})}, _("Take back"));
   const waiting = h("span", {class: "muted small"});
-  const node = h("div", {class: "seat-tools bonus", role: "group", "aria-label": `Bonus dice for ${character.name}`},
-    h("label", {for: die.id}, `${character.name}: bonus die`), die, give, waiting, back, error);
+  const node = h("div", {class: "seat-tools bonus", role: "group", "aria-label": fmt(_("Bonus dice for %(character)s"), {character: character.name})},
+    h("label", {for: die.id}, fmt(_("%(character)s: bonus die"), {character: character.name})), die, give, waiting, back, error);
   return {
     node,
     update() {
       const dice = bonusDice(ctx.state.pools, character.id);
-      waiting.textContent = dice.length ? `next roll: +${dice.join(", ")}` : "";
-      give.setAttribute("aria-label", `Give bonus die to ${character.name} for the next roll`);
-      back.setAttribute("aria-label", `Take back ${character.name}'s bonus dice`);
+      waiting.textContent = dice.length ? fmt(_("next roll: +%(dice)s"), {dice: dice.join(", ")}) : "";
+      give.setAttribute("aria-label", fmt(_("Give bonus die to %(character)s for the next roll"), {character: character.name}));
+      back.setAttribute("aria-label", fmt(_("Take back %(character)s's bonus dice"), {character: character.name}));
       back.dataset.blocked = dice.length ? "" : "1";
     },
   };
@@ -206,10 +207,10 @@ export async function dashboard(ctx) {
       const mode = (ctx.page.settings || {}).discord_mode || (discord && discord.mode) || "round";
       const face = $("discord-value");
       face.classList.toggle("none", !discord || discord.value == null);
-      face.textContent = !discord ? "none" : discord.wandered ? "wandered off" : discord.value == null ? "to roll" : String(discord.value);
+      face.textContent = !discord ? _("none") : discord.wandered ? _("wandered off") : discord.value == null ? _("to roll") : String(discord.value);
       $("discord-mode").textContent = mode === "scene"
-        ? "Scene mode: one Discord Die a scene; if it wanders off, it is gone for the adventure."
-        : "Round mode: the Discord Die is rolled as each round begins (before the first round, with this button); if it wanders off, it is gone until the next scene.";
+        ? _("Scene mode: one Discord Die a scene; if it wanders off, it is gone for the adventure.")
+        : _("Round mode: the Discord Die is rolled as each round begins (before the first round, with this button); if it wanders off, it is gone until the next scene.");
       // Once a round (or scene), not at will; a wandered die waits for a new scene.
       const scene = table.scene || 0;
       const rolled = discord && discord.scene === scene && (mode === "scene" || discord.round === (table.round || 0));

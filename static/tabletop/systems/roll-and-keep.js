@@ -1,6 +1,7 @@
 // Mana roll-and-keep at the table (docs/rules/roll-and-keep.md): extended actions, their
 // progress, and the roll option that counts a roll toward one; opened and closed by the GM; and
 // the botched actions their characters cannot repeat.
+import {_, fmt} from "../i18n.js";
 import {h} from "../dom.js";
 import {fill, none} from "../pools.js";
 
@@ -25,18 +26,18 @@ export function botchBook() {
 
 /** The botched actions as list items (or a line saying there are none). */
 export function botchItems(marks) {
-  return marks.length ? marks.map((m) => h("li", {class: "botched"}, h("strong", null, m.who), " botched ",
+  return marks.length ? marks.map((m) => h("li", {class: "botched"}, h("strong", null, m.who), _(" botched "),
     h("q", null, m.what), h("a", {href: `#ev-${m.roll}`, class: "muted small"}, ` (#${m.roll})`),
-    h("span", {class: "muted small"}, ": cannot be repeated")))
-    : none("No botched action.");
+    h("span", {class: "muted small"}, _(": cannot be repeated"))))
+    : none(_("No botched action."));
 }
 
 export function room(t) {
   const list = h("ul", {class: "resrows", "aria-live": "polite"});
   const botched = h("ul", {class: "resrows", "aria-live": "polite"});
-  t.card("Extended actions", list, h("h3", null, "Botched actions"), botched,
-    h("p", {class: "muted small"}, "A botched action (its “what for”) cannot be repeated by its character."));
-  const sel = t.field("extended", "Counts toward", h("select"), (v) => (v ? +v : undefined));
+  t.card(_("Extended actions"), list, h("h3", null, _("Botched actions")), botched,
+    h("p", {class: "muted small"}, _("A botched action (its “what for”) cannot be repeated by its character.")));
+  const sel = t.field("extended", _("Counts toward"), h("select"), (v) => (v ? +v : undefined));
   const book = botchBook();
   return {
     event(ev) { book.event(ev); },
@@ -46,9 +47,9 @@ export function room(t) {
       const open = [...t.ext.values()];
       fill(list, JSON.stringify(open), open.length ? open.map((x) => h("li", {class: "xact"},
         h("span", null, h("strong", null, x.label), ` ${x.progress} / ${x.target} successes`,
-          x.each ? h("span", {class: "muted small"}, ` (at least ${x.each} a roll to count)`) : null),
+          x.each ? h("span", {class: "muted small"}, fmt(_(" (at least %(each)s a roll to count)"), {each: x.each})) : null),
         h("progress", {max: x.target, value: Math.min(x.progress, x.target), "aria-label": x.label})))
-        : none("No extended action under way."));
+        : none(_("No extended action under way.")));
       const keep = sel.value;
       fill(sel, open.map((x) => x.id).join(), h("option", {value: ""}, "(none)"), open.map((x) => h("option", {value: x.id}, x.label)));
       sel.value = t.ext.has(+keep) ? keep : "";
@@ -69,17 +70,17 @@ export async function dashboard(ctx) {
     const each = eachText === "" ? null : Number(eachText);
     const error = $("extended-error");
     if (!label) {
-      ctx.showError(error, "Give the extended action a label.");
+      ctx.showError(error, _("Give the extended action a label."));
       $("ext-label").focus();
       return;
     }
     if (!Number.isInteger(target) || target < 1 || target > 1000) {
-      ctx.showError(error, "The target is a number of successes from 1 to 1000.");
+      ctx.showError(error, _("The target is a number of successes from 1 to 1000."));
       $("ext-target").focus();
       return;
     }
     if (each !== null && (!Number.isInteger(each) || each < 1 || each > target)) {
-      ctx.showError(error, "Each round's minimum is a number of successes from 1 to the target, or empty.");
+      ctx.showError(error, _("Each round's minimum is a number of successes from 1 to the target, or empty."));
       $("ext-each").focus();
       return;
     }
@@ -94,16 +95,16 @@ export async function dashboard(ctx) {
     const count = h("span", {class: "ext-count"});
     const error = h("span", {class: "error small", role: "alert"});
     const close = h("button", {type: "button", class: "secondary small", "data-needs": "live",
-      "aria-label": `Close the extended action ${x.label}`,
-      onclick: () => ctx.act({type: "extended.close", extended: x.id}, {button: close, error})}, "Close");
+      "aria-label": fmt(_("Close the extended action %(label)s"), {label: x.label}),
+      onclick: () => ctx.act({type: "extended.close", extended: x.id}, {button: close, error})}, _("Close"));
     return {
       node: h("li", {class: "ext"}, label, bar, count, close, error),
       update(item) {
         label.textContent = item.label;
         bar.max = item.target;
         bar.value = Math.min(item.progress, item.target);
-        bar.setAttribute("aria-label", `${item.label}: ${item.progress} of ${item.target} successes`);
-        count.textContent = `${item.progress} / ${item.target}${item.each ? ` (≥ ${item.each} a roll)` : ""}`;
+        bar.setAttribute("aria-label", fmt(_("%(label)s: %(progress)s of %(target)s successes"), {label: item.label, progress: item.progress, target: item.target}));
+        count.textContent = `${item.progress} / ${item.target}${item.each ? fmt(_(" (≥ %(each)s a roll)"), {each: item.each}) : ""}`;
       },
     };
   };

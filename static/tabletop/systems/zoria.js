@@ -3,6 +3,7 @@
 // granted), the initiative phase and the lucky break; on the GM dashboard, awards on each seat,
 // the open checks the GM declares (and refunds dice spent on a critical that could have no
 // effect), the players' requests for an inspiration check, and the initiative phase.
+import {_, fmt, ngettext} from "../i18n.js";
 import {h, words} from "../dom.js";
 import {badge} from "../dice.js";
 import {err, fill, li, none} from "../pools.js";
@@ -24,43 +25,43 @@ export function room(t) {
   const selfRolls = new Set(); // your own self checks: you close them, the GM never sees them
   let touched = false;
   const count = h("input", {type: "number", id: "insight-count", class: "num-in", min: 1, max: 100, value: 1});
-  const what = h("input", {id: "insight-note", class: "note-in", maxlength: 200, placeholder: "what you want to learn"});
-  const luckyBtn = t.button("Lucky break", {type: "pool.lucky-break"}, e,
-    "Give up your whole pool for a lucky break? No dice for the rest of the session.");
+  const what = h("input", {id: "insight-note", class: "note-in", maxlength: 200, placeholder: _("what you want to learn")});
+  const luckyBtn = t.button(_("Lucky break"), {type: "pool.lucky-break"}, e,
+    _("Give up your whole pool for a lucky break? No dice for the rest of the session."));
   luckyBtn.hidden = t.gm;
   const stacks = h("ul", {class: "stks", "aria-live": "polite"});
-  const note = h("p", {class: "muted small", hidden: true}, "You took a lucky break: no dice this session.");
+  const note = h("p", {class: "muted small", hidden: true}, _("You took a lucky break: no dice this session."));
   const list = h("ul", {class: "orolls"});
-  const empty = h("p", {class: "muted small"}, "None: your checks stay open until the GM declares them.");
+  const empty = h("p", {class: "muted small"}, _("None: your checks stay open until the GM declares them."));
   const others = h("ul", {class: "resrows"});
   // A player asks the GM for an inspiration check and spends on it once granted; the GM's own
   // insight (Dark Agenda) needs no one's consent.
   const insightBtn = t.gm
-    ? t.button("Spend for insight", () => ({type: "pool.spend", effect: "insight", count: +count.value || 1, note: what.value.trim()}), e)
-    : t.button("Ask the GM", () => ({type: "insight.ask", subject: what.value.trim()}), e);
+    ? t.button(_("Spend for insight"), () => ({type: "pool.spend", effect: "insight", count: +count.value || 1, note: what.value.trim()}), e)
+    : t.button(_("Ask the GM"), () => ({type: "insight.ask", subject: what.value.trim()}), e);
   const asks = h("ul", {class: "resrows", "aria-live": "polite"});
   const phase = h("p", {class: "small", "aria-live": "polite"});
-  t.card("Action dice", h("h3", null, "Your pool"), stacks, note,
-    h("div", {class: "ptools"}, h("label", {for: count.id}, "Insight: dice"), count,
-      h("label", {for: what.id, class: "visually-hidden"}, "Insight: the question"), what,
+  t.card(_("Action dice"), h("h3", null, _("Your pool")), stacks, note,
+    h("div", {class: "ptools"}, h("label", {for: count.id}, _("Insight: dice")), count,
+      h("label", {for: what.id, class: "visually-hidden"}, _("Insight: the question")), what,
       insightBtn, luckyBtn), e, t.gm ? null : asks, phase,
-    h("h3", null, "Open rolls"), list, empty, h("h3", null, "Everyone's dice"), others);
-  t.check("stat_roll", "Statistic or ability-increase roll (no action dice)");
-  t.check("initiative", "Initiative roll (augmented only as it is made, before the initiative phase)");
-  const insight = t.field("insight", "Insight roll about (the GM asked for one)",
+    h("h3", null, _("Open rolls")), list, empty, h("h3", null, _("Everyone's dice")), others);
+  t.check("stat_roll", _("Statistic or ability-increase roll (no action dice)"));
+  t.check("initiative", _("Initiative roll (augmented only as it is made, before the initiative phase)"));
+  const insight = t.field("insight", _("Insight roll about (the GM asked for one)"),
     h("input", {maxlength: 200, autocomplete: "off"}), (v) => v.trim() || undefined);
   t.resets.push(() => { insight.value = ""; });
   if (t.gm) {
     // Dark Agenda: the GM's insight roll for a villain is noted, not announced.
     insight.closest(".field").append(h("small", {class: "help"},
-      "Dark Agenda: for a villain (nobody, or a character no player plays) the roll is hidden from the players; reveal it when you like."));
+      _("Dark Agenda: for a villain (nobody, or a character no player plays) the roll is hidden from the players; reveal it when you like.")));
   }
   const dice = document.getElementById("f-zoria-action_dice");
-  dice?.closest(".field")?.append(h("span", {class: "cost"}, "paid from your pool, die for die"));
+  dice?.closest(".field")?.append(h("span", {class: "cost"}, _("paid from your pool, die for die")));
 
   const views = new Map();
   const closed = new Map(); // seq -> a check closed since this page loaded
-  const bonus = (p) => (p.kind === "bonus-dice" ? ` (${t.name(p.character)}'s class bonus)` : "");
+  const bonus = (p) => (p.kind === "bonus-dice" ? fmt(_(" (%(t)s's class bonus)"), {t: t.name(p.character)}) : "");
 
   /** One open check: total, dice added and committed, state; use a die, spend dice on it. */
   function rollView(r) {
@@ -80,19 +81,19 @@ export function room(t) {
     let close;
     const pick = () => +stack.value || undefined;
     if (own) {
-      stack = h("select", {"aria-label": `Dice for roll #${seq}`});
-      use = t.button("Use a die", () => ({type: "pool.use", roll: seq, pool: pick(), client_seed: t.ctx.clientSeed()}), error, null, "small");
+      stack = h("select", {"aria-label": fmt(_("Dice for roll #%(seq)s"), {seq})});
+      use = t.button(_("Use a die"), () => ({type: "pool.use", roll: seq, pool: pick(), client_seed: t.ctx.clientSeed()}), error, null, "small");
       tools.append(stack, use);
       if (selfRolls.has(seq)) {
-        close = t.button("Close", {type: "roll.close", roll: seq}, error, "Close this check as it stands? Only you saw it.");
+        close = t.button(_("Close"), {type: "roll.close", roll: seq}, error, _("Close this check as it stands? Only you saw it."));
         tools.append(close);
       }
     }
     if (effects.length) {
-      const effect = h("select", {"aria-label": `Spend dice on roll #${seq}`}, effects.map((v) => h("option", {value: v}, words(v))));
-      const n = h("input", {type: "number", class: "num-in", min: 1, max: 100, value: 1, "aria-label": "How many dice"});
+      const effect = h("select", {"aria-label": fmt(_("Spend dice on roll #%(seq)s"), {seq})}, effects.map((v) => h("option", {value: v}, words(v))));
+      const n = h("input", {type: "number", class: "num-in", min: 1, max: 100, value: 1, "aria-label": _("How many dice")});
       (effect.onchange = () => { n.disabled = !effect.value.startsWith("activate"); })();
-      spend = t.button("Spend", () => ({type: "pool.spend", effect: effect.value, roll: seq,
+      spend = t.button(_("Spend"), () => ({type: "pool.spend", effect: effect.value, roll: seq,
         count: n.disabled ? 1 : +n.value || 1, pool: own ? pick() : undefined}), error);
       tools.append(h("span", {class: "ptools"}, effect, n, spend));
     }
@@ -104,17 +105,17 @@ export function room(t) {
       node.classList.toggle("closed", !o.open);
       fill(flagBox, (o.flags || []).join(), (o.flags || []).map((f) => badge(f)));
       state.className = `badge badge-${o.open ? "warn" : "plain"}`;
-      state.textContent = o.open ? "open" : /^(declared)?$/.test(o.declared || "") ? "declared" : `declared: ${o.declared}`;
-      const more = [o.added && `+${o.added} from pool dice`, o.critical_dice && `${o.critical_dice} dice on the critical`,
-        o.botch_dice && `botch severity ${o.botch_dice}`].filter(Boolean).join(" · ");
-      fill(sum, o.total + more, "Total ", h("b", null, o.total), o.dc != null ? ` vs DC ${o.dc}` : "",
+      state.textContent = o.open ? _("open") : /^(declared)?$/.test(o.declared || "") ? _("declared") : fmt(_("declared: %(declared)s"), {declared: o.declared});
+      const more = [o.added && fmt(_("+%(added)s from pool dice"), {added: o.added}), o.critical_dice && fmt(_("%(critical_dice)s dice on the critical"), {critical_dice: o.critical_dice}),
+        o.botch_dice && fmt(_("botch severity %(botch_dice)s"), {botch_dice: o.botch_dice})].filter(Boolean).join(" · ");
+      fill(sum, o.total + more, _("Total "), h("b", null, o.total), o.dc != null ? fmt(_(" vs DC %(dc)s"), {dc: o.dc}) : "",
         more && h("span", {class: "muted"}, ` · ${more}`));
       if (stack) {
         const usable = stacksOf(t.pools, t.me, o.character && o.character.id).filter((p) => p.remaining);
         const keep = stack.value;
         fill(stack, usable.map((p) => [p.id, p.remaining]).join(), usable.length
           ? usable.map((p) => h("option", {value: p.id}, `${p.die}${p.kind === "bonus-dice" ? " bonus" : ""} (${p.remaining} left)`))
-          : h("option", {value: ""}, "no dice left"));
+          : h("option", {value: ""}, _("no dice left")));
         if (usable.some((p) => String(p.id) === keep)) stack.value = keep;
         use.dataset.off = o.open && usable.length ? "" : 1;
       }
@@ -142,16 +143,16 @@ export function room(t) {
       const table = t.table;
       const myAsks = (table.insight_asks || []).filter((a) => a.seat === t.me);
       fill(asks, JSON.stringify(myAsks), myAsks.map((a) => li(h("q", null, a.subject), " ",
-        a.granted ? h("span", {class: "badge badge-good"}, "granted") : h("span", {class: "badge badge-warn"}, "waiting for the GM"),
-        a.granted ? t.button("Spend dice on it", () => ({type: "pool.spend", effect: "insight", count: +count.value || 1, note: a.subject}), e) : null)));
-      phase.textContent = table.initiative ? "The initiative phase is under way: initiative rolls are set." : "";
+        a.granted ? h("span", {class: "badge badge-good"}, _("granted")) : h("span", {class: "badge badge-warn"}, _("waiting for the GM")),
+        a.granted ? t.button(_("Spend dice on it"), () => ({type: "pool.spend", effect: "insight", count: +count.value || 1, note: a.subject}), e) : null)));
+      phase.textContent = table.initiative ? _("The initiative phase is under way: initiative rolls are set.") : "";
       phase.hidden = !table.initiative;
       const mine = stacksOf(t.pools, t.me);
       const took = t.lucky.has(t.me);
       fill(stacks, mine.map((p) => [p.id, p.remaining]).join(), mine.length
         ? mine.map((p) => h("li", {class: stackClass(p)}, h("b", null, p.remaining), ` × ${p.die}`,
           h("span", {class: "muted small"}, bonus(p))))
-        : none("No dice yet."));
+        : none(_("No dice yet.")));
       note.hidden = !took;
       luckyBtn.dataset.off = took || touched || !mine.some((p) => p.remaining) ? 1 : "";
 
@@ -161,8 +162,8 @@ export function room(t) {
         .sort((a, b) => (a.role === "gm") - (b.role === "gm"));
       fill(others, seats.map((s) => s.id + text(s) + t.lucky.has(s.id)).join(), seats.length
         ? seats.map((s) => li(h("strong", null, s.role === "gm" && s.name !== "GM" ? `${s.name} (GM)` : s.name),
-          text(s), t.lucky.has(s.id) ? badge("lucky break", "good") : null))
-        : none("Nobody else has dice yet."));
+          text(s), t.lucky.has(s.id) ? badge(_("lucky break"), "good") : null))
+        : none(_("Nobody else has dice yet.")));
 
       // Open checks, newest first; the last few declared since the page loaded stay in sight.
       let older = 0;
@@ -194,28 +195,28 @@ function openRollView(ctx, roll, put) {
   const tally = h("p", {class: "tally"});
   const committed = h("p", {class: "committed small"});
   const error = h("p", {class: "error small", role: "alert"});
-  const result = h("input", {id: `${id}-result`, maxlength: 200, autocomplete: "off", placeholder: "e.g. the door gives way"});
-  const declare = h("button", {type: "submit", "data-needs": "live"}, "Declare");
+  const result = h("input", {id: `${id}-result`, maxlength: 200, autocomplete: "off", placeholder: _("e.g. the door gives way")});
+  const declare = h("button", {type: "submit", "data-needs": "live"}, _("Declare"));
   const form = h("form", {class: "declare", onsubmit: (e) => {
     e.preventDefault();
     ctx.act({type: "roll.close", roll: roll.seq, result: result.value.trim()}, {button: declare, error});
-  }}, h("label", {for: result.id}, "Result"), result, declare);
+  }}, h("label", {for: result.id}, _("Result")), result, declare);
   const dice = h("input", {id: `${id}-dice`, type: "number", min: 1, max: 100, value: 1, inputmode: "numeric", class: "count"});
   const n = () => Math.max(1, Math.min(100, Math.trunc(Number(dice.value)) || 1));
   const spend = (effect, button) => ctx.act({type: "pool.spend", effect, roll: roll.seq, count: n()}, {button, error});
   const botch = h("button", {type: "button", class: "secondary small", "data-needs": "live",
-    onclick: () => spend("activate-botch", botch)}, "Activate botch");
+    onclick: () => spend("activate-botch", botch)}, _("Activate botch"));
   const crit = h("button", {type: "button", class: "secondary small", "data-needs": "live",
-    onclick: () => spend("activate-critical", crit)}, "Activate critical");
+    onclick: () => spend("activate-critical", crit)}, _("Activate critical"));
   const use = h("button", {type: "button", class: "small", "data-needs": "live",
-    onclick: () => ctx.act({type: "pool.use", roll: roll.seq}, {button: use, error})}, "Use a GM die");
+    onclick: () => ctx.act({type: "pool.use", roll: roll.seq}, {button: use, error})}, _("Use a GM die"));
   // Dice spent on a critical that could have no effect go back to the seat that spent them.
   const to = h("select", {id: `${id}-refund-to`, class: "refund-to"});
   const refund = h("button", {type: "button", class: "secondary small refund", "data-needs": "live",
     onclick: () => ctx.act({type: "pool.refund", roll: roll.seq, count: n(), seat: +to.value || undefined},
-      {button: refund, error})}, "Refund critical dice");
+      {button: refund, error})}, _("Refund critical dice"));
   const refundTools = h("span", {class: "refund-tools"}, h("label", {for: to.id}, "to"), to, refund);
-  const gmTools = h("div", {class: "gm-spend", role: "group", "aria-label": `GM dice on roll #${roll.seq}`},
+  const gmTools = h("div", {class: "gm-spend", role: "group", "aria-label": fmt(_("GM dice on roll #%(seq)s"), {seq: roll.seq})},
     h("label", {for: dice.id}, "GM dice"), dice, botch, crit, refundTools);
   const node = h("article", {class: "open-roll", "aria-labelledby": `${id}-h`, "data-seq": roll.seq},
     h("header", {class: "open-top"}, title, flags), tally, committed, h("div", {class: "open-tools"}, use, gmTools), form, error);
@@ -224,18 +225,18 @@ function openRollView(ctx, roll, put) {
     update(r) {
       const who = ctx.seatName(r.seat);
       put(title, h("a", {href: `#ev-${r.seq}`}, `#${r.seq}`), " ", who,
-        r.character ? h("span", {class: "muted"}, ` as ${r.character.name}`) : null);
+        r.character ? h("span", {class: "muted"}, fmt(_(" as %(character)s"), {character: r.character.name})) : null);
       const list = r.flags || [];
       put(flags, ...list.map((f) => badge(f)));
       const outcome = r.dc == null ? null : r.total >= r.dc ? "success" : "failure";
       put(tally,
         h("span", {class: "num"}, h("small", null, "total"), " ", h("b", {class: "open-total"}, r.total)),
-        r.added ? h("span", {class: "muted small"}, ` (+${r.added} from action dice)`) : null,
+        r.added ? h("span", {class: "muted small"}, fmt(_(" (+%(added)s from action dice)"), {added: r.added})) : null,
         r.dc != null ? h("span", {class: "num"}, h("small", null, "DC"), " ", h("b", null, r.dc)) : null,
         outcome ? badge(outcome) : null);
       const parts = [];
-      if (r.botch_dice) parts.push(`botch severity ${r.botch_dice}`);
-      if (r.critical_dice) parts.push(`${r.critical_dice} ${r.critical_dice === 1 ? "die" : "dice"} on the critical`);
+      if (r.botch_dice) parts.push(fmt(_("botch severity %(botch_dice)s"), {botch_dice: r.botch_dice}));
+      if (r.critical_dice) parts.push(fmt(ngettext("%(count)s die on the critical", "%(count)s dice on the critical", r.critical_dice), {count: r.critical_dice}));
       committed.textContent = parts.join(" · ");
       committed.hidden = !parts.length;
       botch.hidden = !list.some((f) => THREATS.has(f));
@@ -243,15 +244,15 @@ function openRollView(ctx, roll, put) {
       refundTools.hidden = !r.critical_dice;
       const seats = [...ctx.state.seats.values()];
       const choice = to.value;
-      put(to, h("option", {value: ""}, "whoever spent them"), seats.map((s) => h("option", {value: s.id}, s.name)));
+      put(to, h("option", {value: ""}, _("whoever spent them")), seats.map((s) => h("option", {value: s.id}, s.name)));
       to.value = seats.some((s) => String(s.id) === choice) ? choice : "";
-      refund.setAttribute("aria-label", `Refund critical dice spent on roll #${r.seq}`);
+      refund.setAttribute("aria-label", fmt(_("Refund critical dice spent on roll #%(seq)s"), {seq: r.seq}));
       gmTools.hidden = botch.hidden && crit.hidden && refundTools.hidden;
       use.hidden = r.seat !== ctx.gmSeatId;
-      use.setAttribute("aria-label", `Use a GM die on roll #${r.seq}`);
-      botch.setAttribute("aria-label", `Activate botch of roll #${r.seq} with GM dice`);
-      crit.setAttribute("aria-label", `Activate critical of roll #${r.seq} with GM dice`);
-      declare.setAttribute("aria-label", `Declare roll #${r.seq}`);
+      use.setAttribute("aria-label", fmt(_("Use a GM die on roll #%(seq)s"), {seq: r.seq}));
+      botch.setAttribute("aria-label", fmt(_("Activate botch of roll #%(seq)s with GM dice"), {seq: r.seq}));
+      crit.setAttribute("aria-label", fmt(_("Activate critical of roll #%(seq)s with GM dice"), {seq: r.seq}));
+      declare.setAttribute("aria-label", fmt(_("Declare roll #%(seq)s"), {seq: r.seq}));
     },
   };
 }
@@ -262,18 +263,18 @@ function askView(ctx, put) {
   const error = h("span", {class: "error small", role: "alert"});
   let ask = null;
   const answer = (grant, button) => ctx.act({type: "insight.answer", ask: ask.ask, grant}, {button, error});
-  const yes = h("button", {type: "button", class: "small", "data-needs": "live", onclick: () => answer(true, yes)}, "Agree");
-  const no = h("button", {type: "button", class: "secondary small", "data-needs": "live", onclick: () => answer(false, no)}, "Refuse");
-  const state = h("span", {class: "badge badge-good"}, "granted: waits for the spend");
+  const yes = h("button", {type: "button", class: "small", "data-needs": "live", onclick: () => answer(true, yes)}, _("Agree"));
+  const no = h("button", {type: "button", class: "secondary small", "data-needs": "live", onclick: () => answer(false, no)}, _("Refuse"));
+  const state = h("span", {class: "badge badge-good"}, _("granted: waits for the spend"));
   return {
     node: h("li", {class: "insight-ask"}, text, yes, no, state, error),
     update(a) {
       ask = a;
-      put(text, h("strong", null, a.name), " asks about ", h("q", null, a.subject), " ");
+      put(text, h("strong", null, a.name), _(" asks about "), h("q", null, a.subject), " ");
       yes.hidden = no.hidden = a.granted;
       state.hidden = !a.granted;
-      yes.setAttribute("aria-label", `Agree to ${a.name}'s inspiration check on ${a.subject}`);
-      no.setAttribute("aria-label", `Refuse ${a.name}'s inspiration check on ${a.subject}`);
+      yes.setAttribute("aria-label", fmt(_("Agree to %(name)s's inspiration check on %(subject)s"), {name: a.name, subject: a.subject}));
+      no.setAttribute("aria-label", fmt(_("Refuse %(name)s's inspiration check on %(subject)s"), {name: a.name, subject: a.subject}));
     },
   };
 }
@@ -317,13 +318,13 @@ export async function dashboard(ctx) {
       keyed($("insight-asks"), asks, (a) => a.ask, () => askView(ctx, put));
       $("no-asks").hidden = asks.length > 0;
       if (phaseBtn) {
-        phaseBtn.textContent = table.initiative ? "End the initiative phase" : "Begin the initiative phase";
-        $("initiative-state").textContent = table.initiative ? "Initiative phase: initiative rolls are set." : "";
+        phaseBtn.textContent = table.initiative ? _("End the initiative phase") : _("Begin the initiative phase");
+        $("initiative-state").textContent = table.initiative ? _("Initiative phase: initiative rolls are set.") : "";
       }
     },
-    characterInfo: (sheet) => (sheet.level != null ? `level ${sheet.level}` : ""),
-    noPool: (seat, hasChars) => (seat.role === "gm" ? "The GM's pool comes with the first player's pool."
-      : hasChars ? "The pool is dealt when the session starts." : "No character, so no pool."),
+    characterInfo: (sheet) => (sheet.level != null ? fmt(_("level %(level)s"), {level: sheet.level}) : ""),
+    noPool: (seat, hasChars) => (seat.role === "gm" ? _("The GM's pool comes with the first player's pool.")
+      : hasChars ? _("The pool is dealt when the session starts.") : _("No character, so no pool.")),
     /** Award dice on a player's card (refunds are on the check whose critical they were spent on). */
     seatTools(seat) {
       if (seat.role === "gm") return null;
@@ -332,13 +333,13 @@ export async function dashboard(ctx) {
       const count = h("input", {id: `${id}-count`, type: "number", min: 1, max: 20, value: 1, inputmode: "numeric", class: "count"});
       const n = () => Math.max(1, Math.min(20, Math.trunc(Number(count.value)) || 1));
       const award = h("button", {type: "button", class: "small award", "data-needs": "live",
-        onclick: () => ctx.act({type: "pool.award", seat: seat.id, count: n()}, {button: award, error})}, "Award die");
-      const node = h("div", null, h("div", {class: "seat-tools", role: "group", "aria-label": `Dice for ${seat.name}`},
-        h("label", {for: count.id}, "Dice"), count, award), error);
+        onclick: () => ctx.act({type: "pool.award", seat: seat.id, count: n()}, {button: award, error})}, _("Award die"));
+      const node = h("div", null, h("div", {class: "seat-tools", role: "group", "aria-label": fmt(_("Dice for %(seat)s"), {seat: seat.name})},
+        h("label", {for: count.id}, _("Dice")), count, award), error);
       return {
         node,
         update(s, pools) {
-          award.setAttribute("aria-label", `Award die to ${s.name}`);
+          award.setAttribute("aria-label", fmt(_("Award die to %(name)s"), {name: s.name}));
           // After a lucky break the player receives no dice this session: no awards.
           award.dataset.blocked = ctx.lucky.has(s.id) || !pools.length ? "1" : "";
         },

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext as _
+
 from rules.engines import zoria as rules
 
 from ...models import Event, GameSession, Seat, SeatRole
@@ -38,20 +40,22 @@ def pick_stack(seat: Seat, pool_id: int | None, *, character_id: int | None) -> 
     if pool_id is not None:
         pool = stacks.filter(pk=pool_id).first()
         if pool is None:
-            raise forbidden("that is not one of your pools")
+            raise forbidden(_("that is not one of your pools"))
         if pool.kind == PoolKind.BONUS_DICE and pool.character_id != character_id:
-            raise forbidden("class bonus dice are only for the character they belong to")
+            raise forbidden(_("class bonus dice are only for the character they belong to"))
         return pool
     pool = stacks.filter(kind=PoolKind.SESSION_DICE, remaining__gt=0).order_by("-sides").first()
     if pool is None:
-        raise conflict("no action dice left in your pool")
+        raise conflict(_("no action dice left in your pool"))
     return pool
 
 
 def take_from(uow: UnitOfWork, pool: Pool, count: int = 1) -> None:
     if not take_dice(uow, pool_id=pool.pk, count=count):
         left = Pool.objects.values_list("remaining", flat=True).get(pk=pool.pk)
-        raise conflict(f"only {left} d{pool.sides} left in that pool")
+        raise conflict(
+            _("only %(left)s d%(sides)s left in that pool") % {"left": left, "sides": pool.sides}
+        )
 
 
 def hidden_as(roll: OpenRoll) -> dict[str, Any]:
@@ -70,12 +74,12 @@ def any_roll(seat: Seat, seq: int) -> OpenRoll:
         roll is None
         and Event.objects.filter(session_id=seat.session_id, seq=seq, data__stat_roll=True).exists()
     ):
-        raise forbidden("action dice never augment or re-roll statistics or ability increases")
+        raise forbidden(_("action dice never augment or re-roll statistics or ability increases"))
     viewer = Viewer(seat_id=seat.pk, is_gm=seat.is_gm)
     if roll is None or not can_see(
         visibility=roll.visibility, actor_seat_id=roll.seat_id, viewer=viewer
     ):
-        raise not_found(f"roll #{seq} is not a Zoria check of this session")
+        raise not_found(_("roll #%(seq)s is not a Zoria check of this session") % {"seq": seq})
     return roll
 
 
@@ -83,9 +87,12 @@ def open_check(seat: Seat, seq: int) -> OpenRoll:
     """A check the seat can see that is still open (dice may be used and spent on it)."""
     roll = any_roll(seat, seq)
     if not roll.is_open and roll.declared == INITIATIVE_SET:
-        raise conflict(f"roll #{seq} set an initiative phase number: once set it cannot be altered")
+        raise conflict(
+            _("roll #%(seq)s set an initiative phase number: once set it cannot be altered")
+            % {"seq": seq}
+        )
     if not roll.is_open:
-        raise conflict(f"roll #{seq} is closed: its result is declared")
+        raise conflict(_("roll #%(seq)s is closed: its result is declared") % {"seq": seq})
     return roll
 
 

@@ -8,6 +8,7 @@ from functools import partial
 from typing import Any
 
 from django.db.models import F, Q
+from django.utils.translation import gettext as _
 
 from rules.engines import zoria as rules
 from rules.engines.schema import Field
@@ -75,7 +76,7 @@ def use_die(
         seq = live_seq(session_id=seat.session_id)
         check = open_check(seat, roll)
         if not owns(seat, check):
-            raise forbidden("action dice are used only on your own character's rolls")
+            raise forbidden(_("action dice are used only on your own character's rolls"))
         stack = pick_stack(seat, pool, character_id=check.character_id)
         take_from(uow, stack)
         touch(seat)
@@ -126,9 +127,9 @@ def spend_dice(
 ) -> Event:
     """Spend dice for an effect (no die rolled). Re-rolls make a new roll event too."""
     if effect in {"reroll", "reroll-botch"} and count != 1:
-        raise invalid("a re-roll costs one die", field="count")
+        raise invalid(_("a re-roll costs one die"), field="count")
     if effect != "insight" and roll is None:
-        raise invalid("which roll (its seq)", field="roll")
+        raise invalid(_("which roll (its seq)"), field="roll")
     seat = seat_of(seat_id)
     with change(uow) as uow:
         seq = live_seq(session_id=seat.session_id)
@@ -197,41 +198,47 @@ def _check_effect(seat: Seat, effect: str, check: OpenRoll) -> None:
     flags = set(check.flags)
     if effect == "reroll":
         if not own:
-            raise forbidden("you can re-roll only your own character's roll")
+            raise forbidden(_("you can re-roll only your own character's roll"))
         latest = OpenRoll.objects.filter(
             session_id=seat.session_id,
             seat=check.seat_id,
             character_id=check.character_id,  # type: ignore[misc]  # None: rows with no character (IS NULL); the stubs refuse it
         )
         if latest.order_by("-seq").values_list("seq", flat=True).first() != check.seq:
-            raise conflict("only the last roll of your character can be re-rolled")
+            raise conflict(_("only the last roll of your character can be re-rolled"))
         if check.botch_dice:
             # A re-roll would throw the activated botch away (and the dice spent on it).
-            raise conflict(f"the botch on roll #{check.seq} is activated: a re-roll cannot undo it")
+            raise conflict(
+                _("the botch on roll #%(seq)s is activated: a re-roll cannot undo it")
+                % {"seq": check.seq}
+            )
     elif effect == "reroll-botch":
         if not own:
-            raise forbidden("you can re-roll only your own character's botch threat")
+            raise forbidden(_("you can re-roll only your own character's botch threat"))
         if not flags & BOTCHES:
-            raise conflict(f"roll #{check.seq} has no botch threat")
+            raise conflict(_("roll #%(seq)s has no botch threat") % {"seq": check.seq})
         if check.botch_dice:
             raise conflict(
-                f"the botch on roll #{check.seq} is activated: it can no longer be re-rolled"
+                _("the botch on roll #%(seq)s is activated: it can no longer be re-rolled")
+                % {"seq": check.seq}
             )
     elif effect == "activate-botch":
         natural = "botch-threat" in flags
         special = "special-botch-threat" in flags and still_special(check)
         if not natural and not special:
-            raise conflict(f"roll #{check.seq} has no botch threat to activate")
+            raise conflict(_("roll #%(seq)s has no botch threat to activate") % {"seq": check.seq})
         if not seat.is_gm:
             if own:
-                raise forbidden("a botch is activated on another character, never your own")
+                raise forbidden(_("a botch is activated on another character, never your own"))
             if not natural:
-                raise forbidden("a special botch (failing by 5 or more) is the GM's to activate")
+                raise forbidden(_("a special botch (failing by 5 or more) is the GM's to activate"))
     elif effect == "activate-critical":
         if not own and not seat.is_gm:
-            raise forbidden("you can activate only your own character's critical threat")
+            raise forbidden(_("you can activate only your own character's critical threat"))
         if "critical-threat" not in flags:
-            raise conflict(f"roll #{check.seq} has no critical threat to activate")
+            raise conflict(
+                _("roll #%(seq)s has no critical threat to activate") % {"seq": check.seq}
+            )
 
 
 def _check_insight(seat: Seat, about: str) -> None:
@@ -239,7 +246,7 @@ def _check_insight(seat: Seat, about: str) -> None:
     a roll the player made, or one made for any of the player's characters (the GM may roll
     it for them)."""
     if not about:
-        raise invalid("name what you want to learn", field="note")
+        raise invalid(_("name what you want to learn"), field="note")
     failed = (
         OpenRoll.objects.filter(session_id=seat.session_id, is_open=False, total__lt=F("dc"))
         .filter(Q(seat=seat) | Q(character__in=seat.characters.all()))
@@ -247,7 +254,7 @@ def _check_insight(seat: Seat, about: str) -> None:
         .exclude(declared="re-rolled")
     )
     if any(subject_of(s) == about for s in failed.values_list("insight_subject", flat=True)):
-        raise conflict("your insight roll on that subject failed: another player may try")
+        raise conflict(_("your insight roll on that subject failed: another player may try"))
 
 
 def _reroll(uow: UnitOfWork, *, seat: Seat, check: OpenRoll) -> Event:
@@ -283,11 +290,11 @@ def declare(*, seat_id: int, roll: int, result: str = "", uow: UnitOfWork | None
         if not seat.is_gm and not (
             check.seat_id == seat.pk and check.visibility == Visibility.SELF
         ):
-            raise forbidden("only the GM declares results (a self roll's roller may close it)")
+            raise forbidden(_("only the GM declares results (a self roll's roller may close it)"))
         if not OpenRoll.objects.filter(pk=check.pk, is_open=True).update(
             is_open=False, declared=result or "declared"
         ):
-            raise conflict(f"roll #{check.seq} is already closed")
+            raise conflict(_("roll #%(seq)s is already closed") % {"seq": check.seq})
         check.refresh_from_db()
         who = "GM declares" if seat.is_gm else f"{seat.name} closes"
         return uow.record(
@@ -308,23 +315,25 @@ def declare(*, seat_id: int, roll: int, result: str = "", uow: UnitOfWork | None
 def _gm(seat_id: int, does: str) -> Seat:
     seat = seat_of(seat_id)
     if not seat.is_gm:
-        raise forbidden(f"only the GM {does}")
+        raise forbidden(_("only the GM %(does)s") % {"does": does})
     return seat
 
 
 def _player(gm: Seat, seat: int) -> Seat:
     player = Seat.objects.filter(pk=seat, session_id=gm.session_id, role=SeatRole.PLAYER).first()
     if player is None:
-        raise invalid("a player's seat at this table", field="seat")
+        raise invalid(_("a player's seat at this table"), field="seat")
     if took_lucky_break(player):
-        raise conflict(f"{player.name} took a lucky break: no dice this session")
+        raise conflict(
+            _("%(player)s took a lucky break: no dice this session") % {"player": player.name}
+        )
     return player
 
 
 def _session_stack(seat: Seat) -> Pool:
     stack = Pool.objects.filter(seat=seat, kind=PoolKind.SESSION_DICE).order_by("-sides").first()
     if stack is None:
-        raise conflict(f"{seat.name} has no pool (no character at the table)")
+        raise conflict(_("%(seat)s has no pool (no character at the table)") % {"seat": seat.name})
     return stack
 
 
@@ -371,13 +380,13 @@ def undo_award(*, seat_id: int, uow: UnitOfWork | None = None) -> Event:
             None,
         )
         if last is None:
-            raise conflict("no award to undo")
+            raise conflict(_("no award to undo"))
         player_pool_id, gm_pool_id = (p["id"] for p in last.data["pools"])
         count = last.data["count"]
         if not take_dice(uow, pool_id=player_pool_id, count=count):
-            raise conflict("the awarded dice are already used or spent")
+            raise conflict(_("the awarded dice are already used or spent"))
         if not take_dice(uow, pool_id=gm_pool_id, count=count):
-            raise conflict("the GM's matching dice are already used or spent")
+            raise conflict(_("the GM's matching dice are already used or spent"))
         return seat_change(
             uow,
             gm,
@@ -433,22 +442,34 @@ def refund(
         if seat is None:
             waiting = [s for s, stacks in spenders.items() if stacks]
             if not waiting:
-                raise conflict(f"no dice spent on roll #{check.seq}'s critical are left to refund")
+                raise conflict(
+                    _("no dice spent on roll #%(seq)s's critical are left to refund")
+                    % {"seq": check.seq}
+                )
             if len(waiting) > 1:
                 raise invalid(
-                    f"several seats spent dice on roll #{check.seq}'s critical: name one",
+                    _("several seats spent dice on roll #%(seq)s's critical: name one")
+                    % {"seq": check.seq},
                     field="seat",
                 )
             seat = waiting[0]
         if seat not in spenders:
-            raise invalid(f"that seat spent no dice on roll #{check.seq}'s critical", field="seat")
+            raise invalid(
+                _("that seat spent no dice on roll #%(seq)s's critical") % {"seq": check.seq},
+                field="seat",
+            )
         # (A seat that spent a die can take no lucky break: a refund never reaches one.)
         target = Seat.objects.get(pk=seat)
         stacks = spenders[seat]
         if count > sum(stacks.values()):
             raise conflict(
-                f"{target.name} has {sum(stacks.values())} dice on roll #{check.seq}'s critical "
-                f"to refund, not {count}"
+                _("%(name)s has %(dice)s dice on roll #%(seq)s's critical to refund, not %(count)s")
+                % {
+                    "name": target.name,
+                    "dice": sum(stacks.values()),
+                    "seq": check.seq,
+                    "count": count,
+                }
             )
         returned, need = [], count
         for stack, spent in stacks.items():
@@ -484,7 +505,7 @@ def lucky_break(*, seat_id: int, uow: UnitOfWork | None = None) -> Event:
     """Give up the whole pool at once: only with nothing used or spent; no dice afterwards."""
     seat = seat_of(seat_id)
     if seat.is_gm:
-        raise forbidden("the lucky break is a player's")
+        raise forbidden(_("the lucky break is a player's"))
     with change(uow) as uow:
         seq = live_seq(session_id=seat.session_id)
         SeatPoolState.objects.get_or_create(seat=seat)
@@ -492,12 +513,12 @@ def lucky_break(*, seat_id: int, uow: UnitOfWork | None = None) -> Event:
             lucky_break=True
         ):
             raise conflict(
-                "a lucky break needs an untouched pool: you have used or spent dice, or took one"
+                _("a lucky break needs an untouched pool: you have used or spent dice, or took one")
             )
         stacks = list(Pool.objects.filter(seat=seat, kind__in=POOL_KINDS))
         given_up = sum(p.remaining for p in stacks)
         if given_up == 0:
-            raise conflict("your pool is empty")
+            raise conflict(_("your pool is empty"))
         Pool.objects.filter(pk__in=[p.pk for p in stacks]).update(remaining=0)
         return seat_change(
             uow,
@@ -518,10 +539,10 @@ def ask_insight(*, seat_id: int, subject: str, uow: UnitOfWork | None = None) ->
     refuses it (``answer_insight``), and only a granted one can be spent on."""
     seat = seat_of(seat_id)
     if seat.is_gm:
-        raise forbidden("the GM spends on insight without asking anyone")
+        raise forbidden(_("the GM spends on insight without asking anyone"))
     about = subject_of(subject)
     if not about:
-        raise invalid("name what you want to learn", field="subject")
+        raise invalid(_("name what you want to learn"), field="subject")
     with change(uow) as uow:
         seq = live_seq(session_id=seat.session_id)
         _check_insight(seat, about)
@@ -529,11 +550,14 @@ def ask_insight(*, seat_id: int, subject: str, uow: UnitOfWork | None = None) ->
         state = dict(session.table_state or {})
         mine = [a for a in asks_of(state) if a["seat"] == seat.pk]
         if any(subject_of(a["subject"]) == about for a in mine):
-            raise conflict("you have asked about that subject already: the GM has it")
+            raise conflict(_("you have asked about that subject already: the GM has it"))
         if len(mine) >= INSIGHT_ASKS_PER_SEAT:
             raise conflict(
-                f"you have {len(mine)} inspiration checks asked for and not spent: spend one, "
-                "or wait for the GM's answers"
+                _(
+                    "you have %(count)s inspiration checks asked for and not spent: spend one, "
+                    "or wait for the GM's answers"
+                )
+                % {"count": len(mine)}
             )
         ask = {"ask": seq, "seat": seat.pk, "name": seat.name, "subject": subject.strip(),
                "granted": False}  # fmt: skip
@@ -561,9 +585,13 @@ def answer_insight(*, seat_id: int, ask: int, grant: bool, uow: UnitOfWork | Non
         state = dict(session.table_state or {})
         asked = next((a for a in asks_of(state) if a["ask"] == ask), None)
         if asked is None:
-            raise not_found(f"no request #{ask} for an inspiration check is waiting")
+            raise not_found(
+                _("no request #%(ask)s for an inspiration check is waiting") % {"ask": ask}
+            )
         if asked["granted"]:
-            raise conflict(f"request #{ask} is granted already: it waits for its spend")
+            raise conflict(
+                _("request #%(ask)s is granted already: it waits for its spend") % {"ask": ask}
+            )
         if grant:
             state["insight_asks"] = [
                 {**a, "granted": True} if a["ask"] == ask else a for a in asks_of(state)
@@ -596,7 +624,11 @@ def initiative_phase(*, seat_id: int, on: bool, uow: UnitOfWork | None = None) -
         session, seq = gm_session(gm)
         state = dict(session.table_state or {})
         if bool(state.get("initiative")) == on:
-            raise conflict(f"the initiative phase has {'begun' if on else 'not begun'} already")
+            raise conflict(
+                _("the initiative phase has begun already")
+                if on
+                else _("the initiative phase has not begun already")
+            )
         state["initiative"] = on
         save_table_state(session, state)
         still_open = list(

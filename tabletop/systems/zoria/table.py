@@ -7,6 +7,8 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from django.utils.translation import gettext as _
+
 from rules.engines.schema import Field
 
 from ...models import Event, GameSession, Seat, SeatRole, Visibility
@@ -112,9 +114,9 @@ class ZoriaTable(TableSystem):
         """Every action die on a check comes out of the roller's pool, die for die."""
         if ctx.options.get("insight") is not None:
             if not subject_of(ctx.options["insight"]):
-                raise invalid("name what the insight roll is about", field="insight")
+                raise invalid(_("name what the insight roll is about"), field="insight")
             if request.get("dc") is None:
-                raise invalid("an insight roll needs the GM's DC", field="request.dc")
+                raise invalid(_("an insight roll needs the GM's DC"), field="request.dc")
             if dark_agenda(ctx) and ctx.visibility == Visibility.PUBLIC:
                 # Dark Agenda: the GM's insight for a villain is noted, not announced (the GM
                 # may reveal it later).
@@ -124,13 +126,15 @@ class ZoriaTable(TableSystem):
             return request
         if ctx.options.get("initiative") and in_initiative_phase(ctx.session):
             raise invalid(
-                "the initiative phase has begun: an initiative roll made now is set as it "
-                "falls, with no action dice",
+                _(
+                    "the initiative phase has begun: an initiative roll made now is set as it "
+                    "falls, with no action dice"
+                ),
                 field="request.action_dice",
             )
         if ctx.options.get("stat_roll"):
             raise invalid(
-                "action dice never augment statistics or ability increases",
+                _("action dice never augment statistics or ability increases"),
                 field="request.action_dice",
             )
         character_id = ctx.character.pk if ctx.character else None
@@ -145,8 +149,11 @@ class ZoriaTable(TableSystem):
             have = (bonus.remaining if bonus else 0) + (pool.remaining if pool else 0)
             if have < count:
                 raise conflict(
-                    f"your pool holds {have} d{sides}; this check asks for {count}: "
-                    "action dice come out of your pool"
+                    _(
+                        "your pool holds %(have)s d%(sides)s; this check asks for %(count)s: "
+                        "action dice come out of your pool"
+                    )
+                    % {"have": have, "sides": sides, "count": count}
                 )
             from_bonus = min(count, bonus.remaining) if bonus else 0
             for stack, n in ((bonus, from_bonus), (pool, count - from_bonus)):

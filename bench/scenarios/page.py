@@ -167,7 +167,9 @@ async def load_once(
         await page.reload(wait_until="load")
     else:
         await page.goto(url, wait_until="load")
-    await page.wait_for_function("window.__bench && window.__bench.live !== null", timeout=30_000)
+    await page.wait_for_function(
+        "() => window.__bench && window.__bench.live !== null", timeout=30_000
+    )
     timing = await page.evaluate(READ)
     await asyncio.sleep(0.3)  # late responses
     page.remove_listener("response", on_response)

@@ -14,7 +14,6 @@ from tabletop.selectors.events import Viewer
 from tabletop.services.events import message_payload
 from tabletop.transport import batched_replay
 
-pytestmark = pytest.mark.asyncio
 ANA, BO = Viewer(seat_id=1, is_gm=False), Viewer(seat_id=2, is_gm=False)
 
 
@@ -50,6 +49,7 @@ def socket(viewer: Viewer, store: Store, **kwargs: Any) -> tuple[Delivery, list[
     return Delivery(viewer=viewer, send_text=send_text, fetch_after=store.after, **kwargs), sent
 
 
+@pytest.mark.asyncio
 async def test_live_events_in_order_go_straight_out_and_a_gap_is_filled_from_the_store():
     store = Store([event(1), event(2), event(3)])
     delivery, sent = socket(ANA, store)
@@ -63,6 +63,7 @@ async def test_live_events_in_order_go_straight_out_and_a_gap_is_filled_from_the
     assert [m["seq"] for m in sent] == [1, 2, 3]
 
 
+@pytest.mark.asyncio
 async def test_hidden_events_reach_others_redacted_with_their_seq():
     store = Store([event(1, visibility="self")])
     delivery, sent = socket(BO, store)
@@ -71,6 +72,7 @@ async def test_hidden_events_reach_others_redacted_with_their_seq():
     assert [(m["seq"], m["data"]) for m in sent] == [(1, {"hidden": True}), (2, {"hidden": True})]
 
 
+@pytest.mark.asyncio
 async def test_an_event_too_large_to_send_goes_out_as_a_stand_in_never_skipped():
     huge = event(2, data={"dice": ["x" * 100] * 20000})
     store = Store([event(1), huge, event(3)])
@@ -91,6 +93,7 @@ async def test_an_event_too_large_to_send_goes_out_as_a_stand_in_never_skipped()
     assert other_sent[0]["data"] == {"hidden": True}
 
 
+@pytest.mark.asyncio
 async def test_a_slow_reader_is_waited_for_without_holding_up_the_room():
     unsent = [0]
     delivery, sent = socket(
@@ -108,6 +111,7 @@ async def test_a_slow_reader_is_waited_for_without_holding_up_the_room():
     drain.cancel()
 
 
+@pytest.mark.asyncio
 async def test_a_client_too_far_behind_is_let_go_instead_of_buffered():
     unsent = [0]
     delivery, sent = socket(
@@ -133,6 +137,7 @@ def test_the_socket_query_gives_the_token_and_the_last_seq_seen():
         socket_query({"query_string": b"after=seven"})
 
 
+@pytest.mark.asyncio
 async def test_a_live_frame_asks_once_how_much_its_client_has_not_read():
     """Every frame of every socket comes this way: the send buffer is looked at once a frame."""
     asked = []
@@ -148,6 +153,7 @@ async def test_a_live_frame_asks_once_how_much_its_client_has_not_read():
     assert [m["seq"] for m in sent] == [1, 2, 3] and len(asked) == 3
 
 
+@pytest.mark.asyncio
 async def test_a_replay_reads_the_store_a_page_at_a_time_as_the_client_reads():
     """A replay of a long session never reads it whole: one page of the store at a time, each
     sent before the next is read (the database thread serves other rooms in between)."""
@@ -171,6 +177,7 @@ async def test_a_replay_reads_the_store_a_page_at_a_time_as_the_client_reads():
     assert delivery.ready and delivery.delivered == 3 * REPLAY_PAGE + 2
 
 
+@pytest.mark.asyncio
 async def test_a_batched_replay_sends_many_events_a_frame_each_as_it_would_alone():
     events = [
         event(n, visibility="self" if n % 3 == 0 else "public", data={"text": "4d6 " * 100})

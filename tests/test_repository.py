@@ -184,6 +184,25 @@ def test_core_modules_speak_no_systems_words() -> None:
     assert not found, "say it in the system's own module:\n" + "\n".join(found)
 
 
+def test_the_browsers_core_speaks_no_systems_words() -> None:
+    """The pages' core modules and styles name no system: a system's reducer rule, dice captions,
+    flag tones, styles and tools are its own module's (``static/tabletop/systems/``), declared
+    to the core through the seam (``static/tabletop/seam.js``)."""
+    core = [
+        path for suffix in ("*.js", "*.css") for path in (ROOT / "static" / "tabletop").glob(suffix)
+    ]
+    assert len(core) > 10
+    found = [hit for path in sorted(core) for hit in system_words(path)]
+    engines = re.compile(r"zoria|roll-and-keep|d6-chance|action-dice|discordian", re.I)
+    found += [
+        f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
+        for path in sorted(core)
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if engines.search(line)
+    ]
+    assert not found, "say it in the system's own module:\n" + "\n".join(found)
+
+
 def test_the_system_words_check_sees_a_word_in_any_case() -> None:
     probe = ROOT / "tabletop" / "services" / "probe.py"
     assert len(system_words(probe, text="x = 1\n# the Discord Die\nLUCK = 2\n")) == 2

@@ -1,11 +1,12 @@
 // Pools and resources (docs/protocol.md) on the room page: the table's state that pool events
-// change (pools, resources, open rolls, extended actions, the table's rule state), and the card
-// and roll options of the table's game system, drawn by that system's own module
-// (systems/<engine id>.js, loaded by the engine id). The state is the one room state
+// change (pools, resources, open rolls, the table's rule state, the keys a system keeps of its
+// own), and the card and roll options of the table's game system, drawn by that system's own
+// module (systems/<engine id>.js, loaded by the engine id through the seam, seam.js). The state is the one room state
 // (state.js): hello gives it, every later event is applied to it by the same reducer as the
 // server's, and the card only draws what it holds.
 import {_} from "./i18n.js";
 import {h} from "./dom.js";
+import {load} from "./seam.js";
 import {RoomState} from "./state.js";
 
 export const err = () => h("span", {class: "error small", role: "alert"});
@@ -32,18 +33,22 @@ export class Pools {
     panel.oddsHooks.push((system, request, character) =>
       (system === this.sys && this.home?.odds ? this.home.odds(request, character) : request));
     panel.character?.addEventListener("change", () => this.drawPanel());
-    // A table whose system has no module of its own (ordinary notation) has no card.
-    this.loaded = import(`./systems/${this.sys}.js`).then((module) => {
-      this.home = module.room(this);
+    // A table whose system has no module of its own (ordinary notation) has no card. The socket
+    // opens while the module loads: what it brings first waits for it, so hello and every event
+    // are folded with the system's rule (the seam's) and its module sees them all.
+    this.waiting = [];
+    this.loaded = load(this.sys).then((module) => {
+      this.home = module?.room(this) || null;
+      const waiting = this.waiting;
+      this.waiting = null;
+      for (const [kind, args] of waiting) this[kind](...args);
       this.draw();
-    }, () => null);
+    });
   }
 
   // What the systems draw, from the room state (empty until hello).
   get pools() { return this.room.state ? this.room.pools : new Map(); }
   get open() { return this.room.state ? this.room.openRolls : new Map(); }
-  get ext() { return this.room.state ? this.room.extended : new Map(); }
-  get lucky() { return this.room.state ? this.room.luckyBreaks : new Set(); }
   get table() { return this.room.state ? this.room.table : {}; }
   get seats() { return this.room.state ? this.room.seats : new Map(); }
   get chars() { return this.room.state ? this.room.characters : new Map(); }
@@ -110,6 +115,7 @@ export class Pools {
   // --- state --------------------------------------------------------------------------------
 
   hello(msg) {
+    if (this.waiting) return void this.waiting.push(["hello", [msg]]);
     this.room.hello(msg);
     this.mine = this.gm ? [...this.chars.keys()] : ((msg.seat || {}).characters || []).map((c) => c.id);
     this.draw();
@@ -118,6 +124,7 @@ export class Pools {
   /** Every event in seq order; ``replay``: older than hello's state, so the state skips it. The
    * system's module is given the open rolls as they stood before the event (what closed). */
   event(ev, replay, item) {
+    if (this.waiting) return void this.waiting.push(["event", [ev, replay, item]]);
     const d = ev.data || {};
     const mine = ev.actor && ev.actor.seat === this.me;
     const before = this.open;

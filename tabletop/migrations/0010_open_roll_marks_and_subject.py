@@ -21,7 +21,7 @@ def out_of_marks(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("tabletop", "0008_campaign_links_and_players"),
+        ("tabletop", "0009_seat_saved_rolls"),
     ]
 
     operations = [

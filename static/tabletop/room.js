@@ -422,7 +422,7 @@ function fit() {
 }
 
 /** A focused field stays clear of the bar (and its Roll row) and the keyboard. */
-function keepInSight(field) {
+function keepInView(field) {
   if (!phone.matches || !field?.closest || field === document.body) return;
   const view = window.visualViewport;
   const top = view ? view.offsetTop : 0;
@@ -448,7 +448,7 @@ function refit() {
     const follow = log.atNewest();
     fit();
     if (follow) log.toNewest();
-    keepInSight(document.activeElement);
+    keepInView(document.activeElement);
   });
 }
 const sizes = new ResizeObserver(refit); // the bar, and the header above the log
@@ -458,7 +458,7 @@ addEventListener("resize", refit);
 phone.addEventListener("change", refit);
 window.visualViewport?.addEventListener("resize", refit);
 window.visualViewport?.addEventListener("scroll", refit);
-document.addEventListener("focusin", (e) => requestAnimationFrame(() => keepInSight(e.target)));
+document.addEventListener("focusin", (e) => requestAnimationFrame(() => keepInView(e.target)));
 
 drawFairness();
 setStatus(state.status);

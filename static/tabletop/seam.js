@@ -1,7 +1,7 @@
 // The browser's side of the seam (docs/systems.md): a system's module, systems/<engine id>.js,
 // exports ``table``: its rule of the room reducer (``fold``, as its TableSystem.fold), its dice
 // roles' captions (``roles``), its flags' tones (``tones``), its stylesheet (``styles``). Pages
-// ``load`` the table's module before the socket starts, so hello is folded with its rule.
+// fold hello only once the table's module is registered (``load``): it is folded with its rule.
 const PLAIN = Object.freeze({fold: (state) => state, roles: {}, tones: {}, styles: null});
 const tables = new Map();
 const modules = new Map();

@@ -1,8 +1,9 @@
 // The browser's side of the seam (docs/systems.md): a system's module, systems/<engine id>.js,
 // exports ``table``: its rule of the room reducer (``fold``, as its TableSystem.fold), its dice
-// roles' captions (``roles``), its flags' tones (``tones``), its stylesheet (``styles``). Pages
+// roles' captions (``roles``), its flags' tones and words (``tones``, ``words``), its stylesheet
+// (``styles``). Pages
 // fold hello only once the table's module is registered (``load``): it is folded with its rule.
-const PLAIN = Object.freeze({fold: (state) => state, roles: {}, tones: {}, styles: null});
+const PLAIN = Object.freeze({fold: (state) => state, roles: {}, tones: {}, words: {}, styles: null});
 const tables = new Map();
 const modules = new Map();
 
@@ -39,5 +40,10 @@ export function roleWords(role) {
 
 export function flagTone(flag) {
   for (const t of tables.values()) if (t.tones[flag]) return t.tones[flag];
+  return null;
+}
+
+export function flagWords(flag) {
+  for (const t of tables.values()) if (t.words[flag]) return t.words[flag];
   return null;
 }

@@ -12,8 +12,8 @@ from tabletop.models.pools import OpenRoll
 from tabletop.systems.roll_and_keep.models import ExtendedAction
 from tabletop.systems.zoria.models import SeatPoolState
 
-BEFORE = [("tabletop", "0010_whispers_and_talk")]
-AFTER = [("tabletop", "0011_open_roll_marks_and_subject")]
+BEFORE = [("tabletop", "0011_verbose_names")]
+AFTER = [("tabletop", "0012_open_roll_marks_and_subject")]
 
 
 def _migrate(to: list[tuple[str, str]]) -> MigrationExecutor:

@@ -11,6 +11,7 @@ import {drawResources, err, fill, li, none} from "../pools.js";
 export const table = {
   roles: {chance: [_("chance"), _("chance die")]},
   tones: {complication: "warn"},
+  words: {complication: _("complication")},
   styles: "d6-chance.css",
 };
 

@@ -17,6 +17,7 @@ export const table = {
     discord: [_("discord"), _("Discord Die")],
   },
   tones: {"lucky-break": "good", "bad-break": "bad", costly: "bad", fluke: "warn"},
+  words: {costly: _("costly"), fluke: _("fluke"), "lucky-break": _("lucky break"), "bad-break": _("bad break")},
   styles: "discordian.css",
 };
 

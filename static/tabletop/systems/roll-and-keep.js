@@ -16,6 +16,7 @@ export const table = {
     return {...state, extended: (extended.open ? [...rest, extended] : rest).sort((a, b) => a.id - b.id)};
   },
   tones: {botch: "bad"},
+  words: {botch: _("botch"), "opponent-botch": _("opponent botch")},
   styles: "roll-and-keep.css",
 };
 

@@ -24,6 +24,11 @@ export const table = {
     return state;
   },
   tones: {"critical-threat": "good", "botch-threat": "warn", "special-botch-threat": "bad"},
+  words: {
+    "botch-threat": _("botch threat"), "special-botch-threat": _("special botch threat"),
+    "critical-threat": _("critical threat"), "reroll-botch": _("reroll botch"),
+    "activate-botch": _("activate botch"), "activate-critical": _("activate critical"), insight: _("insight"),
+  },
 };
 
 /** The seats that took their lucky break (the room state's key of this table). */

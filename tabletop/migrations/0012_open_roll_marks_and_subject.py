@@ -21,7 +21,7 @@ def out_of_marks(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("tabletop", "0010_whispers_and_talk"),
+        ("tabletop", "0011_verbose_names"),
     ]
 
     operations = [

@@ -3,8 +3,7 @@ import {_, fmt, ngettext} from "./i18n.js";
 import {h, sr, words} from "./dom.js";
 import {flagTone, roleWords} from "./seam.js";
 
-// Short captions under a die, and the words a screen reader hears: the roles of every engine;
-// a game system's own roles are its module's (``table.roles``, by the seam).
+// Short captions under a die, and the words a screen reader hears (a system's: seam.js).
 const ROLES = {
   base: ["", ""],
   kept: [_("kept"), "kept"],
@@ -17,7 +16,7 @@ const ROLES = {
   opponent: [_("opp."), _("opponent's die")],
 };
 
-// The tones of every engine's flags; a system's own flags are toned by its module (``table.tones``).
+// Flags' tones (a system's: seam.js).
 const GOOD = new Set(["success"]);
 const BAD = new Set(["failure"]);
 const WARN = new Set(["capped"]);

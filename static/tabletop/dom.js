@@ -71,8 +71,7 @@ export function clock(iso) {
   return timeFormat.format(when);
 }
 
-// The words for the flags and outcomes every engine names by id (the ids stay English); a
-// system's own are its module's (``table.words``, by the seam).
+// The words for the flags and outcomes engines name by id (a system's: seam.js).
 const WORDS = {success: _("success"), failure: _("failure"), tie: _("tie"), capped: _("capped"), reroll: _("reroll")};
 
 /** A flag, outcome or effect id as words: "critical-threat" -> "critical threat". */

@@ -33,9 +33,7 @@ export class Pools {
     panel.oddsHooks.push((system, request, character) =>
       (system === this.sys && this.home?.odds ? this.home.odds(request, character) : request));
     panel.character?.addEventListener("change", () => this.drawPanel());
-    // A table whose system has no module of its own (ordinary notation) has no card. The socket
-    // opens while the module loads: what it brings first waits for it, so hello and every event
-    // are folded with the system's rule (the seam's) and its module sees them all.
+    // What the socket brings before the system's module waits for it (folded by its rule).
     this.waiting = [];
     this.loaded = load(this.sys).then((module) => {
       this.home = module?.room(this) || null;

@@ -1,13 +1,11 @@
-// The browser's side of the seam (docs/systems.md): a system's module, systems/<engine id>.js,
-// exports ``table``: its rule of the room reducer (``fold``, as its TableSystem.fold), its dice
-// roles' captions (``roles``), its flags' tones and words (``tones``, ``words``), its stylesheet
-// (``styles``). Pages
-// fold hello only once the table's module is registered (``load``): it is folded with its rule.
+// The browser's side of the seam (docs/systems.md): systems/<engine id>.js exports ``table``,
+// its reducer rule (``fold``), dice captions (``roles``), flags' ``tones`` and ``words``,
+// ``styles``; pages fold hello once it is registered (``load``).
 const PLAIN = Object.freeze({fold: (state) => state, roles: {}, tones: {}, words: {}, styles: null});
 const tables = new Map();
 const modules = new Map();
 
-/** Declare a system's ``table`` under its engine id (once; its stylesheet joins the page). */
+/** A system's ``table`` by engine id (once; its stylesheet joins the page). */
 export function register(id, table) {
   if (!tables.has(id)) {
     const declared = {...PLAIN, ...table};
@@ -20,7 +18,7 @@ export function register(id, table) {
   return tables.get(id);
 }
 
-/** The system's module, loaded and registered once; null for a table without one. */
+/** The system's module, registered once; null for a table without one. */
 export function load(id) {
   if (!modules.has(id)) {
     modules.set(id, import(`./systems/${id}.js`).then(
@@ -32,7 +30,7 @@ export function load(id) {
 
 export const tableSystem = (id) => tables.get(id) || PLAIN;
 
-/** A die role's [caption, spoken words], or a flag's tone, as a loaded system declared it. */
+/** A die role's [caption, spoken words], a flag's tone or words, as a system declared them. */
 export function roleWords(role) {
   for (const t of tables.values()) if (t.roles[role]) return t.roles[role];
   return null;

@@ -1,8 +1,7 @@
 // One room state for the room page and the GM dashboard: hello's state, and every event applied
 // to it by the same rule as the server's reducer (apply_event in tabletop/selectors/room.py; a
 // test runs both on the same events). An event carries the absolute values it changes, so
-// nothing here knows a game's rules: pages only draw what this holds. What a game system keeps
-// of its own (its keys of the state) its module folds (``table.fold``, by the seam).
+// nothing here knows a game's rules: pages only draw what this holds (a system's keys: seam.js).
 import {tableSystem} from "./seam.js";
 
 /** Replace the item with the same key, or add it at the end. */

@@ -15,6 +15,11 @@ STATIC = Path(__file__).resolve().parents[2] / "static" / "tabletop"
 FOLD_IN_NODE = f"""
 import {{applyEvent}} from {json.dumps((STATIC / "state.js").as_uri())};
 import {{load, register, tableSystem}} from {json.dumps((STATIC / "seam.js").as_uri())};
+// The page the modules expect, as far as they read it at load (no catalogue: English).
+globalThis.document = {{
+  getElementById: () => null, documentElement: {{lang: "en"}}, head: {{append() {{}}}},
+  createElement: () => ({{}}),
+}};
 let input = "";
 for await (const chunk of process.stdin) input += chunk;
 const {{modules, cases}} = JSON.parse(input);

@@ -33,13 +33,9 @@ export class Pools {
     panel.oddsHooks.push((system, request, character) =>
       (system === this.sys && this.home?.odds ? this.home.odds(request, character) : request));
     panel.character?.addEventListener("change", () => this.drawPanel());
-    // What the socket brings before the system's module waits for it (folded by its rule).
-    this.waiting = [];
+    // The page opens its socket once this is registered (preloaded): hello is folded by its rule.
     this.loaded = load(this.sys).then((module) => {
       this.home = module?.room(this) || null;
-      const waiting = this.waiting;
-      this.waiting = null;
-      for (const [kind, args] of waiting) this[kind](...args);
       this.draw();
     });
   }
@@ -113,7 +109,6 @@ export class Pools {
   // --- state --------------------------------------------------------------------------------
 
   hello(msg) {
-    if (this.waiting) return void this.waiting.push(["hello", [msg]]);
     this.room.hello(msg);
     this.mine = this.gm ? [...this.chars.keys()] : ((msg.seat || {}).characters || []).map((c) => c.id);
     this.draw();
@@ -122,7 +117,6 @@ export class Pools {
   /** Every event in seq order; ``replay``: older than hello's state, so the state skips it. The
    * system's module is given the open rolls as they stood before the event (what closed). */
   event(ev, replay, item) {
-    if (this.waiting) return void this.waiting.push(["event", [ev, replay, item]]);
     const d = ev.data || {};
     const mine = ev.actor && ev.actor.seat === this.me;
     const before = this.open;

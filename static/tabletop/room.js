@@ -11,6 +11,7 @@ import {Pools} from "./pools.js";
 import {SavedRolls} from "./saved.js";
 import {postJson, sheetForm} from "./sheet.js";
 import {RoomSocket} from "./socket.js";
+import {load} from "./seam.js";
 
 const $ = (id) => document.getElementById(id);
 const page = JSON.parse($("room-data").textContent);
@@ -118,7 +119,7 @@ const socket = new RoomSocket(page.socket, {
     }
   },
 });
-socket.start();
+load(page.system.id).then(() => socket.start()); // its module (preloaded) folds hello
 
 // --- seats: who sat down, who is here now, the GM's "Remove" ---------------------------------
 const seats = new Map();

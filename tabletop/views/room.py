@@ -37,7 +37,7 @@ COOKIE_AGE = 60 * 60 * 24 * 60
 SEATS_ON_PAGE = 40  # names drawn with the room page; hello brings them all
 # The modules room.js imports through its own imports (a test keeps the list whole): the page
 # asks for them with room.js, not an import level later (room -> panel -> tray).
-ROOM_MODULES = ("tray", "state", "seam")
+ROOM_MODULES = ("tray", "state")
 
 
 def _set_seat_cookie(response: HttpResponse, session: GameSession, token: str) -> None:

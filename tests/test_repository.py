@@ -152,13 +152,8 @@ def test_the_private_check_sees_both_spellings() -> None:
 
 # Words only a game system speaks: a core module that holds one has taken a system's rules in.
 SYSTEM_WORDS = re.compile(r"botch|insight|luck|karma|discord|defense|extended|scene", re.I)
-# Core modules that still hold what systems share as tables of the core (open rolls with their
-# marks, per-seat pool facts, extended actions), and the chat service that shares a word.
-SHARED_TABLES = {
-    Path("tabletop/models/pools.py"),
-    Path("tabletop/selectors/pools.py"),
-    Path("tabletop/webhooks/chat.py"),  # Discord, the chat service
-}
+# The chat service that shares a word with a system (Discord).
+CHAT_WORDS = {Path("tabletop/webhooks/chat.py")}
 
 
 def system_words(path: Path, text: str | None = None) -> list[str]:
@@ -178,9 +173,28 @@ def test_core_modules_speak_no_systems_words() -> None:
         for path in (ROOT / "tabletop").rglob("*.py")
         if "systems" not in path.parts
         and "migrations" not in path.parts
-        and path.relative_to(ROOT) not in SHARED_TABLES
+        and path.relative_to(ROOT) not in CHAT_WORDS
     ]
     found = [hit for path in sorted(core) for hit in system_words(path)]
+    assert not found, "say it in the system's own module:\n" + "\n".join(found)
+
+
+def test_the_browsers_core_speaks_no_systems_words() -> None:
+    """The pages' core modules and styles name no system: a system's reducer rule, dice captions,
+    flag tones, styles and tools are its own module's (``static/tabletop/systems/``), declared
+    to the core through the seam (``static/tabletop/seam.js``)."""
+    core = [
+        path for suffix in ("*.js", "*.css") for path in (ROOT / "static" / "tabletop").glob(suffix)
+    ]
+    assert len(core) > 10
+    found = [hit for path in sorted(core) for hit in system_words(path)]
+    engines = re.compile(r"zoria|roll-and-keep|d6-chance|action-dice|discordian", re.I)
+    found += [
+        f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
+        for path in sorted(core)
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if engines.search(line)
+    ]
     assert not found, "say it in the system's own module:\n" + "\n".join(found)
 
 

@@ -10,6 +10,7 @@ import {Odds} from "./odds.js";
 import {Panel} from "./panel.js";
 import {postJson, sheetForm} from "./sheet.js";
 import {RoomSocket} from "./socket.js";
+import {load} from "./seam.js";
 import {RoomState} from "./state.js";
 import {hiddenRollView, keyed, seatView} from "./gm-views.js";
 
@@ -27,8 +28,6 @@ const state = {
   characters: new Map((page.characters || []).map((c) => [c.id, c])),
   pools: new Map(),
   resources: new Map(), // "character:name" -> amount
-  extended: new Map(),
-  lucky: new Set(),
   table: {},
   hidden: new Map(), // seq -> roll event not yet revealed
 };
@@ -76,7 +75,7 @@ const ctx = {
   showError,
   reveal,
   home: null, // the table system's dashboard hooks, once its module is loaded
-  lucky: state.lucky,
+  room: null, // the room state (state.js), whose keys a system's module reads
   resources: page.system.resources || [],
   seatName: (id) => (state.seats.get(id) || {}).name || `seat ${id}`,
   characterName: (id) => (state.characters.get(id) || {}).name || `character ${id}`,
@@ -159,6 +158,7 @@ function draw() {
 // The room state is state.js's (hello, then every event applied by the server's own rule); the
 // maps the views draw from are read from it after every change.
 const room = new RoomState();
+ctx.room = room;
 
 function fromRoom() {
   const s = room.state;
@@ -166,9 +166,6 @@ function fromRoom() {
   if (s.characters) state.characters = room.characters;
   state.pools = room.pools;
   state.resources = new Map(s.resources.map((r) => [`${r.character}:${r.name}`, r.amount]));
-  state.extended = room.extended;
-  state.lucky.clear();
-  for (const id of s.lucky_breaks) state.lucky.add(id);
   state.table = room.table;
   state.fairness = room.fairness;
   state.status = room.session.status;
@@ -329,12 +326,9 @@ lasting.addEventListener("focus", () => lasting.select());
 // --- the table system's own sections ---------------------------------------------------------
 // Loaded by the engine id before the socket starts, so every view is made with its hooks; a
 // table with no system module (ordinary notation) has none.
-try {
-  const module = await import(`./systems/${system}.js`);
-  ctx.home = (await module.dashboard?.(ctx)) || null;
-} catch {
-  ctx.home = null;
-}
+// (The seam registers its rule of the room reducer before hello is folded.)
+const module = await load(system);
+ctx.home = (await module?.dashboard?.(ctx)) || null;
 
 drawHeader();
 draw();

@@ -1,29 +1,29 @@
 // Dice and roll results as the engines report them: every die, its role, the tallies and flags.
 import {_, fmt, ngettext} from "./i18n.js";
 import {h, sr, words} from "./dom.js";
+import {flagTone, roleWords} from "./seam.js";
 
-// Short captions under a die, and the words a screen reader hears.
+// Short captions under a die, and the words a screen reader hears (a system's: seam.js).
 const ROLES = {
   base: ["", ""],
   kept: [_("kept"), "kept"],
   dropped: [_("drop"), _("dropped")],
   rerolled: [_("rerolled"), _("rerolled, does not count")],
-  chance: [_("chance"), _("chance die")],
   action: [_("action"), _("action die")],
   skill: [_("skill"), _("skill die")],
   challenge: [_("challenge"), _("challenge die")],
   bonus: [_("bonus"), _("bonus die")],
-  eliminated: [_("gone"), _("eliminated by the Discord Die")],
-  luck: [_("luck"), _("luck die")],
-  discord: [_("discord"), _("Discord Die")],
   opponent: [_("opp."), _("opponent's die")],
 };
 
-const GOOD = new Set(["critical-threat", "lucky-break", "success"]);
-const BAD = new Set(["botch", "bad-break", "costly", "special-botch-threat", "failure"]);
-const WARN = new Set(["botch-threat", "complication", "fluke", "capped"]);
+// Flags' tones (a system's: seam.js).
+const GOOD = new Set(["success"]);
+const BAD = new Set(["failure"]);
+const WARN = new Set(["capped"]);
 
 export function tone(flag) {
+  const own = flagTone(flag);
+  if (own) return own;
   if (GOOD.has(flag)) return "good";
   if (BAD.has(flag)) return "bad";
   if (WARN.has(flag)) return "warn";
@@ -51,7 +51,7 @@ export function renderDie(die) {
   const nat = natural(die);
   // A die compounded onto the one before it (!!) is part of that die: the role is said once.
   const [caption, spoken] = die.compounded ? ["+", "added onto the die before"]
-    : nat ? [NATURAL[nat][1], ROLES[role]?.[1]] : ROLES[role] || [role, role];
+    : nat ? [NATURAL[nat][1], (ROLES[role] || roleWords(role))?.[1]] : ROLES[role] || roleWords(role) || [role, role];
   const marks = nat ? [`nat-${nat}`] : [];
   const said = [fmt(_("%(die)s showing %(value)s"), {die: die.die || "d" + die.sides, value: die.value})];
   if (nat) said.push(NATURAL[nat][2]);

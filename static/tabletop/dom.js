@@ -1,5 +1,6 @@
 // Tiny DOM helpers shared by the room's modules.
 import {_, fmt} from "./i18n.js";
+import {flagWords} from "./seam.js";
 
 /** h("p", {class: "x", onclick: fn}, "text", child) -> element. */
 export function h(tag, props, ...kids) {
@@ -70,19 +71,11 @@ export function clock(iso) {
   return timeFormat.format(when);
 }
 
-// The words for the flags, outcomes and effects the engines name by id (the ids stay English).
-const WORDS = {
-  success: _("success"), failure: _("failure"), tie: _("tie"), botch: _("botch"),
-  "botch-threat": _("botch threat"), "special-botch-threat": _("special botch threat"),
-  "opponent-botch": _("opponent botch"), "critical-threat": _("critical threat"),
-  complication: _("complication"), costly: _("costly"), fluke: _("fluke"), capped: _("capped"),
-  "lucky-break": _("lucky break"), "bad-break": _("bad break"),
-  reroll: _("reroll"), "reroll-botch": _("reroll botch"), "activate-botch": _("activate botch"),
-  "activate-critical": _("activate critical"), insight: _("insight"),
-};
+// The words for the flags and outcomes engines name by id (a system's: seam.js).
+const WORDS = {success: _("success"), failure: _("failure"), tie: _("tie"), capped: _("capped"), reroll: _("reroll")};
 
-/** A flag, outcome or effect id as words: "botch-threat" -> "botch threat". */
-export const words = (flag) => WORDS[flag] || String(flag).replace(/[-_]/g, " ");
+/** A flag, outcome or effect id as words: "critical-threat" -> "critical threat". */
+export const words = (flag) => WORDS[flag] || flagWords(flag) || String(flag).replace(/[-_]/g, " ");
 
 /** The connection line: show(kind, until) puts "connecting", `liveText`, "reconnecting" (with a
  * countdown to `until`, a time in ms) or "offline" in `node` and its data-state. */

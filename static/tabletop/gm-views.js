@@ -129,10 +129,7 @@ export function seatView(ctx, seat) {
     node,
     update(s) {
       name.textContent = isGm && s.id === ctx.gmSeatId ? `${s.name} (you)` : s.name;
-      const lucky = ctx.lucky.has(s.id);
-      put(badges,
-        isGm ? badge(_("GM"), "plain") : null,
-        lucky ? h("span", {class: "badge badge-good", title: _("Gave up the pool: no awards this session")}, _("lucky break")) : null);
+      put(badges, isGm ? badge(_("GM"), "plain") : null, ...(ctx.home?.badges?.(s) || []));
       keyed(chars, s.characters || [], (c) => c.id, (c) => characterView(ctx, c));
       const mine = sortPools(ctx.poolsOf(s.id));
       keyed(pools, mine, (p) => p.id, () => poolView(ctx));
@@ -162,19 +159,4 @@ export function hiddenRollView(ctx, event) {
     data.text ? h("span", {class: "hr-text muted small"}, richText(data.text)) : null,
     button, error);
   return {node, update() {}};
-}
-
-/** The GM's round (and scene) buttons of a system's dashboard section; returns its drawing. */
-export function roundControls(ctx) {
-  const $ = (id) => document.getElementById(id);
-  const error = $("round-error");
-  for (const [id, type] of [["new-round", "round.new"], ["new-scene", "scene.new"]]) {
-    const button = $(id);
-    button?.addEventListener("click", () => ctx.act({type}, {button, error}));
-  }
-  return () => {
-    const {round, scene} = ctx.state.table;
-    $("round-no").textContent = [scene ? fmt(_("Scene %(scene)s"), {scene}) : "", round ? fmt(_("Round %(round)s"), {round}) : _("No round yet")]
-      .filter(Boolean).join(" · ");
-  };
 }

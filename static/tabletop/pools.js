@@ -1,11 +1,12 @@
 // Pools and resources (docs/protocol.md) on the room page: the table's state that pool events
-// change (pools, resources, open rolls, extended actions, the table's rule state), and the card
-// and roll options of the table's game system, drawn by that system's own module
-// (systems/<engine id>.js, loaded by the engine id). The state is the one room state
+// change (pools, resources, open rolls, the table's rule state, the keys a system keeps of its
+// own), and the card and roll options of the table's game system, drawn by that system's own
+// module (systems/<engine id>.js, loaded by the engine id through the seam, seam.js). The state is the one room state
 // (state.js): hello gives it, every later event is applied to it by the same reducer as the
 // server's, and the card only draws what it holds.
 import {_} from "./i18n.js";
 import {h} from "./dom.js";
+import {load} from "./seam.js";
 import {RoomState} from "./state.js";
 
 export const err = () => h("span", {class: "error small", role: "alert"});
@@ -32,18 +33,16 @@ export class Pools {
     panel.oddsHooks.push((system, request, character) =>
       (system === this.sys && this.home?.odds ? this.home.odds(request, character) : request));
     panel.character?.addEventListener("change", () => this.drawPanel());
-    // A table whose system has no module of its own (ordinary notation) has no card.
-    this.loaded = import(`./systems/${this.sys}.js`).then((module) => {
-      this.home = module.room(this);
+    // The page opens its socket once this is registered (preloaded): hello is folded by its rule.
+    this.loaded = load(this.sys).then((module) => {
+      this.home = module?.room(this) || null;
       this.draw();
-    }, () => null);
+    });
   }
 
   // What the systems draw, from the room state (empty until hello).
   get pools() { return this.room.state ? this.room.pools : new Map(); }
   get open() { return this.room.state ? this.room.openRolls : new Map(); }
-  get ext() { return this.room.state ? this.room.extended : new Map(); }
-  get lucky() { return this.room.state ? this.room.luckyBreaks : new Set(); }
   get table() { return this.room.state ? this.room.table : {}; }
   get seats() { return this.room.state ? this.room.seats : new Map(); }
   get chars() { return this.room.state ? this.room.characters : new Map(); }

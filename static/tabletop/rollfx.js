@@ -1,5 +1,5 @@
 // Dice that roll, never in the way: each die of a new roll tumbles for a moment in a corner of the
-// screen, in the colours the log gives its role (chance, action, luck...). The log has the result
+// screen, in the colours the log gives its role (kept, dropped, a system's own). The log has the result
 // at once; this only decorates it: no pointer events, nothing waits for it, a newer roll replaces
 // it, and it is off under prefers-reduced-motion or when the player switches it off (remembered in
 // this browser). An optional clatter is generated with WebAudio: no sound files.

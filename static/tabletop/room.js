@@ -11,6 +11,7 @@ import {Pools} from "./pools.js";
 import {SavedRolls} from "./saved.js";
 import {postJson, sheetForm} from "./sheet.js";
 import {RoomSocket} from "./socket.js";
+import {load} from "./seam.js";
 
 const $ = (id) => document.getElementById(id);
 const page = JSON.parse($("room-data").textContent);
@@ -118,7 +119,7 @@ const socket = new RoomSocket(page.socket, {
     }
   },
 });
-socket.start();
+load(page.system.id).then(() => socket.start()); // its module (preloaded) folds hello
 
 // --- seats: who sat down, who is here now, the GM's "Remove" ---------------------------------
 const seats = new Map();
@@ -422,7 +423,7 @@ function fit() {
 }
 
 /** A focused field stays clear of the bar (and its Roll row) and the keyboard. */
-function keepInSight(field) {
+function keepInView(field) {
   if (!phone.matches || !field?.closest || field === document.body) return;
   const view = window.visualViewport;
   const top = view ? view.offsetTop : 0;
@@ -448,7 +449,7 @@ function refit() {
     const follow = log.atNewest();
     fit();
     if (follow) log.toNewest();
-    keepInSight(document.activeElement);
+    keepInView(document.activeElement);
   });
 }
 const sizes = new ResizeObserver(refit); // the bar, and the header above the log
@@ -458,7 +459,7 @@ addEventListener("resize", refit);
 phone.addEventListener("change", refit);
 window.visualViewport?.addEventListener("resize", refit);
 window.visualViewport?.addEventListener("scroll", refit);
-document.addEventListener("focusin", (e) => requestAnimationFrame(() => keepInSight(e.target)));
+document.addEventListener("focusin", (e) => requestAnimationFrame(() => keepInView(e.target)));
 
 drawFairness();
 setStatus(state.status);

@@ -1,7 +1,8 @@
 // One room state for the room page and the GM dashboard: hello's state, and every event applied
 // to it by the same rule as the server's reducer (apply_event in tabletop/selectors/room.py; a
 // test runs both on the same events). An event carries the absolute values it changes, so
-// nothing here knows a game's rules: pages only draw what this holds.
+// nothing here knows a game's rules: pages only draw what this holds (a system's keys: seam.js).
+import {tableSystem} from "./seam.js";
 
 /** Replace the item with the same key, or add it at the end. */
 function upsert(items, item, key) {
@@ -42,21 +43,12 @@ export function applyEvent(state, event) {
     next.resources = upsert(next.resources, row, (r) => `${r.character}:${r.name}`);
   }
   if ("table" in data) next.table = data.table;
-  if (data.extended) {
-    const rest = next.extended.filter((x) => x.id !== data.extended.id);
-    next.extended = (data.extended.open ? [...rest, data.extended] : rest).sort((a, b) => a.id - b.id);
-  }
   if (data.open_roll) {
     const roll = kind === "roll" ? {seq: event.seq, ...data.open_roll} : data.open_roll;
     next.open_rolls = bySeq(next.open_rolls, roll);
   }
-  if (kind === "pool" && data.action === "close") {
-    next.open_rolls = next.open_rolls.filter((r) => !data.rolls.includes(r.seq));
-  }
-  if (kind === "pool" && data.action === "lucky-break") {
-    next.lucky_breaks = [...new Set([...next.lucky_breaks, data.seat])].sort((a, b) => a - b);
-  }
-  return next;
+  // What the table's system keeps of its own (its ``fold``, declared with it).
+  return tableSystem((next.session || {}).system).fold(next, event);
 }
 
 /** The room as this seat sees it now; ``seq`` is the last event it holds. */
@@ -88,8 +80,8 @@ export class RoomState {
   get characters() { return new Map(this.state.characters.map((c) => [c.id, c])); }
   get pools() { return new Map(this.state.pools.map((p) => [p.id, p])); }
   get openRolls() { return new Map(this.state.open_rolls.map((r) => [r.seq, r])); }
-  get extended() { return new Map(this.state.extended.map((x) => [x.id, x])); }
-  get luckyBreaks() { return new Set(this.state.lucky_breaks); }
+  /** A key a game system keeps of its own (its ``state_keys``), as hello and events left it. */
+  own(key) { return this.state[key]; }
   get table() { return this.state.table || {}; }
   get fairness() { return this.state.fairness || {}; }
   get talk() { return this.state.talk || {}; }

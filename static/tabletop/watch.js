@@ -3,6 +3,7 @@
 import {_, language} from "./i18n.js";
 import {connectionStatus} from "./dom.js";
 import {Log} from "./log.js";
+import {load} from "./seam.js";
 import {RoomSocket} from "./socket.js";
 import {StatsPanel} from "./stats.js";
 
@@ -39,5 +40,6 @@ const socket = new RoomSocket(page.socket, {
     if (stats && !replay) stats.heard(event);
   },
 });
+await load(page.session.system); // its dice captions and styles, before the log draws a roll
 socket.start();
 if (stats) stats.load();

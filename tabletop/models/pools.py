@@ -1,4 +1,5 @@
-"""Session resources: dice pools held by seats, rolls still open to augment, extended actions."""
+"""Session resources: dice pools held by seats, rolls still open to augment. What a game system
+keeps beyond them is its own models' (``tabletop/systems/<id>/models.py``)."""
 
 from __future__ import annotations
 
@@ -66,20 +67,6 @@ class Pool(models.Model):
         return f"{self.seat}: {self.remaining}d{self.sides} {self.kind}"
 
 
-class SeatPoolState(models.Model):
-    """Per-seat facts the pool rules depend on (a lucky break)."""
-
-    seat = models.OneToOneField(Seat, on_delete=models.CASCADE, related_name="pool_state")
-    touched = models.BooleanField(default=False, help_text=_("used or spent a die this session"))
-    lucky_break = models.BooleanField(
-        default=False, help_text=_("gave up the pool; no more awards")
-    )
-    starting_dice = models.IntegerField(default=0)
-
-    def __str__(self) -> str:
-        return f"{self.seat} pool state"
-
-
 class OpenRoll(models.Model):
     """A roll the GM has not yet declared: pool dice may still be used on it."""
 
@@ -91,51 +78,24 @@ class OpenRoll(models.Model):
     flags = models.JSONField(default=list)
     dc = models.IntegerField(null=True, blank=True)
     added = models.IntegerField(default=0, help_text=_("what used pool dice added"))
-    botch_dice = models.IntegerField(default=0)
     critical_dice = models.IntegerField(default=0)
     is_open = models.BooleanField(default=True)
     declared = models.CharField(max_length=200, blank=True)
     # The roll's own visibility: events about it (dice used, declared) are as hidden as it is.
     visibility = models.CharField(max_length=10, default="public")
-    # An insight roll's subject (normalised): a failed one bars its roller from that subject.
-    insight_subject = models.CharField(max_length=200, blank=True, default="")
+    # What the roll is about, as the table's rules compare it (normalised; empty: nothing).
+    subject = models.CharField(max_length=200, blank=True, default="")
+    # What the table's system marks on the roll, shown with it (its own counts: dice committed).
+    marks = models.JSONField(default=dict)
 
     class Meta:
         ordering = ["session", "seq"]
         constraints = [
             models.UniqueConstraint(fields=["session", "seq"], name="one_open_roll_per_event"),
             models.CheckConstraint(
-                condition=models.Q(botch_dice__gte=0, critical_dice__gte=0),
-                name="committed_dice_not_negative",
+                condition=models.Q(critical_dice__gte=0), name="critical_dice_not_negative"
             ),
         ]
 
     def __str__(self) -> str:
         return f"roll #{self.seq} ({'open' if self.is_open else 'declared'})"
-
-
-class ExtendedAction(models.Model):
-    """Roll-and-keep: a GM-set number of successes that rolls accumulate toward (a roll that
-    falls short of ``each``, when the GM sets it, adds nothing)."""
-
-    session = models.ForeignKey(
-        GameSession, on_delete=models.CASCADE, related_name="extended_actions"
-    )
-    label = models.CharField(max_length=120)
-    target = models.PositiveIntegerField()
-    # The successes each round of rolling must reach to count at all (none: every roll counts).
-    each = models.PositiveIntegerField(null=True, blank=True)
-    progress = models.IntegerField(default=0)
-    is_open = models.BooleanField(default=True)
-    opened_seq = models.BigIntegerField()
-
-    class Meta:
-        ordering = ["session", "opened_seq"]
-        constraints = [
-            models.CheckConstraint(
-                condition=models.Q(target__gte=1), name="extended_target_positive"
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.label}: {self.progress}/{self.target}"

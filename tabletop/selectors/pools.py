@@ -1,4 +1,4 @@
-"""Pools, resources, open rolls and extended actions as the protocol shows them."""
+"""Pools, resources and open rolls as the protocol shows them."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def open_roll_summary(roll: OpenRoll) -> dict[str, Any]:
         "added": roll.added,
         "dc": roll.dc,
         "flags": roll.flags,
-        "botch_dice": roll.botch_dice,
+        **roll.marks,  # what the table's system marks on it (counts it keeps of its own)
         "critical_dice": roll.critical_dice,
         "open": roll.is_open,
         "declared": roll.declared,

@@ -128,6 +128,12 @@ class RoomPageTests(BrowserTestCase):
         revealed = ana.locator("#log li[data-kind='roll.reveal']")
         revealed.wait_for()
         self.assertGreaterEqual(revealed.locator(".die.role-chance").count(), 1)
+        # Its caption, spoken words and style are the system's own module's, through the seam.
+        chance = revealed.locator(".die.role-chance").first
+        self.assertIn("chance die", chance.get_attribute("title") or "")
+        base = revealed.locator(".die.role-base").first
+        colour = "(d) => getComputedStyle(d).borderTopColor"
+        self.assertNotEqual(chance.evaluate(colour), base.evaluate(colour), "d6-chance.css applies")
         boss.wait_for_selector("#log li[data-kind=roll] .revealed-note")
         self.shot(boss, "room-d6-gm-desktop")
 

@@ -7,13 +7,14 @@ import pytest
 
 from rules.engines import FairStream
 from tabletop.models import Campaign, Character, CharacterResource, Event, GameSession, Seat
-from tabletop.models.pools import ExtendedAction, Pool, PoolKind
+from tabletop.models.pools import Pool, PoolKind
 from tabletop.selectors.events import Viewer
 from tabletop.selectors.room import room_state
 from tabletop.services.errors import ServiceError
 from tabletop.services.rolls import make_roll
 from tabletop.services.seats import gm_seat, join_session
 from tabletop.services.sessions import create_session, end_session, start_session
+from tabletop.systems.roll_and_keep.models import ExtendedAction
 
 from .commands import send
 

@@ -236,7 +236,7 @@ def test_activate_botch_on_any_character_with_severity_from_all_dice_committed(t
     gm = gm_stack(table)[1]
     zoria.spend_dice(seat_id=ana.pk, effect="activate-botch", roll=roll.seq, count=2)
     event = zoria.spend_dice(seat_id=gm.pk, effect="activate-botch", roll=roll.seq, count=1)
-    assert OpenRoll.objects.get(seq=roll.seq).botch_dice == 3
+    assert OpenRoll.objects.get(seq=roll.seq).marks["botch_dice"] == 3
     assert "severity 3" in event.data["text"]
     clean = forced_roll(bo, table["c"]["Ysolde"], 12)
     assert (

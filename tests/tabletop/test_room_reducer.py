@@ -4,11 +4,9 @@ at seq M. Events carry the absolute values they change; the reducer applies no g
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
-import shutil
-import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,6 +22,7 @@ from tabletop.services.seats import gm_seat, join_session
 from tabletop.services.sessions import create_session, start_session
 
 from .commands import send
+from .reducer_js import NODE, fold_in_node
 
 pytestmark = pytest.mark.django_db
 
@@ -185,17 +184,6 @@ def test_hello_at_n_plus_the_events_after_n_is_the_hello_at_m(django_user_model,
             assert state == at_m, f"{name}: hello at {n} + events {n + 1}..{m} != hello at {m}"
 
 
-NODE = shutil.which("node")
-STATE_JS = Path(__file__).resolve().parents[2] / "static" / "tabletop" / "state.js"
-FOLD_IN_NODE = f"""
-import {{applyEvent}} from {json.dumps(STATE_JS.as_uri())};
-let input = "";
-for await (const chunk of process.stdin) input += chunk;
-const out = JSON.parse(input).map(([state, events]) => events.reduce(applyEvent, state));
-process.stdout.write(JSON.stringify(out));
-"""
-
-
 @pytest.mark.skipif(NODE is None, reason="needs Node.js to run the browser's state.js")
 def test_the_browser_applies_events_exactly_as_the_server_does(django_user_model):
     gm_user = django_user_model.objects.create(username="reducer-js-gm")
@@ -204,6 +192,7 @@ def test_the_browser_applies_events_exactly_as_the_server_does(django_user_model
     start = {name: _hello(session, viewer) for name, viewer in viewers.items()}
     for action in [
         ("start",),
+        ("lucky", "bo"),  # (before bo's pool is touched: a lucky break only then)
         ("roll", "ana", "gm", "zoria"),
         ("roll", "bo", "public", "zoria"),
         ("use", "ana", 0),
@@ -220,7 +209,6 @@ def test_the_browser_applies_events_exactly_as_the_server_does(django_user_model
         ("initiative", "bo", "gm"),
         ("phase", True),
         ("initiative", "ana", "public"),
-        ("lucky", "bo"),
         ("join", 1),
         ("close", "gm", 1),
         ("say", "ana", 0),
@@ -249,15 +237,44 @@ def test_the_browser_applies_events_exactly_as_the_server_does(django_user_model
     kinds = {e["kind"] for e in events}
     assert {"chat", "chat.settings", "turns"} <= kinds
     assert any(e["visibility"] == "whisper" for e in events)
-    folded = subprocess.run(
-        [NODE, "--input-type=module", "-e", FOLD_IN_NODE],
-        input=json.dumps(cases),
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=30,
-    )
-    assert json.loads(folded.stdout) == json.loads(json.dumps(expected))
+    # Zoria's own rule (a lucky break kept, the checks the end closed) is its module's fold.
+    assert any(e["data"].get("action") == "lucky-break" for e in events)
+    folded, _ = fold_in_node(json.loads(json.dumps(cases)), systems=("zoria",))
+    assert folded == json.loads(json.dumps(expected))
+    assert all(state["open_rolls"] == [] for state in folded)  # the end closed every check
+    # Without its module's rule, the browser keeps neither: the rule is the system's.
+    plain, _ = fold_in_node(json.loads(json.dumps(cases)))
+    assert plain != folded
+
+
+@pytest.mark.skipif(NODE is None, reason="needs Node.js to run the browser's state.js")
+def test_the_browser_folds_an_extended_action_as_the_server_does(django_user_model):
+    gm_user = django_user_model.objects.create(username="reducer-rk-gm")
+    campaign = Campaign.objects.create(name="Reducer rk", system="roll-and-keep", gm=gm_user)
+    mirela = Character.objects.create(campaign=campaign, name="Mirela", sheet={})
+    session = start_session(session_id=create_session(campaign=campaign, title="Tonight").pk)
+    gm_at = gm_seat(session=session, user=gm_user)
+    ana = join_session(session=session, name="Ana", character_id=mirela.pk).seat
+    viewers = _viewers({"gm": gm_at, "ana": ana})
+    start = {name: _hello(session, viewer) for name, viewer in viewers.items()}
+    climb = send(gm_at, "extended.open", label="Climb", target=90)
+    ritual = send(gm_at, "extended.open", label="Ritual", target=50)
+    assert climb is not None and ritual is not None
+    request = {"roll": 5, "keep": 3, "difficulty": 5}
+    send(ana, "roll", request=request, character=mirela.pk, extended=climb.data["extended"]["id"])
+    send(gm_at, "extended.close", extended=ritual.data["extended"]["id"])
+    events = events_after(session_id=session.pk, after=0)
+    cases, expected = [], []
+    for name, viewer in viewers.items():
+        n, state = start[name]
+        seen = [for_viewer(e, viewer) for e in events[n:]]
+        cases.append((state, seen))
+        expected.append(functools.reduce(apply_event, seen, state))
+    assert [x["label"] for x in expected[0]["extended"]] == ["Climb"]
+    folded, _ = fold_in_node(json.loads(json.dumps(cases)), systems=("roll-and-keep",))
+    assert folded == json.loads(json.dumps(expected))
+    plain, _ = fold_in_node(json.loads(json.dumps(cases)))  # the rule is the system's own
+    assert [state["extended"] for state in plain] == [hello["extended"] for hello, _ in cases]
 
 
 # --- the same at a table whose state is resources and the table's rule state ------------------

@@ -8,12 +8,13 @@ import pytest
 
 from rules.engines import FairStream
 from tabletop.models import Character, Event, GameSession
-from tabletop.models.pools import ExtendedAction, Pool, PoolKind
+from tabletop.models.pools import Pool, PoolKind
 from tabletop.services.errors import ServiceError
 from tabletop.services.rolls import make_roll
 from tabletop.services.seats import join_session
 from tabletop.services.sessions import end_session
 from tabletop.systems import registry
+from tabletop.systems.roll_and_keep.models import ExtendedAction
 
 from .commands import send
 from .test_pools_resources import amount, code, setup_table

@@ -127,7 +127,7 @@ def test_a_special_botch_is_the_gms_and_only_while_the_check_still_fails_by_5(ta
     assert "special-botch-threat" not in OpenRoll.objects.get(seq=roll.seq).flags
     still = forced(bo, table["c"]["Ysolde"], 10, dc=20)
     zoria.spend_dice(seat_id=gm.pk, effect="activate-botch", roll=still.seq)
-    assert OpenRoll.objects.get(seq=still.seq).botch_dice == 1
+    assert OpenRoll.objects.get(seq=still.seq).marks["botch_dice"] == 1
 
 
 def test_never_a_botch_on_ones_own_character(table):
@@ -247,7 +247,7 @@ def test_a_plain_reroll_cannot_undo_an_activated_botch(table):
         )
     assert stacks(bo) == [(5, 8)]
     check = OpenRoll.objects.get(seq=roll.seq)
-    assert (check.is_open, check.botch_dice) == (True, 2)
+    assert (check.is_open, check.marks["botch_dice"]) == (True, 2)
     # Before the GM activates it, the plain re-roll is still the player's.
     fresh = forced(ana, table["c"]["Kael"], 1)
     zoria.spend_dice(seat_id=ana.pk, effect="reroll", roll=fresh.seq)

@@ -6,6 +6,9 @@ import {_, fmt} from "../i18n.js";
 import {h} from "../dom.js";
 import {fill, li} from "../pools.js";
 
+/** What this table declares to the core (static/tabletop/seam.js): its stylesheet. */
+export const table = {styles: "action-dice.css"};
+
 const against = (d) => Object.entries(d.against_opponent || {}).map(([who, n]) => fmt(_("+%(n)s against %(who)s"), {n, who}));
 
 export function room(t) {
@@ -52,7 +55,7 @@ export function room(t) {
 }
 
 export async function dashboard(ctx) {
-  const {roundControls} = await import("../gm-views.js");
+  const {roundControls} = await import("./base.js");
   const $ = (id) => document.getElementById(id);
   const rounds = roundControls(ctx);
   const cell = (v) => h("td", null, v == null || v === "" ? "—" : String(v));

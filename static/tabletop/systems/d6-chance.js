@@ -6,6 +6,15 @@ import {_, fmt, ngettext} from "../i18n.js";
 import {h} from "../dom.js";
 import {drawResources, err, fill, li, none} from "../pools.js";
 
+/** What this table declares to the core (static/tabletop/seam.js): its chance die's caption,
+ * the tone of its flag and its stylesheet. */
+export const table = {
+  roles: {chance: [_("chance"), _("chance die")]},
+  tones: {complication: "warn"},
+  words: {complication: _("complication")},
+  styles: "d6-chance.css",
+};
+
 /** Actions taken this round, from the "staged" events this screen may see: character -> count. */
 export function actionBook() {
   const taken = new Map(); // `${character}:${round}` -> the highest action number seen
@@ -98,7 +107,7 @@ export function room(t) {
 }
 
 export async function dashboard(ctx) {
-  const {roundControls} = await import("../gm-views.js");
+  const {roundControls} = await import("./base.js");
   const rounds = roundControls(ctx);
   const book = actionBook();
   const list = document.getElementById("declared");

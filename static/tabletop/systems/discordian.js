@@ -8,6 +8,19 @@ import {richText} from "../dice.js";
 import {h} from "../dom.js";
 import {drawResources, err, fill, li} from "../pools.js";
 
+/** What this table declares to the core (static/tabletop/seam.js): its dice roles, the tones of
+ * its flags and its stylesheet (it keeps no state of its own beyond the table's). */
+export const table = {
+  roles: {
+    eliminated: [_("gone"), _("eliminated by the Discord Die")],
+    luck: [_("luck"), _("luck die")],
+    discord: [_("discord"), _("Discord Die")],
+  },
+  tones: {"lucky-break": "good", "bad-break": "bad", costly: "bad", fluke: "warn"},
+  words: {costly: _("costly"), fluke: _("fluke"), "lucky-break": _("lucky break"), "bad-break": _("bad break")},
+  styles: "discordian.css",
+};
+
 const PC_DICE = ["d4", "d6", "d8", "d10", "d12"];
 
 /** The bonus dice the GM awarded character ``c``, waiting for its next roll ("d8", "d8", ...). */
@@ -176,7 +189,8 @@ function bonusTools(ctx, character) {
 }
 
 export async function dashboard(ctx) {
-  const {keyed, roundControls} = await import("../gm-views.js");
+  const {keyed} = await import("../gm-views.js");
+  const {roundControls} = await import("./base.js");
   const $ = (id) => document.getElementById(id);
   // Characters no player plays (the GM's NPCs) get their tools on the GM's card.
   const npcs = () => {

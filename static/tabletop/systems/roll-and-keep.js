@@ -5,6 +5,24 @@ import {_, fmt} from "../i18n.js";
 import {h} from "../dom.js";
 import {fill, none} from "../pools.js";
 
+/** What this table declares to the core (static/tabletop/seam.js): its rule of the room reducer,
+ * the same as RollAndKeepTable.fold (an extended action listed while open, by id, gone once
+ * closed), the tone of its flag and its stylesheet. */
+export const table = {
+  fold(state, event) {
+    const extended = (event.data || {}).extended;
+    if (!extended) return state;
+    const rest = state.extended.filter((x) => x.id !== extended.id);
+    return {...state, extended: (extended.open ? [...rest, extended] : rest).sort((a, b) => a.id - b.id)};
+  },
+  tones: {botch: "bad"},
+  words: {botch: _("botch"), "opponent-botch": _("opponent botch")},
+  styles: "roll-and-keep.css",
+};
+
+/** The open extended actions by id (the room state's key of this table). */
+const openActions = (room) => new Map((room.state ? room.own("extended") : []).map((x) => [x.id, x]));
+
 /** Botched actions, by roll: from the "botch" events this screen may see, and from hidden
  * rolls revealed since (their mark stays as hidden as the roll was; the rule binds them now). */
 export function botchBook() {
@@ -44,7 +62,8 @@ export function room(t) {
     draw() {
       const marks = book.list();
       fill(botched, JSON.stringify(marks), botchItems(marks));
-      const open = [...t.ext.values()];
+      const ext = openActions(t.room);
+      const open = [...ext.values()];
       fill(list, JSON.stringify(open), open.length ? open.map((x) => h("li", {class: "xact"},
         h("span", null, h("strong", null, x.label), ` ${x.progress} / ${x.target} successes`,
           x.each ? h("span", {class: "muted small"}, fmt(_(" (at least %(each)s a roll to count)"), {each: x.each})) : null),
@@ -52,7 +71,7 @@ export function room(t) {
         : none(_("No extended action under way.")));
       const keep = sel.value;
       fill(sel, open.map((x) => x.id).join(), h("option", {value: ""}, "(none)"), open.map((x) => h("option", {value: x.id}, x.label)));
-      sel.value = t.ext.has(+keep) ? keep : "";
+      sel.value = ext.has(+keep) ? keep : "";
       sel.parentNode.hidden = !open.length;
     },
   };
@@ -114,7 +133,7 @@ export async function dashboard(ctx) {
     draw() {
       const marks = book.list();
       fill($("botched"), JSON.stringify(marks), botchItems(marks));
-      const open = [...ctx.state.extended.values()].filter((x) => x.open).sort((a, b) => a.id - b.id);
+      const open = [...openActions(ctx.room).values()].filter((x) => x.open).sort((a, b) => a.id - b.id);
       keyed($("extended"), open, (x) => x.id, view);
       $("no-extended").hidden = open.length > 0;
     },

@@ -8,6 +8,32 @@ import {h, words} from "../dom.js";
 import {badge} from "../dice.js";
 import {err, fill, li, none} from "../pools.js";
 
+/** What this table declares to the core (static/tabletop/seam.js): its rule of the room reducer,
+ * the same as ZoriaTable.fold (checks closed at the session's end leave the open rolls; a lucky
+ * break is kept), and the tones of its flags. */
+export const table = {
+  fold(state, event) {
+    const data = event.data || {};
+    if (event.kind !== "pool") return state;
+    if (data.action === "close") {
+      return {...state, open_rolls: state.open_rolls.filter((r) => !data.rolls.includes(r.seq))};
+    }
+    if (data.action === "lucky-break") {
+      return {...state, lucky_breaks: [...new Set([...state.lucky_breaks, data.seat])].sort((a, b) => a - b)};
+    }
+    return state;
+  },
+  tones: {"critical-threat": "good", "botch-threat": "warn", "special-botch-threat": "bad"},
+  words: {
+    "botch-threat": _("botch threat"), "special-botch-threat": _("special botch threat"),
+    "critical-threat": _("critical threat"), "reroll-botch": _("reroll botch"),
+    "activate-botch": _("activate botch"), "activate-critical": _("activate critical"), insight: _("insight"),
+  },
+};
+
+/** The seats that took their lucky break (the room state's key of this table). */
+const luckyOf = (room) => new Set(room.state ? room.own("lucky_breaks") : []);
+
 const THREATS = new Set(["botch-threat", "special-botch-threat"]);
 
 /** A seat's stacks, pool dice first, biggest first; with ``c``, those character c may use. */
@@ -148,7 +174,8 @@ export function room(t) {
       phase.textContent = table.initiative ? _("The initiative phase is under way: initiative rolls are set.") : "";
       phase.hidden = !table.initiative;
       const mine = stacksOf(t.pools, t.me);
-      const took = t.lucky.has(t.me);
+      const lucky = luckyOf(t.room);
+      const took = lucky.has(t.me);
       fill(stacks, mine.map((p) => [p.id, p.remaining]).join(), mine.length
         ? mine.map((p) => h("li", {class: stackClass(p)}, h("b", null, p.remaining), ` × ${p.die}`,
           h("span", {class: "muted small"}, bonus(p))))
@@ -160,9 +187,9 @@ export function room(t) {
       const text = (s) => stacksOf(t.pools, s.id).map((p) => `${p.remaining} × ${p.die}${bonus(p)}`).join(" + ");
       const seats = [...t.seats.values()].filter((s) => s.id !== t.me && text(s))
         .sort((a, b) => (a.role === "gm") - (b.role === "gm"));
-      fill(others, seats.map((s) => s.id + text(s) + t.lucky.has(s.id)).join(), seats.length
+      fill(others, seats.map((s) => s.id + text(s) + lucky.has(s.id)).join(), seats.length
         ? seats.map((s) => li(h("strong", null, s.role === "gm" && s.name !== "GM" ? `${s.name} (GM)` : s.name),
-          text(s), t.lucky.has(s.id) ? badge(_("lucky break"), "good") : null))
+          text(s), lucky.has(s.id) ? badge(_("lucky break"), "good") : null))
         : none(_("Nobody else has dice yet.")));
 
       // Open checks, newest first; the last few declared since the page loaded stay in sight.
@@ -323,6 +350,9 @@ export async function dashboard(ctx) {
       }
     },
     characterInfo: (sheet) => (sheet.level != null ? fmt(_("level %(level)s"), {level: sheet.level}) : ""),
+    /** A seat that gave up its pool says so on its card. */
+    badges: (seat) => (luckyOf(ctx.room).has(seat.id)
+      ? [h("span", {class: "badge badge-good", title: _("Gave up the pool: no awards this session")}, _("lucky break"))] : []),
     noPool: (seat, hasChars) => (seat.role === "gm" ? _("The GM's pool comes with the first player's pool.")
       : hasChars ? _("The pool is dealt when the session starts.") : _("No character, so no pool.")),
     /** Award dice on a player's card (refunds are on the check whose critical they were spent on). */
@@ -341,7 +371,7 @@ export async function dashboard(ctx) {
         update(s, pools) {
           award.setAttribute("aria-label", fmt(_("Award die to %(name)s"), {name: s.name}));
           // After a lucky break the player receives no dice this session: no awards.
-          award.dataset.blocked = ctx.lucky.has(s.id) || !pools.length ? "1" : "";
+          award.dataset.blocked = luckyOf(ctx.room).has(s.id) || !pools.length ? "1" : "";
         },
       };
     },

@@ -96,6 +96,19 @@ def open_check(seat: Seat, seq: int) -> OpenRoll:
     return roll
 
 
+def botch_dice(check: OpenRoll) -> int:
+    """The dice committed to a check's activated botch (its severity; 0: not activated)."""
+    return int(check.marks.get("botch_dice", 0))
+
+
+def commit_to_botch(check: OpenRoll, count: int) -> None:
+    """Add ``count`` dice to the check's botch; the row is locked while its marks are read, so
+    dice that several seats spend together all add up."""
+    locked = OpenRoll.objects.select_for_update().only("marks").get(pk=check.pk)
+    marks = {**locked.marks, "botch_dice": botch_dice(locked) + count}
+    OpenRoll.objects.filter(pk=check.pk).update(marks=marks)
+
+
 def fails_by_5(total: int, dc: int | None) -> bool:
     return dc is not None and total <= dc - rules.SPECIAL_BOTCH_MARGIN
 

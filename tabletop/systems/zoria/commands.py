@@ -14,7 +14,7 @@ from rules.engines import zoria as rules
 from rules.engines.schema import Field
 
 from ...models import Event, GameSession, Seat, SeatRole, Visibility
-from ...models.pools import OpenRoll, Pool, PoolKind, SeatPoolState
+from ...models.pools import OpenRoll, Pool, PoolKind
 from ...protocol.commands import ID, Command
 from ...selectors.pools import open_roll_summary
 from ...services.errors import conflict, forbidden, invalid, not_found
@@ -39,6 +39,8 @@ from ..base import (
 from .checks import (
     any_roll,
     asks_of,
+    botch_dice,
+    commit_to_botch,
     hidden_as,
     open_check,
     owns,
@@ -57,6 +59,7 @@ from .dealing import (
     took_lucky_break,
     touch,
 )
+from .models import SeatPoolState
 from .table import table
 
 # --- socket commands ------------------------------------------------------------------------
@@ -150,8 +153,8 @@ def spend_dice(
         checked = (
             OpenRoll.objects.filter(pk=check.pk) if check is not None else OpenRoll.objects.none()
         )
-        if effect == "activate-botch":
-            checked.update(botch_dice=F("botch_dice") + count)
+        if effect == "activate-botch" and check is not None:
+            commit_to_botch(check, count)
         elif effect == "activate-critical":
             checked.update(critical_dice=F("critical_dice") + count)
         elif effect in {"reroll", "reroll-botch"}:
@@ -163,7 +166,7 @@ def spend_dice(
             hidden = hidden_as(check)
             text += f" on roll #{check.seq}"
             if effect == "activate-botch":
-                text += f" (severity {check.botch_dice})"
+                text += f" (severity {botch_dice(check)})"
             if effect == "activate-critical":
                 text += f" ({check.critical_dice} dice on the critical)"
         elif seat.is_gm:
@@ -206,7 +209,7 @@ def _check_effect(seat: Seat, effect: str, check: OpenRoll) -> None:
         )
         if latest.order_by("-seq").values_list("seq", flat=True).first() != check.seq:
             raise conflict(_("only the last roll of your character can be re-rolled"))
-        if check.botch_dice:
+        if botch_dice(check):
             # A re-roll would throw the activated botch away (and the dice spent on it).
             raise conflict(
                 _("the botch on roll #%(seq)s is activated: a re-roll cannot undo it")
@@ -217,7 +220,7 @@ def _check_effect(seat: Seat, effect: str, check: OpenRoll) -> None:
             raise forbidden(_("you can re-roll only your own character's botch threat"))
         if not flags & BOTCHES:
             raise conflict(_("roll #%(seq)s has no botch threat") % {"seq": check.seq})
-        if check.botch_dice:
+        if botch_dice(check):
             raise conflict(
                 _("the botch on roll #%(seq)s is activated: it can no longer be re-rolled")
                 % {"seq": check.seq}
@@ -250,10 +253,10 @@ def _check_insight(seat: Seat, about: str) -> None:
     failed = (
         OpenRoll.objects.filter(session_id=seat.session_id, is_open=False, total__lt=F("dc"))
         .filter(Q(seat=seat) | Q(character__in=seat.characters.all()))
-        .exclude(insight_subject="")
+        .exclude(subject="")
         .exclude(declared="re-rolled")
     )
-    if any(subject_of(s) == about for s in failed.values_list("insight_subject", flat=True)):
+    if any(subject_of(s) == about for s in failed.values_list("subject", flat=True)):
         raise conflict(_("your insight roll on that subject failed: another player may try"))
 
 

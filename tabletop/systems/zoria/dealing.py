@@ -11,13 +11,14 @@ from django.db.models import F, Max
 from rules.engines import zoria as rules
 
 from ...models import Event, GameSession, Seat
-from ...models.pools import Pool, PoolKind, SeatPoolState
+from ...models.pools import Pool, PoolKind
 from ...services.events import UnitOfWork, next_seq
 from ...services.pools import (
     pools_changed,
     record_pool_event,
 )
 from ...services.seats import seat_gm
+from .models import SeatPoolState
 
 SPEND_EFFECTS = ("reroll", "reroll-botch", "activate-botch", "activate-critical", "insight")
 BOTCHES = {"botch-threat", "special-botch-threat"}

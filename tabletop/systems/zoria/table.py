@@ -12,7 +12,7 @@ from django.utils.translation import gettext as _
 from rules.engines.schema import Field
 
 from ...models import Event, GameSession, Seat, SeatRole, Visibility
-from ...models.pools import OpenRoll, Pool, PoolKind, SeatPoolState
+from ...models.pools import OpenRoll, Pool, PoolKind
 from ...services.errors import conflict, invalid
 from ...services.events import UnitOfWork
 from ...services.pools import (
@@ -33,6 +33,7 @@ from .checks import (
 )
 from .dealing import INITIATIVE_SET, deal_pool, touch
 from .events import EVENTS
+from .models import SeatPoolState
 
 
 class ZoriaTable(TableSystem):
@@ -224,7 +225,8 @@ class ZoriaTable(TableSystem):
             flags=check["flags"],
             dc=check["dc"],
             visibility=roll.visibility,
-            insight_subject=subject_of(ctx.options.get("insight") or ""),
+            subject=subject_of(ctx.options.get("insight") or ""),
+            marks={"botch_dice": 0},  # (shown with the check: its severity once activated)
             is_open=check["open"],
             declared=check["declared"],
         )

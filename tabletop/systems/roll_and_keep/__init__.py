@@ -13,14 +13,14 @@ from django.utils.translation import gettext as _
 
 from rules.engines.schema import Field
 
-from ..models import Event
-from ..models.pools import ExtendedAction
-from ..protocol import events as ev
-from ..protocol.commands import ID, Command
-from ..services.errors import ServiceError, conflict, invalid
-from ..services.events import UnitOfWork, change
-from .base import folded, gm_session, roll_change, seat_change, seat_of, seen_by
-from .registry import RollContext, TableSystem
+from ...models import Event
+from ...protocol import events as ev
+from ...protocol.commands import ID, Command
+from ...services.errors import ServiceError, conflict, invalid
+from ...services.events import UnitOfWork, change
+from ..base import folded, gm_session, roll_change, seat_change, seat_of, seen_by
+from ..registry import RollContext, TableSystem
+from .models import ExtendedAction
 
 EXTENDED = Field("extended", "int", label="Extended action", nullable=True, default=None, **ID)
 EXTENDED_STATE = ev.obj_field("extended", help="the extended action's new state")

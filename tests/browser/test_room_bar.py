@@ -57,10 +57,14 @@ def box(page, selector: str) -> dict:
     )
 
 
-def newest_seq(page) -> int:
-    return page.eval_on_selector_all(
-        "#log > li.ev", "items => Math.max(...items.map(i => Number(i.dataset.seq)))"
+def newest_seq(page, session) -> int:
+    """The session's newest seq, once the page has drawn it (the replay may still be arriving
+    when the page turns live)."""
+    newest = off_thread(
+        lambda: Event.objects.filter(session=session).aggregate(newest=Max("seq"))["newest"]
     )
+    page.wait_for_selector(f"#ev-{newest}", state="attached")
+    return newest
 
 
 def shown_above_bar(page, selector: str) -> bool:
@@ -97,7 +101,7 @@ class RollBarTests(BrowserTestCase):
             with self.subTest(name):
                 page = self.open_page_with(size)
                 self.sit_down(page, session, f"Ana{name}")
-                newest = newest_seq(page)
+                newest = newest_seq(page, session)
                 page.wait_for_function("document.querySelector('.log').scrollTop > 0")
                 self.assertTrue(shown_above_bar(page, f"#ev-{newest}"), "the newest roll shows")
                 height = size["viewport"]["height"]

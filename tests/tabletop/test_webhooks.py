@@ -253,10 +253,24 @@ def test_only_the_gm_sets_webhooks_and_addresses_are_checked(campaign, django_us
     with pytest.raises(ServiceError) as refused:
         add_webhook(campaign=campaign, user=stranger, url="https://chat.example/hook")
     assert refused.value.code == "forbidden"
-    for bad in ("", "ftp://x/y", "javascript:alert(1)", "https://" + "a" * 600, 12):
+    for bad in ("", "  ", "ftp://x/y", "javascript:alert(1)", "https://" + "a" * 600):
         with pytest.raises(ServiceError) as refused:
             add_webhook(campaign=campaign, user=campaign.gm, url=bad)
         assert refused.value.field == "url"
+    assert not Webhook.objects.exists()
+
+
+def test_a_webhook_form_without_an_address_is_answered_on_the_dashboard(
+    campaign, live_session, client
+):
+    """The form's address is text at the edge (none sent: empty), so the GM reads why."""
+    from urllib.parse import parse_qs, urlsplit
+
+    client.force_login(campaign.gm)
+    answer = client.post(f"/gm/{live_session.pk}/webhooks", {})
+    assert answer.status_code == 302
+    said = parse_qs(urlsplit(answer["Location"]).query)["webhook_error"]
+    assert said == ["Url: the address chat gave you for an incoming webhook"]
     assert not Webhook.objects.exists()
 
 

@@ -266,12 +266,14 @@ class RoomConsumer(LeanWebsocketConsumer):
         if decoded.command.precheck is not None:
             system = access.session.campaign.system
             # In a copy of this context, so the refusal speaks the reader's language.
-            refused = await asyncio.get_running_loop().run_in_executor(
-                _prechecks, contextvars.copy_context().run, lambda: precheck(decoded, system=system)
+            message = decoded
+            checked = await asyncio.get_running_loop().run_in_executor(
+                _prechecks, contextvars.copy_context().run, lambda: precheck(message, system=system)
             )
-            if refused is not None:
-                await self._send(refused.as_message())
+            if isinstance(checked, Refused):
+                await self._send(checked.as_message())
                 return
+            decoded = checked  # what the handler takes: the precheck's values
         await self._act(access, decoded)
 
     async def _pong(self, ref: Any) -> None:

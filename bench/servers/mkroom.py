@@ -29,7 +29,7 @@ def main() -> None:
 
     django.setup()
     from tabletop.models import Campaign, Seat
-    from tabletop.services.rolls import make_roll
+    from tabletop.services.rolls import check_roll, make_roll
     from tabletop.services.sessions import create_session, start_session
 
     demo = Campaign.objects.filter(system=args.system).order_by("pk").first()
@@ -43,11 +43,13 @@ def main() -> None:
         session = start_session(session_id=session.pk)
         gm = Seat.objects.get(session=session, role="gm")
         for n in range(args.rolls):
-            make_roll(
-                seat_id=gm.pk,
+            roll = check_roll(
+                table=campaign.system,
                 request={"notation": ("4d6kh3+2", "1d20+5", "8d10>7", "2d20kl1")[n % 4]},
+                system="generic",
                 visibility=("public", "public", "public", "gm", "blind")[n % 5],
             )
+            make_roll(seat_id=gm.pk, roll=roll)
         print(session.invite_code, flush=True)
 
 

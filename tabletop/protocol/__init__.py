@@ -4,9 +4,12 @@ A message's way, read from the signatures:
 
     socket   consumers.RoomConsumer.receive(text)
     edge     wire.decode(raw, system=..., is_gm=...) -> commands.Decoded | commands.Refused
+             wire.precheck(decoded, system=...) -> commands.Decoded | commands.Refused
+               Command.precheck(*, table, **checked) -> the handler's values  (once; a thread
+               of its own: a roll's is services.rolls.check_roll -> CheckedRoll)
     service  wire.perform(decoded, seat_id=..., deadline=...) -> wire.Done        (ORM thread)
                services.events.unit_of_work(work) -> (result, [Event])            (one transaction)
-                 Command.handler(*, uow, seat_id: int, **checked) -> Event        (core.py, systems)
+                 Command.handler(*, uow, seat_id: int, **values) -> Event         (core.py, systems)
                    uow.record(session_id=..., kind=..., ...) -> Event             (checked against
                    events.catalogue() in the tests; its log line from events.log_line)
     sockets  hub.publish(layer, group, payload) for payload in Done.payloads     (event loop)

@@ -141,6 +141,40 @@ def json_body(body: Body, data: Any) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
+class SavedRollBody:
+    """A saved roll as a body gives it, checked: ``system`` None or empty for the table's own;
+    ``request`` None (a change's) keeps what it rolls."""
+
+    label: str
+    system: str | None
+    request: Mapping[str, Any] | None
+    character: int | None = None
+
+
+def saved_roll_body(data: Any, *, change: bool = False) -> SavedRollBody:
+    """A saved roll's body (a new one, or with ``change`` a change to one), checked."""
+    values = json_body(SAVED_ROLL_CHANGE if change else SAVED_ROLL, data)
+    return SavedRollBody(
+        label=values["label"],
+        system=values["system"],
+        request=values["request"],
+        character=values.get("character"),
+    )
+
+
+def sheet_body(data: Any) -> Mapping[str, Any]:
+    """A sheet's body, checked: the sheet, an object (the system's schema checks its fields)."""
+    sheet: Mapping[str, Any] = json_body(SHEET, data)["sheet"]
+    return sheet
+
+
+def settings_body(data: Any) -> Mapping[str, Any]:
+    """The settings' body, checked: an object (the system's schema checks its fields)."""
+    settings: Mapping[str, Any] = json_body(SETTINGS, data)["settings"]
+    return settings
+
+
+@dataclass(frozen=True)
 class JoinBody:
     name: str
     character: int | None

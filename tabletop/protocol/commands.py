@@ -35,10 +35,12 @@ class Command:
     handler: Callable[..., Any]
     doc: str  # one line for docs/protocol.md
     gm_only: bool = False
-    # precheck(*, table: str, **checked_fields): what can be refused without the database (a
-    # roll of too many dice), run before the command waits for the ORM thread, in a thread of
-    # its own (never on the event loop); it raises ServiceError to refuse.
-    precheck: Callable[..., None] | None = None
+    # precheck(*, table: str, **checked_fields) -> the handler's values: what can be refused
+    # without the database (a roll of too many dice), run once, before the command waits for
+    # the ORM thread, in a thread of its own (never on the event loop); it raises ServiceError
+    # to refuse, and what it answers (a roll: the checked roll) is what the handler takes, so
+    # nothing it checked is checked again.
+    precheck: Callable[..., Mapping[str, Any]] | None = None
     # The events it records that the core does not declare (protocol/events.py).
     events: tuple[EventType, ...] = ()
 
@@ -46,7 +48,9 @@ class Command:
     def values_type(self) -> builtins.type:
         """The checked values' type, made from the declaration: a TypedDict with a key per
         field, of the field's Python type (``values_type(...)``). The handler's keyword
-        arguments are typed to agree with it (tests/tabletop/test_protocol_commands.py)."""
+        arguments are typed to agree with it; a command with a precheck, the precheck's, and
+        its handler's with the TypedDict the precheck answers
+        (tests/tabletop/test_protocol_commands.py)."""
         return values_type(self.type, self.fields)
 
 
@@ -95,11 +99,14 @@ ID: dict[str, Any] = {"min": 1, "max": 2**62}
 
 @dataclass(frozen=True)
 class Decoded:
-    """A message that passed its declaration: what to run, and with what."""
+    """A message that passed its declaration, at a table playing ``table``: what to run, and
+    with what. ``prechecked``: its values are the precheck's answer (the handler's)."""
 
     command: Command
     ref: str | int | None
     values: dict[str, Any]
+    table: str = ""
+    prechecked: bool = False
 
 
 @dataclass(frozen=True)

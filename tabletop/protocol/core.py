@@ -3,8 +3,7 @@ ping. A system's own commands (and its roll options) come from ``tabletop.system
 
 from __future__ import annotations
 
-from functools import partial
-from typing import Any
+from typing import Any, TypedDict
 
 from rules.engines import system_ids
 from rules.engines.schema import Field
@@ -12,7 +11,7 @@ from rules.engines.schema import Field
 from ..models import ROLL_VISIBILITIES, Event, Seat, Visibility
 from ..services.events import UnitOfWork, change
 from ..services.initiative import enter_roller
-from ..services.rolls import check_roll_size, make_roll, reveal_roll
+from ..services.rolls import CheckedRoll, check_roll, make_roll, reveal_roll
 from ..services.seats import remove_seat
 from ..services.sessions import end_session, start_session
 from .commands import ID, Command
@@ -28,10 +27,17 @@ def _last(uow: UnitOfWork, kind: str) -> Event:
     return next(e for e in reversed(uow.events) if e.kind == kind)
 
 
-def roll(
+class RollValues(TypedDict):
+    """What the roll's handler takes: the roll checked once, and whether it enters the turn
+    order."""
+
+    roll: CheckedRoll
+    turn_order: bool
+
+
+def checked_roll(
     *,
-    uow: UnitOfWork,
-    seat_id: int,
+    table: str,
     request: dict[str, Any],
     visibility: str,
     client_seed: str,
@@ -40,24 +46,30 @@ def roll(
     label: str = "",
     turn_order: bool = False,
     **options: Any,
-) -> Event:
-    """``options`` are the table system's own roll fields, checked against its declaration;
-    ``turn_order``: the roll puts its roller in the turn order (an initiative roll)."""
-    made = partial(
-        make_roll,
-        label=label,
-        seat_id=seat_id,
-        request=request,
-        system=system,
-        visibility=visibility,
-        character=character,
-        client_seed=client_seed,
-        options=options,
-    )
+) -> RollValues:
+    """The roll's precheck: ``check_roll`` on the declared values; ``options`` are the table
+    system's own roll fields, checked against its declaration as the message was decoded."""
+    return {
+        "roll": check_roll(
+            table=table,
+            request=request,
+            system=system,
+            visibility=visibility,
+            character=character,
+            client_seed=client_seed,
+            label=label,
+            options=options,
+        ),
+        "turn_order": turn_order,
+    }
+
+
+def roll(*, uow: UnitOfWork, seat_id: int, roll: CheckedRoll, turn_order: bool) -> Event:
+    """``turn_order``: the roll puts its roller in the turn order (an initiative roll)."""
     if not turn_order:
-        return made(uow=uow)
+        return make_roll(uow=uow, seat_id=seat_id, roll=roll)
     with change(uow) as uow:  # the roll and its place in the turn order: one change
-        event = made(uow=uow)
+        event = make_roll(uow=uow, seat_id=seat_id, roll=roll)
         enter_roller(uow, seat=_seat(seat_id), roll=event, name=event.data.get("label") or "")
         return event
 
@@ -136,7 +148,7 @@ CORE: tuple[Command, ...] = (
         ROLL_FIELDS,
         roll,
         "roll dice: a roll event to everyone allowed to see it",
-        precheck=check_roll_size,
+        precheck=checked_roll,
     ),
     Command(
         "reveal",

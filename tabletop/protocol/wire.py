@@ -2,6 +2,7 @@
 edge, then run as one unit of work whose stored events come back to the socket to publish.
 
     decode(raw, system=..., is_gm=...) -> Decoded | Refused      (the socket's event loop)
+    precheck(decoded, system=...) -> Decoded | Refused           (a thread of its own)
     perform(decoded, seat_id=..., deadline=...) -> Done          (the ORM thread)
     hub.publish(layer, group, payload) for each of Done.payloads (the socket's event loop)
 """
@@ -89,21 +90,23 @@ def decode(raw: str | bytes, *, system: str, is_gm: bool) -> Decoded | Refused:
         values = check_fields(command.fields, body)
     except ServiceError as exc:  # a field's refusal
         return Refused.because(ref, exc)
-    return Decoded(command, ref, values)
+    return Decoded(command, ref, values, table=system)
 
 
-def precheck(decoded: Decoded, *, system: str) -> Refused | None:
+def precheck(decoded: Decoded, *, system: str) -> Decoded | Refused:
     """The refusals a command can decide without the database (``Command.precheck``), for a
     table playing ``system``: run in a thread of its own, off the event loop and before the
-    command waits for the ORM thread, so a refused message costs neither."""
+    command waits for the ORM thread, so a refused message costs neither. Answers the message
+    with the values its handler takes (the precheck's), or its refusal; a message already
+    prechecked is not checked again."""
     check = decoded.command.precheck
-    if check is None:
-        return None
+    if check is None or decoded.prechecked:
+        return decoded
     try:
-        check(table=system, **decoded.values)
+        values = check(table=system, **decoded.values)
     except ServiceError as exc:
         return Refused.because(decoded.ref, exc)
-    return None
+    return replace(decoded, values=dict(values), prechecked=True)
 
 
 @dataclass(frozen=True)
@@ -123,6 +126,11 @@ def perform(decoded: Decoded, *, seat_id: int, deadline: float) -> Done:
         timing.record("orm.wait", waited * 1e3)
     if time.monotonic() > deadline:
         raise busy()
+    if not decoded.prechecked:  # (a caller that did not precheck it: here, once all the same)
+        checked = precheck(decoded, system=decoded.table)
+        if isinstance(checked, Refused):
+            raise ServiceError(checked.code, checked.message, field=checked.field)
+        decoded = checked
     handler = decoded.command.handler
     with timing.span("service"):
         try:

@@ -18,8 +18,9 @@ shown to the players, and written on each whisper as it was when it was sent).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
@@ -29,7 +30,7 @@ from ..selectors.campaigns import talk_settings
 from .errors import ServiceError, conflict, forbidden, invalid
 from .events import UnitOfWork, change, take_seq
 from .initiative import enter_roller
-from .rolls import check_roll_size, make_roll
+from .rolls import CheckedRoll, check_roll, make_roll
 
 MAX_MESSAGE_CHARS = 1000  # what one message may hold, as typed
 MAX_INLINE_ROLLS = 5  # inline rolls in one message
@@ -130,22 +131,61 @@ def _refused_roll(exc: ServiceError, i: int | None, notation: str) -> ServiceErr
     return error
 
 
-def check_line(*, table: str, text: str, **_: object) -> None:
+@dataclass(frozen=True)
+class Line:
+    """A line of the box, read and checked (``check_line``): what it asks for, and its rolls
+    checked once, each by its notation (a roll line's one, or the inline rolls')."""
+
+    said: Said
+    rolls: Mapping[str, CheckedRoll]
+    client_seed: str = ""
+
+
+class LineValues(TypedDict):
+    """What the chat command's handler takes: the line, checked."""
+
+    line: Line
+
+
+def _checked_roll(table: str, notation: str, *, visibility: str, client_seed: str) -> CheckedRoll:
+    return check_roll(
+        table=table,
+        request={"notation": notation},
+        system="generic",
+        visibility=visibility,
+        client_seed=client_seed,
+    )
+
+
+def _inline_visibility(said: Said) -> str:
+    """A message's inline rolls are as hidden as it is (a whisper's)."""
+    return Visibility.WHISPER if said.what == "whisper" else Visibility.PUBLIC
+
+
+def check_line(*, table: str, text: str, client_seed: str = "") -> LineValues:
     """What of a line can be refused with no database (``Command.precheck``, in a thread of
     its own before the line waits for the database thread): an unknown command, too many
-    inline rolls, and rolls their engine refuses or that would list too many dice."""
+    inline rolls, and rolls their engine refuses or that would list too many dice. Every roll
+    of the line is checked here, once, for a table playing ``table``."""
     said = read_line(text)
     if said.what == "roll":
         try:
-            check_roll_size(table=table, request={"notation": said.text}, system="generic")
+            rolled = _checked_roll(
+                table, said.text, visibility=said.visibility, client_seed=client_seed
+            )
         except ServiceError as exc:
             raise _refused_roll(exc, None, said.text) from None
-        return
+        return {"line": Line(said, {said.text: rolled}, client_seed)}
+    visibility = _inline_visibility(said)
+    rolls: dict[str, CheckedRoll] = {}
     for i, notation in enumerate(_notations(said.text)):
         try:
-            check_roll_size(table=table, request={"notation": notation}, system="generic")
+            rolls[notation] = _checked_roll(
+                table, notation, visibility=visibility, client_seed=client_seed
+            )
         except ServiceError as exc:
             raise _refused_roll(exc, i, notation) from None
+    return {"line": Line(said, rolls, client_seed)}
 
 
 def _recipient(seat: Seat, rest: str) -> tuple[Seat, str]:
@@ -180,22 +220,26 @@ def _inline_rolls(
     *,
     seat: Seat,
     text: str,
-    visibility: str,
+    line: Line,
     marks: dict[str, Any],
-    client_seed: str,
 ) -> list[dict[str, Any]]:
     """Each ``[[notation]]`` of ``text`` rolled from the fair stream, as its own roll event
     (with the sender's client seed: each at its own seq, so each is a stream of its own)."""
     rolls = []
     for i, notation in enumerate(_notations(text)):
         try:
+            checked = line.rolls.get(notation)
+            if checked is None:  # cut out of the line by a name (``/w Bo[[x]] ...``): unchecked
+                checked = _checked_roll(
+                    seat.session.campaign.system,
+                    notation,
+                    visibility=_inline_visibility(line.said),
+                    client_seed=line.client_seed,
+                )
             event = make_roll(
                 uow=uow,
                 seat_id=seat.pk,
-                request={"notation": notation},
-                system="generic",
-                visibility=visibility,
-                client_seed=client_seed,
+                roll=checked,
                 marks={**marks, "in_message": True},
             )
         except ServiceError as exc:  # the message is refused whole, naming the roll
@@ -211,26 +255,18 @@ def _inline_rolls(
     return rolls
 
 
-def send_message(
-    *, uow: UnitOfWork | None = None, seat_id: int, text: str, client_seed: str = ""
-) -> Event:
-    """One line of the box: a message, an emote, a whisper or a roll (``read_line``); its rolls
-    take ``client_seed`` (none: each gets a fresh random one, as any roll does)."""
+def send_message(*, uow: UnitOfWork | None = None, seat_id: int, line: Line) -> Event:
+    """One line of the box, checked (``check_line``): a message, an emote, a whisper or a roll;
+    its rolls take the line's client seed (none: each gets a fresh random one, as any roll
+    does)."""
     seat = Seat.objects.select_related("session__campaign").get(pk=seat_id)
     if seat.removed_at is not None:
         raise forbidden(_("the GM removed this seat from the table"))
-    said = read_line(text)
+    said = line.said
     if said.what == "roll":
         with change(uow) as uow:
             try:
-                roll = make_roll(
-                    uow=uow,
-                    seat_id=seat.pk,
-                    request={"notation": said.text},
-                    system="generic",
-                    visibility=said.visibility,
-                    client_seed=client_seed,
-                )
+                roll = make_roll(uow=uow, seat_id=seat.pk, roll=line.rolls[said.text])
             except ServiceError as exc:
                 if exc.field is None:  # not the notation's fault (the session is not live)
                     raise
@@ -251,9 +287,7 @@ def send_message(
         data["gm_reads"] = to.is_gm or seat.is_gm or settings["gm_reads_whispers"]
     with change(uow) as uow:
         marks = {k: data[k] for k in ("to", "gm_reads") if k in data}
-        rolls = _inline_rolls(
-            uow, seat=seat, text=body, visibility=visibility, marks=marks, client_seed=client_seed
-        )
+        rolls = _inline_rolls(uow, seat=seat, text=body, line=line, marks=marks)
         taken = take_seq(session_id=seat.session_id)
         if taken.status == SessionStatus.ENDED:
             raise conflict(_("the session has ended: its log does not change"))

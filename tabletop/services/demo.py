@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from rules.engines import get_system, system_ids
@@ -58,14 +59,14 @@ def ensure_demo_gm(*, secret_file: Path, username: str = DEMO_GM) -> tuple[Any, 
     return user, password
 
 
-def ensure_demo_tables(*, gm: Any) -> list[DemoTable]:
+def ensure_demo_tables(*, gm: User) -> list[DemoTable]:
     tables = []
     for system_id in system_ids():
         tables.append(_ensure_demo_table(gm=gm, system_id=system_id))
     return tables
 
 
-def _ensure_demo_table(*, gm: Any, system_id: str) -> DemoTable:
+def _ensure_demo_table(*, gm: User, system_id: str) -> DemoTable:
     system = get_system(system_id)
     with transaction.atomic():
         campaign, created = Campaign.objects.get_or_create(

@@ -14,7 +14,6 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
-from typing import Any
 
 import icu
 from django.utils.translation import gettext as _
@@ -46,10 +45,8 @@ def _shown(character: str) -> bool:
     )
 
 
-def clean_name(name: Any) -> str:
+def clean_name(name: str) -> str:
     """The name as it will be shown, or an error naming the field."""
-    if not isinstance(name, str):
-        raise invalid(_("pick a name to sit down with"), field="name")
     # Spaces of every kind become one plain space; what is not shown goes.
     name = "".join(
         c if _shown(c) else " " if c.isspace() or c in BLANK_LETTERS else ""
@@ -68,13 +65,9 @@ def clean_name(name: Any) -> str:
 MAX_LABEL = 60
 
 
-def clean_label(label: Any) -> str:
+def clean_label(label: str) -> str:
     """What a roll is for ("Attack", "Stealth"), shown in its log line: text as typed, minus
     what hides or reorders text; "" when there is none."""
-    if label is None:
-        return ""
-    if not isinstance(label, str):
-        raise invalid(_("text, like Attack or Stealth"), field="label")
     text = " ".join("".join(c if _shown(c) else " " if c.isspace() else "" for c in label).split())
     if len(text) > MAX_LABEL:
         raise invalid(

@@ -121,10 +121,8 @@ def ensure_resources(*, character: Character) -> list[CharacterResource]:
     return rows
 
 
-def character_for(*, seat: Seat, character_id: Any) -> Character:
+def character_for(*, seat: Seat, character_id: int) -> Character:
     """A character this seat may act for: its own (players), any in the campaign (GM)."""
-    if isinstance(character_id, bool) or not isinstance(character_id, int):
-        raise invalid(_("expected a character id"), field="character")
     if seat.is_gm:
         character = Character.objects.filter(
             pk=character_id, campaign__sessions=seat.session_id

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.utils.translation import gettext as _
 
 from rules.engines import FairStream, GameSystem, RuleError, get_system
 from rules.engines.fair import new_client_seed
-from rules.engines.schema import validate
 
 from ..models import Event, GameSession, Seat, SessionStatus, Visibility, status_word
 from ..models.pools import OpenRoll
 from ..selectors.pools import open_roll_summary
-from ..systems.registry import RollContext, TableSystem, table_system
+from ..systems.registry import RollContext, table_system
 from .errors import ServiceError, conflict, forbidden, invalid, not_found
 from .events import (
     MAX_EVENT_BYTES,
@@ -40,52 +41,73 @@ def fair_stream(*, server_seed: bytes, client_seed: str, seq: int) -> tuple[Fair
     return FairStream(server_seed, client_seed, seq), client_seed
 
 
-def _system_for(session: GameSession, system_id: str | None) -> GameSystem:
-    return _engine(session.campaign.system, system_id)
-
-
-def _engine(campaign_system: str, system_id: str | None) -> GameSystem:
-    if system_id in (None, campaign_system):
-        return get_system(campaign_system)
+def _engine(table: str, system_id: str | None) -> GameSystem:
+    if system_id in (None, table):
+        return get_system(table)
     if system_id == "generic":
         return get_system("generic")  # the notation box works at every table
     raise invalid(
         _("this table plays %(campaign_system)s (and ordinary notation)")
-        % {"campaign_system": campaign_system},
+        % {"campaign_system": table},
         field="system",
     )
 
 
-def _options(table: TableSystem, options: dict[str, Any], visibility: str) -> dict[str, Any]:
-    """The table system's roll options, checked against its declarations."""
-    try:
-        checked = validate(table.roll_options, options)
-    except RuleError as exc:
-        raise ServiceError.from_rule(exc, prefix="") from None
-    for name in table.public_options:
-        if checked.get(name) and visibility != Visibility.PUBLIC:
-            # Their effect is public table state: it would tell everyone of the hidden roll.
-            raise invalid(_("only a public roll can count for the whole table"), field=name)
-    return {key: value for key, value in checked.items() if key in options}
+@dataclass(frozen=True)
+class CheckedRoll:
+    """A roll checked once, before it waits for the database: what ``make_roll`` takes. Its
+    engine is the table's own or ordinary notation; its request is the engine's, normalised and
+    within the dice an event can hold; its options are the table system's, as the roll
+    declaration checked them, public ones only on a public roll; its label is cleaned."""
+
+    table: str  # the system of the table it was checked for
+    engine: GameSystem
+    request: dict[str, Any]
+    visibility: str = Visibility.PUBLIC
+    character: int | None = None
+    client_seed: str = ""
+    label: str = ""
+    options: Mapping[str, Any] = field(default_factory=dict)
 
 
-def _normalised(engine: GameSystem, request: Any) -> dict[str, Any]:
-    """The engine's request, checked; one that would list too many dice is refused from the
-    request alone, before a die is drawn."""
+def check_roll(
+    *,
+    table: str,
+    request: Mapping[str, Any],
+    system: str | None = None,
+    visibility: str = Visibility.PUBLIC,
+    character: int | None = None,
+    client_seed: str = "",
+    label: str = "",
+    options: Mapping[str, Any] | None = None,
+) -> CheckedRoll:
+    """The one check of a roll at a table playing ``table``, none of it needing the database:
+    its system, its engine's request (one that would list too many dice is refused from the
+    request alone, before a die is drawn), and which options a hidden roll may not carry. The
+    socket runs it once per roll (``Command.precheck``) off the event loop and before the roll
+    waits for the database thread; every other caller runs it before ``make_roll``. The
+    fields' types and the options' declarations are the edge's (``protocol.core``)."""
+    engine = _engine(table, system)
     try:
         normalised = engine.normalise(request)
         engine.check_size(normalised, max_dice=MAX_ROLL_DICE)
     except RuleError as exc:
         raise ServiceError.from_rule(exc) from None
-    return normalised
-
-
-def check_roll_size(*, table: str, request: Any, system: str | None = None, **_: Any) -> None:
-    """What of a roll can be refused with no database: its system, its request, and whether
-    it would list too many dice. The room socket runs it before the roll waits for the
-    database thread (a refusal there costs nothing of it); ``make_roll`` checks it all again
-    (the parsed notation is cached by then)."""
-    _normalised(_engine(table, system), request)
+    rules = table_system(engine.id if engine.id == table else "")
+    for name in rules.public_options:
+        if (options or {}).get(name) and visibility != Visibility.PUBLIC:
+            # Their effect is public table state: it would tell everyone of the hidden roll.
+            raise invalid(_("only a public roll can count for the whole table"), field=name)
+    return CheckedRoll(
+        table=table,
+        engine=engine,
+        request=normalised,
+        visibility=visibility,
+        character=character,
+        client_seed=client_seed,
+        label=clean_label(label),
+        options=dict(options or {}),
+    )
 
 
 def _must_be_live(status: str) -> None:
@@ -108,23 +130,21 @@ def _fresh(session: GameSession, locked: Locked) -> int:
 def make_roll(
     *,
     seat_id: int,
-    request: dict[str, Any],
-    system: str | None = None,
-    visibility: str = Visibility.PUBLIC,
-    character: int | None = None,
-    client_seed: str = "",
-    options: dict[str, Any] | None = None,
+    roll: CheckedRoll,
     reroll_of: int | None = None,
-    label: str = "",
     uow: UnitOfWork | None = None,
-    marks: dict[str, Any] | None = None,
+    marks: Mapping[str, Any] | None = None,
 ) -> Event:
-    """Validate, pay what the table rules ask, take the next seq, draw the dice for that seq,
-    store the event, then settle what follows it: all in one transaction. ``label``: what the
-    roll is for ("Attack"), shown with it; ``marks``: what the roll's data carries besides (a
-    message's inline roll: its whisper's recipient). The values come checked against the ``roll``
-    declaration (tabletop/protocol/core.py); the request is the engine's to check."""
-    label = clean_label(label)
+    """Pay what the table rules ask, take the next seq, draw the dice for that seq, store the
+    event, then settle what follows it: all in one transaction. ``roll`` comes checked
+    (``check_roll``: nothing of it is checked again here); ``roll.label``: what the roll is for
+    ("Attack"), shown with it; ``marks``: what the roll's data carries besides (a message's
+    inline roll: its whisper's recipient)."""
+    label = roll.label
+    engine = roll.engine
+    visibility = roll.visibility
+    client_seed = roll.client_seed
+    normalised = roll.request
     # The seat, its session and the campaign: one statement, before the session's lock. All
     # that can be checked is checked before the lock is taken (the other processes' rolls of
     # the room wait while it is held); what may have changed meanwhile comes back with it.
@@ -132,15 +152,17 @@ def make_roll(
     if seat.removed_at is not None:
         raise forbidden(_("the GM removed this seat from the table"))
     session = seat.session
-    engine = _system_for(session, system)
-    who = None if character is None else character_for(seat=seat, character_id=character)
-    # Too many dice is decided here, from the request alone: before the session's lock,
-    # before a seq is taken and before a die is drawn.
-    normalised = _normalised(engine, request)
+    if roll.table != session.campaign.system:
+        # Checked for another table: its engine and options are not this table's.
+        raise conflict(
+            _("this table plays %(campaign_system)s (and ordinary notation)")
+            % {"campaign_system": session.campaign.system}
+        )
+    who = None if roll.character is None else character_for(seat=seat, character_id=roll.character)
     _must_be_live(session.status)
     # The table's own rules apply to rolls in its system, not to the notation box.
     table = table_system(engine.id if engine.id == session.campaign.system else "")
-    checked = _options(table, options or {}, visibility)
+    checked = dict(roll.options)
     drawn: list[tuple[int, int]] = []
     with change(uow, roll_being_made=True) as uow:
         ctx = RollContext(
@@ -158,7 +180,7 @@ def make_roll(
                 # Its payments are stored before the roll: lock, pay, then the roll's seq.
                 _fresh(session, lock_session(session_id=session.pk))
                 prepared = table.prepare(ctx, normalised)
-                if prepared is not normalised:  # the table's rules changed it
+                if prepared != normalised:  # the table's rules changed it: a request anew
                     normalised = engine.normalise(prepared)
                 seq = next_seq(session_id=session.pk)
             else:  # the roll's seq is the lock

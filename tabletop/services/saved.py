@@ -4,6 +4,7 @@ them."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.db import transaction
@@ -52,7 +53,11 @@ def _summary(roll: SavedRoll) -> dict[str, Any]:
     return {"id": roll.pk, "label": roll.label, "system": roll.system, "request": roll.request}
 
 
-def _checked(*, seat: Seat, label: Any, system: Any, request: Any) -> tuple[str, str, dict]:
+def _checked(
+    *, seat: Seat, label: str, system: str | None, request: Mapping[str, Any]
+) -> tuple[str, str, dict[str, Any]]:
+    """What the body's declaration cannot say: a label with something shown, a system this
+    table rolls, and a request its engine takes."""
     label = clean_label(label)
     if not label:
         raise invalid(_("name the roll, like Longsword attack"), field="label")
@@ -68,9 +73,17 @@ def _checked(*, seat: Seat, label: Any, system: Any, request: Any) -> tuple[str,
     return label, system, request
 
 
-def save_roll(*, seat: Seat, character_id: Any, label: Any, system: Any, request: Any) -> SavedRoll:
+def save_roll(
+    *,
+    seat: Seat,
+    character_id: int | None,
+    label: str,
+    system: str | None,
+    request: Mapping[str, Any],
+) -> SavedRoll:
     """Keep a new roll for a character this seat acts for; with no character, for a seat that
-    has none (its own)."""
+    has none (its own). The values come checked against the body's declaration
+    (``protocol.bodies.SAVED_ROLL``)."""
     owner: dict[str, Any]
     if character_id is None:
         if not _seat_keeps(seat):
@@ -98,9 +111,7 @@ def save_roll(*, seat: Seat, character_id: Any, label: Any, system: Any, request
         )
 
 
-def _own(*, seat: Seat, roll_id: Any) -> SavedRoll:
-    if isinstance(roll_id, bool) or not isinstance(roll_id, int):
-        raise invalid(_("expected a saved roll's id"), field="id")
+def _own(*, seat: Seat, roll_id: int) -> SavedRoll:
     roll = SavedRoll.objects.select_related("character").filter(pk=roll_id).first()
     if roll is not None and roll.seat_id is not None:
         if roll.seat_id != seat.pk:
@@ -110,14 +121,20 @@ def _own(*, seat: Seat, roll_id: Any) -> SavedRoll:
         raise not_found(_("no such saved roll"))
     if roll.character.campaign_id != seat.session.campaign_id:
         raise not_found(_("no such saved roll"))
-    character_for(seat=seat, character_id=roll.character_id)  # refuses another's character
+    character_for(seat=seat, character_id=roll.character.pk)  # refuses another's character
     return roll
 
 
 def change_roll(
-    *, seat: Seat, roll_id: Any, label: Any, system: Any = None, request: Any = None
+    *,
+    seat: Seat,
+    roll_id: int,
+    label: str,
+    system: str | None = None,
+    request: Mapping[str, Any] | None = None,
 ) -> SavedRoll:
-    """Rename a saved roll, or (with ``request``) change what it rolls."""
+    """Rename a saved roll, or (with ``request``) change what it rolls. The values come
+    checked against the body's declaration (``protocol.bodies.SAVED_ROLL_CHANGE``)."""
     roll = _own(seat=seat, roll_id=roll_id)
     if request is None:
         request, system = roll.request, roll.system
@@ -128,5 +145,5 @@ def change_roll(
     return roll
 
 
-def delete_roll(*, seat: Seat, roll_id: Any) -> None:
+def delete_roll(*, seat: Seat, roll_id: int) -> None:
     _own(seat=seat, roll_id=roll_id).delete()

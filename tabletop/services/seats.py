@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
-from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -35,8 +34,8 @@ class Joined:
     created: bool
 
 
-def _clean_name(name: Any) -> str:
-    if isinstance(name, str) and "\x00" in name:
+def _clean_name(name: str) -> str:
+    if "\x00" in name:
         raise invalid(_("may not contain NUL characters"), field="name")
     return clean_name(name)
 
@@ -44,8 +43,8 @@ def _clean_name(name: Any) -> str:
 def join_session(
     *,
     session: GameSession,
-    name: Any,
-    character_id: Any = None,
+    name: str,
+    character_id: int | None = None,
     user: Visitor = None,
     uow: UnitOfWork | None = None,
 ) -> Joined:
@@ -123,13 +122,11 @@ def _seat_ready(uow: UnitOfWork, seat: Seat) -> None:
         table_system(seat.session.campaign.system).seat_joined(uow, seat)
 
 
-def _character_for(*, session: GameSession, character_id: Any, user: Visitor) -> Character | None:
-    if character_id in (None, ""):
+def _character_for(
+    *, session: GameSession, character_id: int | None, user: Visitor
+) -> Character | None:
+    if character_id is None:
         return None
-    try:
-        character_id = int(character_id)
-    except (TypeError, ValueError):
-        raise invalid(_("expected a character id"), field="character") from None
     character = Character.objects.filter(pk=character_id, campaign_id=session.campaign_id).first()
     if character is None:
         raise invalid(_("no such character in this campaign"), field="character")

@@ -3,6 +3,7 @@ schema (the same one the admin describes), then kept."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.utils.translation import gettext as _
@@ -11,13 +12,15 @@ from rules.engines import RuleError, get_system
 
 from ..models import Campaign, Character, GameSession, Seat, SessionStatus
 from ..selectors.campaigns import quick_rolls_of
-from .errors import ServiceError, forbidden, invalid
+from .errors import ServiceError, forbidden
 from .events import notice_on_commit
 from .pools import character_for
 
 
-def update_sheet(*, seat: Seat, character_id: Any, sheet: Any) -> Character:
-    """A player changes their own character's sheet; the GM any of the campaign's."""
+def update_sheet(*, seat: Seat, character_id: int, sheet: Mapping[str, Any]) -> Character:
+    """A player changes their own character's sheet; the GM any of the campaign's. The sheet
+    comes checked against the body's declaration (an object, ``protocol.bodies.SHEET``); its
+    fields are the system's schema's to check."""
     character = character_for(seat=seat, character_id=character_id)
     try:
         checked = get_system(seat.session.campaign.system).validate_sheet(sheet)
@@ -44,13 +47,13 @@ def _tell_quick_rolls(character: Character) -> None:
         )
 
 
-def update_settings(*, seat: Seat, settings: Any) -> Campaign:
-    """The GM changes the campaign's settings."""
+def update_settings(*, seat: Seat, settings: Mapping[str, Any]) -> Campaign:
+    """The GM changes the campaign's settings. They come checked against the body's
+    declaration (an object, ``protocol.bodies.SETTINGS``); their fields are the system's
+    schema's to check."""
     if not seat.is_gm:
         raise forbidden(_("only the GM changes the campaign's settings"))
     campaign = seat.session.campaign
-    if not isinstance(settings, dict):
-        raise invalid(_("expected an object of settings"), field="settings")
     try:
         checked = get_system(campaign.system).validate_settings(settings)
     except RuleError as exc:

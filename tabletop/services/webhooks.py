@@ -37,9 +37,10 @@ ADDS_PER_MINUTE = 10
 _adds = Buckets(ADDS_PER_MINUTE / 60, ADDS_PER_MINUTE)
 
 
-def add_webhook(*, campaign: Campaign, user: Visitor, url: Any) -> Webhook:
+def add_webhook(*, campaign: Campaign, user: Visitor, url: str) -> Webhook:
+    """A new hook for the campaign; ``url`` is the form's text, as chat gave it."""
     check_runs_campaign(user=user, campaign=campaign)
-    if not isinstance(url, str) or not url.strip():
+    if not url.strip():
         raise invalid(_("the address chat gave you for an incoming webhook"), field="url")
     try:
         target = parse(url.strip())
@@ -76,14 +77,14 @@ def add_webhook(*, campaign: Campaign, user: Visitor, url: Any) -> Webhook:
     return hook
 
 
-def remove_webhook(*, campaign: Campaign, user: Visitor, hook_id: Any) -> None:
+def remove_webhook(*, campaign: Campaign, user: Visitor, hook_id: int) -> None:
     check_runs_campaign(user=user, campaign=campaign)
     deleted = Webhook.objects.filter(pk=hook_id, campaign=campaign).delete()[0]
     if not deleted:
         raise not_found(_("no webhook %(hook_id)s in this campaign") % {"hook_id": hook_id})
 
 
-def renew_webhook_secret(*, campaign: Campaign, user: Visitor, hook_id: Any) -> Webhook:
+def renew_webhook_secret(*, campaign: Campaign, user: Visitor, hook_id: int) -> Webhook:
     """A new signing secret for a hook (the old one leaked, or the receiver changed hands):
     posts from now on are signed with it, retries of earlier ones too."""
     check_runs_campaign(user=user, campaign=campaign)

@@ -75,7 +75,7 @@ def _hook_change(
 @login_required
 @require_POST
 def webhook_add(request: HttpRequest, session_id: int) -> HttpResponse:
-    url = request.POST.get("url")
+    url = request.POST.get("url", "")  # (a form's values are text)
     return _hook_change(
         request, session_id, lambda c: add_webhook(campaign=c, user=request.user, url=url)
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_http_methods
 
-from ..protocol.bodies import SAVED_ROLL, SAVED_ROLL_CHANGE, json_body
+from ..protocol.bodies import saved_roll_body
 from ..services.errors import ServiceError
 from ..services.saved import change_roll, delete_roll, save_roll, saved_for
 from .answers import error_answer, json_object
@@ -21,13 +21,14 @@ def saved_rolls(request: HttpRequest, code: str) -> HttpResponse:
     seat = access.seat
     if request.method == "POST":
         try:
-            body = json_body(SAVED_ROLL, json_object(request))
+            body = saved_roll_body(json_object(request))
+            assert body.request is not None  # (required in a new one)
             save_roll(
                 seat=seat,
-                character_id=body["character"],
-                label=body["label"],
-                system=body["system"],
-                request=body["request"],
+                character_id=body.character,
+                label=body.label,
+                system=body.system,
+                request=body.request,
             )
         except ServiceError as exc:
             return error_answer(exc)
@@ -44,13 +45,13 @@ def saved_roll(request: HttpRequest, code: str, roll_id: int) -> HttpResponse:
         if request.method == "DELETE":
             delete_roll(seat=seat, roll_id=roll_id)
         else:
-            body = json_body(SAVED_ROLL_CHANGE, json_object(request))
+            body = saved_roll_body(json_object(request), change=True)
             change_roll(
                 seat=seat,
                 roll_id=roll_id,
-                label=body["label"],
-                system=body["system"],
-                request=body["request"],
+                label=body.label,
+                system=body.system,
+                request=body.request,
             )
     except ServiceError as exc:
         return error_answer(exc)

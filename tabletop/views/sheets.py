@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_POST
 
-from ..protocol.bodies import SETTINGS, SHEET, SHEET_BYTES, json_body
+from ..protocol.bodies import SHEET_BYTES, settings_body, sheet_body
 from ..services.errors import ServiceError
 from ..services.sheets import update_settings, update_sheet
 from .answers import error_answer, json_object
@@ -19,7 +19,7 @@ def character_sheet(request: HttpRequest, code: str, character_id: int) -> HttpR
     if access is None:
         return not_seated()
     try:
-        sheet = json_body(SHEET, json_object(request, max_bytes=SHEET_BYTES))["sheet"]
+        sheet = sheet_body(json_object(request, max_bytes=SHEET_BYTES))
         character = update_sheet(seat=access.seat, character_id=character_id, sheet=sheet)
     except ServiceError as exc:
         return error_answer(exc)
@@ -32,7 +32,7 @@ def campaign_settings(request: HttpRequest, code: str) -> HttpResponse:
     if access is None:
         return not_seated()
     try:
-        settings = json_body(SETTINGS, json_object(request, max_bytes=SHEET_BYTES))["settings"]
+        settings = settings_body(json_object(request, max_bytes=SHEET_BYTES))
         campaign = update_settings(seat=access.seat, settings=settings)
     except ServiceError as exc:
         return error_answer(exc)

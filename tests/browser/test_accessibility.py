@@ -11,9 +11,9 @@ from django.contrib.auth import get_user_model
 from rules.engines import get_system, system_ids
 from tabletop.models import Character, GameSession, Seat
 from tabletop.services.demo import ensure_demo_tables
-from tabletop.services.rolls import make_roll
 from tabletop.services.sessions import end_session
 from tests.browser.conftest import DESKTOP, GM_PASSWORD, PHONE, BrowserTestCase, off_thread
+from tests.tabletop.commands import rolled
 
 pytestmark = pytest.mark.browser
 
@@ -32,7 +32,7 @@ def fill_log(session: GameSession, player: Seat) -> None:
     for character in Character.objects.filter(campaign=session.campaign).order_by("pk"):
         for quick in system.quick_rolls(character.sheet or {}, session.campaign.settings or {})[:2]:
             seat = player if player.characters.filter(pk=character.pk).exists() else gm
-            make_roll(
+            rolled(
                 seat_id=seat.pk,
                 request=quick["request"],
                 character=character.pk,
@@ -40,12 +40,10 @@ def fill_log(session: GameSession, player: Seat) -> None:
             )
             made += 1
     for notation, seat in (("4d6kh3+2", player), ("2d20kl1+5", gm), ("6d10>7", player)):
-        make_roll(seat_id=seat.pk, request={"notation": notation}, system="generic")
-    hidden = make_roll(
-        seat_id=gm.pk, request={"notation": "1d20"}, system="generic", visibility="gm"
-    )
+        rolled(seat_id=seat.pk, request={"notation": notation}, system="generic")
+    hidden = rolled(seat_id=gm.pk, request={"notation": "1d20"}, system="generic", visibility="gm")
     reveal_roll(seat=gm, seq=hidden.seq)
-    make_roll(seat_id=player.pk, request={"notation": "3d6"}, system="generic", visibility="blind")
+    rolled(seat_id=player.pk, request={"notation": "3d6"}, system="generic", visibility="blind")
 
 
 class AccessibilityTests(BrowserTestCase):
@@ -194,9 +192,9 @@ class PhoneTargetTests(BrowserTestCase):
         for table in self.tables:
             session = table.session
             character = off_thread(
-                lambda session=session: Character.objects.filter(campaign=session.campaign)
-                .order_by("pk")
-                .first()
+                lambda session=session: (
+                    Character.objects.filter(campaign=session.campaign).order_by("pk").first()
+                )
             )
             body = self.join(session, "Ana", character=character.pk if character else None)
             player = off_thread(lambda body=body: Seat.objects.get(pk=body["seat"]["id"]))

@@ -104,7 +104,7 @@ class FirstSessionTests(BrowserTestCase):
 
     def test_the_statistics_summary_follows_whose_dice_are_shown(self):
         from tabletop.models import Seat
-        from tabletop.services.rolls import make_roll
+        from tests.tabletop.commands import rolled
 
         _, _, session = self.make_table("generic")
         self.join(session, "Bo")
@@ -112,7 +112,7 @@ class FirstSessionTests(BrowserTestCase):
         def bo_rolls() -> None:
             bo = Seat.objects.get(session=session, name="Bo")
             for _ in range(2):
-                make_roll(seat_id=bo.pk, request={"notation": "2d6"})
+                rolled(seat_id=bo.pk, request={"notation": "2d6"})
 
         off_thread(bo_rolls)
         page = self.open_page(viewport=PHONE)
@@ -218,7 +218,7 @@ class FirstSessionTests(BrowserTestCase):
 
     def test_nothing_spills_out_of_its_box_on_a_narrow_phone(self):
         from tabletop.models import Seat
-        from tabletop.services.rolls import make_roll
+        from tests.tabletop.commands import rolled
 
         _, _, session = self.make_table("generic")
         page = self.open_page(viewport={"width": 320, "height": 640})
@@ -229,7 +229,7 @@ class FirstSessionTests(BrowserTestCase):
 
         def roll_d100() -> None:
             ana = Seat.objects.get(session=session, name="Ana")
-            make_roll(seat_id=ana.pk, request={"notation": "20d100"})
+            rolled(seat_id=ana.pk, request={"notation": "20d100"})
 
         off_thread(roll_d100)
         page.click("#stats-details summary")

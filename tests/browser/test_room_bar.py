@@ -12,9 +12,9 @@ from django.db.models import Max
 from rules.engines.fair import FairStream
 from rules.engines.registry import get_system
 from tabletop.models import Event, GameSession, Seat
-from tabletop.services.rolls import make_roll
 from tabletop.services.sessions import create_session, start_session
 from tests.browser.conftest import BrowserTestCase, off_thread
+from tests.tabletop.commands import rolled
 
 pytestmark = pytest.mark.browser
 
@@ -90,7 +90,7 @@ class RollBarTests(BrowserTestCase):
 
         def fill() -> None:
             for i in range(rolls):
-                make_roll(seat_id=gm.pk, request={"notation": ("4d6kh3+2", "1d20+5")[i % 2]})
+                rolled(seat_id=gm.pk, request={"notation": ("4d6kh3+2", "1d20+5")[i % 2]})
 
         off_thread(fill)
         return session
@@ -323,7 +323,7 @@ class RollBarTests(BrowserTestCase):
                 )
                 if result["dice"][0]["value"] == face:
                     break
-            event = make_roll(seat_id=gm.pk, request={"notation": notation}, client_seed=seed)
+            event = rolled(seat_id=gm.pk, request={"notation": notation}, client_seed=seed)
             assert event.seq == seq
             return seq
 

@@ -11,8 +11,8 @@ import time
 import pytest
 
 from tabletop.models import Seat
-from tabletop.services.rolls import make_roll
 from tests.browser.conftest import ARTIFACTS, DESKTOP, PHONE, BrowserTestCase, off_thread
+from tests.tabletop.commands import rolled
 
 pytestmark = pytest.mark.browser
 
@@ -47,7 +47,7 @@ class RoomOnAPhoneTests(BrowserTestCase):
         def fill() -> int:
             event = None
             for i in range(400):
-                event = make_roll(
+                event = rolled(
                     seat_id=gm_seat.pk,
                     request={"notation": ("4d6kh3+2", "1d20+5", "8d10>7", "2d20kl1")[i % 4]},
                     visibility=("public", "public", "public", "gm", "blind")[i % 5],

@@ -145,11 +145,12 @@ def test_no_admin_filter_reads_the_secret_seed(admin_client_gm, live_session):
 
 
 def test_rolls_for_the_roller_alone_stay_hidden_in_the_event_log(admin_client_gm, live_session):
-    from tabletop.services.rolls import make_roll
     from tabletop.services.seats import join_session
 
+    from .commands import rolled
+
     ana = join_session(session=live_session, name="Ana").seat
-    secret = make_roll(seat_id=ana.pk, request={"notation": "3d6+100"}, visibility="self")
+    secret = rolled(seat_id=ana.pk, request={"notation": "3d6+100"}, visibility="self")
     listing = admin_client_gm.get("/admin/tabletop/event/").content.decode()
     pk = Event.objects.get(seq=secret.seq, session=live_session).pk
     detail = admin_client_gm.get(f"/admin/tabletop/event/{pk}/change/")

@@ -15,7 +15,6 @@ from tabletop.models import Campaign, Character, Event, GameSession, Player, Sea
 from tabletop.selectors.campaign_link import current_session, onward
 from tabletop.services.errors import ServiceError
 from tabletop.services.next_session import plan_next_session
-from tabletop.services.rolls import make_roll
 from tabletop.services.seats import (
     carry_seat,
     gm_seat,
@@ -25,6 +24,8 @@ from tabletop.services.seats import (
     seat_user,
 )
 from tabletop.services.sessions import create_session, end_session, start_session
+
+from .commands import rolled
 
 pytestmark = pytest.mark.django_db
 
@@ -167,11 +168,11 @@ def test_the_current_session_live_then_planned_then_last_ended(campaign):
 def test_each_session_keeps_its_own_dice_log_and_verification(live_session):
     token = join_session(session=live_session, name="Ana").token
     ana = seat_for_token(session=live_session, token=token)
-    make_roll(seat_id=ana.pk, request={"notation": "3d6"}, client_seed="one")
+    rolled(seat_id=ana.pk, request={"notation": "3d6"}, client_seed="one")
     second = the_next(live_session)
     first_log = list(Event.objects.filter(session=live_session).values_list("seq", "kind"))
     again = seat_for_token(session=second, token=token)
-    make_roll(seat_id=again.pk, request={"notation": "3d6"}, client_seed="two")
+    rolled(seat_id=again.pk, request={"notation": "3d6"}, client_seed="two")
     end_session(session_id=second.pk)
     live_session.refresh_from_db()
     second.refresh_from_db()

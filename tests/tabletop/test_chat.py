@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tabletop.models import Campaign, Event
+from tabletop.protocol.commands import Decoded, Refused
 from tabletop.protocol.events import check_event
 from tabletop.protocol.wire import decode, precheck
 from tabletop.selectors.events import Viewer, events_after, for_viewer
@@ -327,8 +328,26 @@ def test_what_needs_no_database_is_refused_before_the_line_waits_for_it(text, wh
         json.dumps({"type": "chat", "ref": 1, "text": text}), system="zoria", is_gm=False
     )
     refused = precheck(decoded, system="zoria")
-    assert refused is not None and refused.field == "text" and why in refused.message, refused
+    assert isinstance(refused, Refused), refused
+    assert refused.field == "text" and why in refused.message, refused
     fine = decode(
         json.dumps({"type": "chat", "text": "hi [[1d20+5]]"}), system="zoria", is_gm=False
     )
-    assert precheck(fine, system="zoria") is None
+    checked = precheck(fine, system="zoria")
+    assert isinstance(checked, Decoded) and checked.prechecked
+    (inline,) = checked.values["line"].rolls.values()  # what the handler rolls, checked
+    assert inline.request["notation"] == "1d20+5"
+
+
+def test_a_line_sent_by_a_service_is_checked_by_the_same_check_as_the_socket():
+    """``send_message`` takes a checked line: a caller that is not the socket checks it with
+    ``check_line`` first, and a bad roll in it is refused the same way, naming it."""
+    from tabletop.services.chat import check_line
+
+    with pytest.raises(ServiceError) as caught:
+        check_line(table="generic", text="ouch [[2d]]")
+    assert caught.value.code == "invalid" and caught.value.field == "text"
+    assert "inline roll 1 ([[2d]])" in caught.value.message
+    with pytest.raises(ServiceError) as caught:
+        check_line(table="generic", text="/gmr 150d100!>2")
+    assert caught.value.code == "too-large" and "the roll '150d100!>2'" in caught.value.message

@@ -12,10 +12,12 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from tabletop.services.rolls import make_roll, reveal_roll
+from tabletop.services.rolls import reveal_roll
 from tabletop.services.seats import gm_seat, join_session
 from tabletop.services.sessions import end_session
 from tabletop.services.watch import create_watch_link
+
+from .commands import rolled
 
 pytestmark = pytest.mark.django_db
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "fairness.md"
@@ -51,24 +53,22 @@ def played(live_session, gm):
     bo = join_session(session=live_session, name="Bo")
     gm_at_table = gm_seat(session=live_session, user=gm)
     rolls = {
-        "public": make_roll(
-            seat_id=ana.seat.pk, request={"notation": "4d6kh3+2"}, client_seed="a1"
-        ),
-        "fudge": make_roll(seat_id=bo.seat.pk, request={"notation": "4dF"}, client_seed="b1"),
-        "big": make_roll(seat_id=ana.seat.pk, request={"notation": "2d1000"}),
-        "gm": make_roll(
+        "public": rolled(seat_id=ana.seat.pk, request={"notation": "4d6kh3+2"}, client_seed="a1"),
+        "fudge": rolled(seat_id=bo.seat.pk, request={"notation": "4dF"}, client_seed="b1"),
+        "big": rolled(seat_id=ana.seat.pk, request={"notation": "2d1000"}),
+        "gm": rolled(
             seat_id=ana.seat.pk,
             request={"notation": "d20"},
             visibility="gm",
             client_seed="ana-secret",
         ),
-        "self": make_roll(
+        "self": rolled(
             seat_id=bo.seat.pk,
             request={"notation": "d8"},
             visibility="self",
             client_seed="bo-secret",
         ),
-        "blind": make_roll(
+        "blind": rolled(
             seat_id=gm_at_table.pk,
             request={"notation": "d12"},
             visibility="blind",
@@ -183,7 +183,7 @@ HOSTILE_NAMES = [
 def test_the_markdown_export_shows_hostile_names_and_labels_as_typed_text(client, live_session):
     seats = [join_session(session=live_session, name=name) for name in HOSTILE_NAMES]
     for joined in seats:
-        make_roll(seat_id=joined.seat.pk, request={"notation": "2d6"})
+        rolled(seat_id=joined.seat.pk, request={"notation": "2d6"})
     answer = client.get(f"/play/{live_session.invite_code}/export.md", {"token": seats[0].token})
     text = body(answer).decode()
     # No HTML a Markdown reader would render, no link, image or code span made of what was typed.
@@ -308,10 +308,10 @@ def test_every_export_keeps_a_rolls_character_and_what_it_was_for(client, live_s
     kael = Character.objects.create(campaign=live_session.campaign, name="Kael")
     ana.seat.characters.add(kael)
     gm_at_table = gm_seat(session=live_session, user=gm)
-    shown = make_roll(
+    shown = rolled(
         seat_id=ana.seat.pk, request={"notation": "2d6+3"}, label="Attack", character=kael.pk
     )
-    hidden = make_roll(
+    hidden = rolled(
         seat_id=ana.seat.pk,
         request={"notation": "1d20"},
         label="Sneak",

@@ -15,9 +15,11 @@ from django.core.management.base import CommandError
 from rules.engines.fair import FairStream
 from tabletop.models import Event, Seat
 from tabletop.services.events import change
-from tabletop.services.rolls import make_roll, reveal_roll
+from tabletop.services.rolls import reveal_roll
 from tabletop.services.seats import gm_seat, join_session
 from tabletop.services.sessions import end_session
+
+from .commands import rolled
 
 pytestmark = pytest.mark.django_db
 
@@ -26,11 +28,11 @@ def play_a_session(session, gm) -> list[Event]:
     ana = join_session(session=session, name="Ana").seat
     gm_at_table = gm_seat(session=session, user=gm)
     rolls = [
-        make_roll(seat_id=ana.pk, request={"notation": "4d6kh3+2"}, client_seed="ana-1"),
-        make_roll(seat_id=ana.pk, request={"notation": "4dF"}, client_seed="fudge"),
-        make_roll(seat_id=ana.pk, request={"notation": "2d1000+d300"}),  # > 256 sides: 4-byte draws
-        make_roll(seat_id=ana.pk, request={"notation": "10d10!>9"}, visibility="self"),
-        make_roll(seat_id=gm_at_table.pk, request={"notation": "d20"}, visibility="blind"),
+        rolled(seat_id=ana.pk, request={"notation": "4d6kh3+2"}, client_seed="ana-1"),
+        rolled(seat_id=ana.pk, request={"notation": "4dF"}, client_seed="fudge"),
+        rolled(seat_id=ana.pk, request={"notation": "2d1000+d300"}),  # > 256 sides: 4-byte draws
+        rolled(seat_id=ana.pk, request={"notation": "10d10!>9"}, visibility="self"),
+        rolled(seat_id=gm_at_table.pk, request={"notation": "d20"}, visibility="blind"),
     ]
     reveal_roll(seat=gm_at_table, seq=rolls[-1].seq)
     return rolls
@@ -182,10 +184,9 @@ def test_a_roll_sent_without_a_client_seed_gets_a_fresh_one_as_hidden_as_the_rol
     ana = join_session(session=live_session, name="Ana")
     bo = join_session(session=live_session, name="Bo")
     hidden = [
-        make_roll(seat_id=ana.seat.pk, request={"notation": "4d20"}, visibility="gm")
-        for _ in range(3)
+        rolled(seat_id=ana.seat.pk, request={"notation": "4d20"}, visibility="gm") for _ in range(3)
     ]
-    public = make_roll(seat_id=ana.seat.pk, request={"notation": "4d20"})
+    public = rolled(seat_id=ana.seat.pk, request={"notation": "4d20"})
     seeds = [e.data["client_seed"] for e in [*hidden, public]]
     assert all(re.fullmatch(r"[0-9a-f]{32}", s) for s in seeds) and len(set(seeds)) == 4
     end_session(session_id=live_session.pk)
@@ -224,7 +225,7 @@ def test_every_table_path_that_draws_dice_draws_a_fresh_client_seed_when_none_is
     session, hero, ana, _ = table("zoria", {"level": 7})
     with change(None) as uow:
         zoria.deal_pool(uow, seat=Seat.objects.select_related("session__campaign").get(pk=ana.pk))
-    check = make_roll(seat_id=ana.pk, request={"check": "1d20"}, character=hero.pk)
+    check = rolled(seat_id=ana.pk, request={"check": "1d20"}, character=hero.pk)
     used = zoria.use_die(seat_id=ana.pk, roll=check.seq)
     for event in (discord, check, used):
         assert re.fullmatch(r"[0-9a-f]{32}", event.data["client_seed"]), event.data

@@ -9,9 +9,8 @@ import pytest
 from rules.engines import FairStream
 from tabletop.models import Event, GameSession
 from tabletop.selectors.events import Viewer, event_message, for_viewer
-from tabletop.services.rolls import make_roll
 
-from .commands import send
+from .commands import rolled, send
 from .test_pools_resources import amount, setup_table
 
 pytestmark = pytest.mark.django_db
@@ -75,7 +74,7 @@ def hidden_protected_roll(gm, *, match: bool, opponent: bool = False):
         request["opponent"] = {"pool": ["d6"], "tn": 5, "protect": 1}
         options = {"opponent_character": bob.pk}
     roller = gm_at if opponent else ana
-    roll = make_roll(
+    roll = rolled(
         seat_id=roller.pk,
         request=request,
         character=eris.pk,
@@ -114,7 +113,7 @@ def test_a_character_point_spent_on_a_hidden_roll_stays_out_of_the_tables_public
     )
     send(gm_at, "round.new")
     before = GameSession.objects.get(pk=session.pk).table_state
-    hidden = make_roll(
+    hidden = rolled(
         seat_id=ana.pk,
         request={"dice": 3, "character_point": True},
         character=sera.pk,
@@ -123,20 +122,20 @@ def test_a_character_point_spent_on_a_hidden_roll_stays_out_of_the_tables_public
     assert hidden.data["request"]["character_point"]
     assert GameSession.objects.get(pk=session.pk).table_state == before  # everyone's hello
     # The point still lasts the round for Sera's later rolls, paid once.
-    later = make_roll(seat_id=ana.pk, request={"dice": 3}, character=sera.pk, visibility="gm")
+    later = rolled(seat_id=ana.pk, request={"dice": 3}, character=sera.pk, visibility="gm")
     assert later.data["request"]["character_point"] and amount(sera, "character_points") == 1
     send(gm_at, "round.new")
-    after = make_roll(seat_id=ana.pk, request={"dice": 3}, character=sera.pk)
+    after = rolled(seat_id=ana.pk, request={"dice": 3}, character=sera.pk)
     assert not after.data["request"]["character_point"]
 
 
 def test_bonus_dice_a_hidden_roll_used_are_not_told_by_the_next_award(gm):
     seen = []
-    for rolled in (True, False):
+    for hidden_roll in (True, False):
         _, (eris,), (ana,), gm_at = setup_table(gm, "discordian", {"Eris": {}})
         send(gm_at, "bonus.award", character=eris.pk, dice=["d8"])
-        if rolled:
-            make_roll(seat_id=ana.pk, request={"pool": ["d6"]}, character=eris.pk, visibility="gm")
+        if hidden_roll:
+            rolled(seat_id=ana.pk, request={"pool": ["d6"]}, character=eris.pk, visibility="gm")
         award = send(gm_at, "bonus.award", character=eris.pk, dice=["d8"])
         public = for_viewer(event_message(award), SPECTATOR)["data"]["pools"]
         seen.append([(p["remaining"], p["initial"]) for p in public])

@@ -49,11 +49,12 @@ async def test_a_roll_too_large_to_deliver_is_refused_before_storing_and_says_wh
 @database_sync_to_async
 def store_undeliverable(session: GameSession) -> int:
     """An event stored before the table refused such things: ~1.6 MB, over the frame limit."""
-    from tabletop.services.rolls import make_roll
     from tabletop.services.seats import join_session
 
+    from .commands import rolled
+
     seat = join_session(session=session, name="Past").seat
-    event = make_roll(seat_id=seat.pk, request={"notation": "d100"})
+    event = rolled(seat_id=seat.pk, request={"notation": "d100"})
     data = {**event.data, "dice": event.data["dice"] * 40000}
     Event.objects.filter(pk=event.pk).update(data=data)
     assert len(json.dumps(data)) > 4 * MAX_EVENT_BYTES
@@ -90,12 +91,13 @@ async def test_events_the_channel_layer_lost_reach_sockets_from_the_store():
 
 def _roll_elsewhere(session: GameSession) -> None:
     from tabletop.services.events import unit_of_work
-    from tabletop.services.rolls import make_roll
     from tabletop.services.seats import join_session
+
+    from .commands import rolled
 
     seat = join_session(session=session, name="Elsewhere").seat
     # The unit of work hands its events back to be published: here nobody publishes them.
-    unit_of_work(lambda uow: make_roll(uow=uow, seat_id=seat.pk, request={"notation": "d6"}))
+    unit_of_work(lambda uow: rolled(uow=uow, seat_id=seat.pk, request={"notation": "d6"}))
 
 
 async def test_a_room_whose_layer_is_away_opens_and_starts_once_it_returns():

@@ -131,14 +131,15 @@ def test_odds_endpoint_for_seated_visitors_only(client, live_session):
 
 def test_nul_characters_are_refused_plainly(client, live_session):
     from tabletop.services.errors import ServiceError
-    from tabletop.services.rolls import make_roll
     from tabletop.services.seats import join_session
+
+    from .commands import rolled
 
     response = post_json(client, f"/play/{live_session.invite_code}/join", {"name": "A\u0000"})
     assert response.status_code == 400 and response.json()["error"]["field"] == "name"
     seat = join_session(session=live_session, name="Ana").seat
     with pytest.raises(ServiceError) as err:
-        make_roll(seat_id=seat.pk, request={"notation": "d6"}, client_seed="a\u0000b")
+        rolled(seat_id=seat.pk, request={"notation": "d6"}, client_seed="a\u0000b")
     assert err.value.code == "invalid"
 
 

@@ -11,12 +11,11 @@ from tabletop.models.pools import Pool, PoolKind
 from tabletop.selectors.events import Viewer
 from tabletop.selectors.room import room_state
 from tabletop.services.errors import ServiceError
-from tabletop.services.rolls import make_roll
 from tabletop.services.seats import gm_seat, join_session
 from tabletop.services.sessions import create_session, end_session, start_session
 from tabletop.systems.roll_and_keep.models import ExtendedAction
 
-from .commands import send
+from .commands import rolled, send
 
 pytestmark = pytest.mark.django_db
 
@@ -66,9 +65,7 @@ def test_resources_start_from_the_sheet(d6):
 
 def test_a_character_point_doubles_the_base_dice_and_is_spent_with_the_roll(d6):
     session, (sera, _), (ana, _), _ = d6
-    roll = make_roll(
-        seat_id=ana.pk, request={"dice": 3, "character_point": True}, character=sera.pk
-    )
+    roll = rolled(seat_id=ana.pk, request={"dice": 3, "character_point": True}, character=sera.pk)
     assert len([d for d in roll.data["dice"] if not d.get("exploded")]) == 6
     spend = Event.objects.get(session=session, seq=roll.seq - 1)
     assert spend.kind == "pool" and spend.data["use"] == "double-base"
@@ -80,7 +77,7 @@ def test_no_point_left_refuses_the_roll_and_records_nothing(d6):
     before = GameSession.objects.get(pk=session.pk).last_seq
     assert (
         code(
-            lambda: make_roll(
+            lambda: rolled(
                 seat_id=bo.pk, request={"dice": 3, "character_point": True}, character=dorrik.pk
             )
         )
@@ -92,7 +89,7 @@ def test_no_point_left_refuses_the_roll_and_records_nothing(d6):
 def test_a_character_point_needs_a_character(d6):
     _, _, (ana, _), _ = d6
     with pytest.raises(ServiceError) as error:
-        make_roll(seat_id=ana.pk, request={"dice": 3, "character_point": True})
+        rolled(seat_id=ana.pk, request={"dice": 3, "character_point": True})
     assert error.value.field == "character"
 
 
@@ -132,7 +129,7 @@ def test_the_gm_rolls_the_discord_die_from_the_stream_and_it_applies_to_every_ro
     stream = FairStream(bytes(session.server_seed), "gm", event.seq)
     assert event.data["dice"][0]["value"] == stream.roll(20)
     value = event.data["discord"]["value"]
-    roll = make_roll(
+    roll = rolled(
         seat_id=ana.pk, request={"pool": ["d6"], "tn": 5, "discord": None}, character=eris.pk
     )
     assert roll.data["request"]["discord"] == value
@@ -153,14 +150,14 @@ def discord_is(session, value):
 
 def test_protection_costs_instant_karma_only_for_the_dice_it_shields(disco):
     session, (eris,), (ana,), _ = disco  # 2 Instant Karma
-    roll = make_roll(
+    roll = rolled(
         seat_id=ana.pk, request={"pool": ["d6"], "tn": 5, "protect": 2}, character=eris.pk
     )
     assert roll.data["protected"] == 0  # no Discord Die: nothing to shield, nothing paid
     assert amount(eris, "instant_karma") == 2
     discord_is(session, 3)
     seq = GameSession.objects.get(pk=session.pk).last_seq + 1
-    roll = make_roll(
+    roll = rolled(
         seat_id=ana.pk,
         request={"pool": ["d6"], "tn": 5, "protect": 2},
         character=eris.pk,
@@ -173,7 +170,7 @@ def test_protection_costs_instant_karma_only_for_the_dice_it_shields(disco):
     # Asking to protect more dice than the character has Instant Karma for is refused.
     assert (
         code(
-            lambda: make_roll(
+            lambda: rolled(
                 seat_id=ana.pk, request={"pool": ["d6"], "tn": 5, "protect": 3}, character=eris.pk
             )
         )
@@ -183,7 +180,7 @@ def test_protection_costs_instant_karma_only_for_the_dice_it_shields(disco):
 
 def test_adding_the_luck_die_costs_one_instant_karma(disco):
     _, (eris,), (ana,), _ = disco
-    roll = make_roll(
+    roll = rolled(
         seat_id=ana.pk,
         request={"pool": ["d6"], "tn": 5},
         character=eris.pk,
@@ -196,7 +193,7 @@ def test_adding_the_luck_die_costs_one_instant_karma(disco):
 def test_extra_success_only_on_a_successful_roll_of_ones_own(disco):
     _, (eris,), (ana,), _ = disco
     for i in range(200):
-        roll = make_roll(
+        roll = rolled(
             seat_id=ana.pk, request={"pool": ["d6"], "tn": 4}, character=eris.pk, client_seed=str(i)
         )
         if roll.data["outcome"] == "failure":
@@ -210,7 +207,7 @@ def test_extra_success_only_on_a_successful_roll_of_ones_own(disco):
         == "conflict"
     )
     for i in range(200):
-        roll = make_roll(
+        roll = rolled(
             seat_id=ana.pk,
             request={"pool": ["d6"], "tn": 4},
             character=eris.pk,
@@ -231,7 +228,7 @@ def test_avoiding_a_costly_success_costs_the_1s_once(gm):
         gm, "discordian", {"Eris": {"luck": 5, "instant_karma": 20, "hero_dice": ["d6"] * 4}}
     )
     for i in range(500):
-        roll = make_roll(
+        roll = rolled(
             seat_id=ana.pk,
             request={"pool": ["d6"] * 4, "tn": 4, "challenge": 2},
             character=eris.pk,
@@ -265,7 +262,7 @@ def test_extended_actions_accumulate_to_completion(gm):
     action = ExtendedAction.objects.get(session=session)
     total = 0
     for i in range(30):
-        roll = make_roll(
+        roll = rolled(
             seat_id=ana.pk,
             request={"roll": 6, "keep": 3, "difficulty": 5},
             character=mirela.pk,
@@ -279,7 +276,7 @@ def test_extended_actions_accumulate_to_completion(gm):
     assert action.progress == total >= 3 and not action.is_open
     assert (
         code(
-            lambda: make_roll(
+            lambda: rolled(
                 seat_id=ana.pk,
                 request={"roll": 6, "keep": 3, "difficulty": 5},
                 options={"extended": action.pk},
@@ -305,12 +302,12 @@ def test_rounds_reset_action_dice_which_rolls_spend(gm):
     send(gm_at, "round.new")
     stack = Pool.objects.get(character=nadia, kind=PoolKind.ROUND_DICE)
     assert stack.remaining == 3
-    make_roll(seat_id=ana.pk, request={"action_dice": 2, "skill_dice": 3}, character=nadia.pk)
+    rolled(seat_id=ana.pk, request={"action_dice": 2, "skill_dice": 3}, character=nadia.pk)
     stack.refresh_from_db()
     assert stack.remaining == 1
     assert (
         code(
-            lambda: make_roll(
+            lambda: rolled(
                 seat_id=ana.pk, request={"action_dice": 2, "skill_dice": 1}, character=nadia.pk
             )
         )
@@ -325,7 +322,7 @@ def test_rounds_reset_action_dice_which_rolls_spend(gm):
 def test_defense_for_the_round_the_better_one_counts(gm):
     session, (nadia,), (ana,), gm_at = setup_table(gm, "action-dice", {"Nadia": {"action_dice": 4}})
     send(gm_at, "round.new")
-    general = make_roll(
+    general = rolled(
         seat_id=ana.pk,
         request={"action_dice": 1, "skill_dice": 2},
         character=nadia.pk,
@@ -333,7 +330,7 @@ def test_defense_for_the_round_the_better_one_counts(gm):
     )
     state = GameSession.objects.get(pk=session.pk).table_state["defense"][str(nadia.pk)]
     assert state["against_everyone_else"] == general.data["total"] // 2
-    action = make_roll(
+    action = rolled(
         seat_id=ana.pk,
         request={"action_dice": 1, "skill_dice": 2},
         character=nadia.pk,
@@ -356,7 +353,7 @@ def test_a_player_sitting_down_mid_round_gets_this_rounds_dice(gm):
     stack = Pool.objects.get(seat=seat, character=late, kind=PoolKind.ROUND_DICE)
     assert stack.remaining == 2
     seat = Seat.objects.select_related("session__campaign").get(pk=seat.pk)
-    make_roll(seat_id=seat.pk, request={"action_dice": 2, "skill_dice": 1}, character=late.pk)
+    rolled(seat_id=seat.pk, request={"action_dice": 2, "skill_dice": 1}, character=late.pk)
 
 
 @pytest.mark.parametrize(
@@ -370,7 +367,7 @@ def test_a_player_sitting_down_mid_round_gets_this_rounds_dice(gm):
 def test_hidden_rolls_cannot_move_public_table_state(gm, system, sheets, request_, options):
     _, (hero,), (ana,), _ = setup_table(gm, system, sheets)
     with pytest.raises(ServiceError) as err:
-        make_roll(
+        rolled(
             seat_id=ana.pk, request=request_, character=hero.pk, visibility="blind", options=options
         )
     assert err.value.field == next(iter(options))
@@ -378,13 +375,13 @@ def test_hidden_rolls_cannot_move_public_table_state(gm, system, sheets, request
 
 def test_a_spend_on_a_hidden_roll_is_as_hidden_as_the_roll(disco, gm):
     _, (eris,), (ana,), _ = disco
-    roll = make_roll(
+    roll = rolled(
         seat_id=ana.pk, request={"pool": ["d6"], "tn": 4}, character=eris.pk, visibility="blind"
     )  # even the roller does not see it
     with pytest.raises(ServiceError) as err:
         send(ana, "resource.spend", character=eris.pk, use="extra-success", roll=roll.seq)
     assert err.value.code == "not-found"
-    mine = make_roll(
+    mine = rolled(
         seat_id=ana.pk,
         request={"pool": ["d6"], "tn": 4},
         character=eris.pk,
@@ -406,7 +403,7 @@ def test_what_a_hidden_roll_spends_is_as_hidden_as_the_roll_and_its_counts_wait_
     session, (eris,), (ana,), _ = disco
     discord_is(session, 3)
     seq = GameSession.objects.get(pk=session.pk).last_seq + 2  # the luck die's spend, the roll
-    roll = make_roll(
+    roll = rolled(
         seat_id=ana.pk,
         request={"pool": ["d6"], "tn": 5, "protect": 1},
         character=eris.pk,
@@ -434,7 +431,7 @@ def test_what_a_hidden_roll_spends_is_as_hidden_as_the_roll_and_its_counts_wait_
 
 def test_a_hidden_roll_spending_a_character_point_shows_nothing_until_the_end(d6):
     session, (sera, _), (ana, _), _ = d6
-    roll = make_roll(
+    roll = rolled(
         seat_id=ana.pk,
         request={"dice": 3, "character_point": True},
         character=sera.pk,
@@ -465,7 +462,7 @@ def test_the_price_of_avoiding_a_costly_hidden_roll_waits_for_its_reveal(gm):
         gm, "discordian", {"Eris": {"luck": 5, "instant_karma": 20, "hero_dice": ["d6"] * 4}}
     )
     for i in range(500):
-        roll = make_roll(
+        roll = rolled(
             seat_id=ana.pk,
             request={"pool": ["d6"] * 4, "tn": 4, "challenge": 2},
             character=eris.pk,
@@ -512,7 +509,7 @@ def test_action_dice_a_hidden_roll_commits_stay_its_own_until_a_new_round(gm):
     session, (nadia,), (ana,), gm_at = setup_table(gm, "action-dice", {"Nadia": {"action_dice": 3}})
     send(gm_at, "round.new")
     stack = Pool.objects.get(character=nadia, kind=PoolKind.ROUND_DICE)
-    make_roll(
+    rolled(
         seat_id=ana.pk,
         request={"action_dice": 2, "skill_dice": 3},
         character=nadia.pk,
@@ -528,7 +525,7 @@ def test_action_dice_a_hidden_roll_commits_stay_its_own_until_a_new_round(gm):
     assert [p["remaining"] for p in dealt.data["pools"]] == [3]
     for viewer in (room, roller, table_gm):
         assert _remaining(session, viewer, stack) == 3
-    make_roll(
+    rolled(
         seat_id=ana.pk,
         request={"action_dice": 1, "skill_dice": 1},
         character=nadia.pk,

@@ -9,12 +9,11 @@ from tabletop.models import Campaign, Character, Event, GameSession, Seat
 from tabletop.models.pools import OpenRoll, Pool, PoolKind
 from tabletop.services.errors import ServiceError
 from tabletop.services.events import change
-from tabletop.services.rolls import make_roll
 from tabletop.services.seats import gm_seat, join_session
 from tabletop.services.sessions import create_session, end_session, start_session
 from tabletop.systems import zoria
 
-from .commands import granted
+from .commands import granted, rolled
 
 pytestmark = pytest.mark.django_db
 
@@ -64,9 +63,7 @@ def code(call):
 
 
 def check(seat, character, **request):
-    return make_roll(
-        seat_id=seat.pk, request={"check": "1d20+3", **request}, character=character.pk
-    )
+    return rolled(seat_id=seat.pk, request={"check": "1d20+3", **request}, character=character.pk)
 
 
 def test_pool_by_level_and_gm_pool_from_players_and_largest_pool(table):
@@ -148,7 +145,7 @@ def test_using_another_players_pool_is_refused(table):
 
 def test_stat_rolls_are_never_augmented(table):
     ana = sit(table, "Ana", "Kael")
-    roll = make_roll(
+    roll = rolled(
         seat_id=ana.pk,
         request={"check": "3d6"},
         character=table["c"]["Kael"].pk,
@@ -220,7 +217,7 @@ def forced_roll(seat, character, natural):
         stream_seed = f"force-{natural}-{i}"
         seq = GameSession.objects.get(pk=seat.session_id).last_seq + 1
         if FairStream(bytes(seat.session.server_seed), stream_seed, seq).roll(20) == natural:
-            return make_roll(
+            return rolled(
                 seat_id=seat.pk,
                 request={"check": "1d20+3", "dc": 15},
                 character=character.pk,

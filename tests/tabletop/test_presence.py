@@ -14,9 +14,10 @@ from django.test import Client
 from tabletop.models import Event, Seat
 from tabletop.services.errors import ServiceError
 from tabletop.services.presence import here
-from tabletop.services.rolls import make_roll
 from tabletop.services.seats import join_session, remove_seat, seat_gm
 from tests.tabletop.test_consumer import connect, make_table, next_event, refused, seat_token
+
+from .commands import rolled
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -79,7 +80,7 @@ async def test_the_gm_removes_a_seat_and_its_link_stops_working():
     @database_sync_to_async
     def after():
         with pytest.raises(ServiceError):
-            make_roll(seat_id=bob.pk, request={"notation": "1d6"})
+            rolled(seat_id=bob.pk, request={"notation": "1d6"})
         from tabletop.selectors.events import Viewer
         from tabletop.selectors.room import room_state
 

@@ -335,18 +335,27 @@ def members(annotation: Any) -> set[Any]:
 
 
 def disagreements(command: Command) -> list[str]:
-    """Where a command's handler does not take what its declaration hands it: each declared
-    field a keyword argument whose type takes every value the field's check lets through, with
-    a default where the field may be absent, and no other argument it must be given."""
-    handler = command.handler
+    """Where a command's handler does not take what it is handed (its declaration's checked
+    values, or its precheck's answer when it has one), nor its precheck the checked values."""
+    if command.precheck is None:
+        return takes(command.handler, command.values_type, given=("uow", "seat_id"))
+    answered = typing.get_type_hints(command.precheck)["return"]  # a TypedDict
+    checked = takes(command.precheck, command.values_type, given=("table",))
+    return [f"precheck: {d}" for d in checked] + takes(
+        command.handler, answered, given=("uow", "seat_id")
+    )
+
+
+def takes(handler: Any, values: Any, *, given: tuple[str, ...]) -> list[str]:
+    """Where ``handler`` does not take ``values`` (a TypedDict): each key a keyword argument
+    whose type takes every value the key may hold, with a default where the key may be
+    absent, and no other argument it must be given besides ``given``."""
     parameters = inspect.signature(handler).parameters
     hints = typing.get_type_hints(getattr(handler, "func", handler))  # (a partial: its function)
     rest = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
-    values = command.values_type
     out = []
-    for name, hint in typing.get_type_hints(values, include_extras=True).items():
-        (value,) = typing.get_args(hint)  # Required[...] or NotRequired[...]
-        given_always = typing.get_origin(hint) is typing.Required
+    for name, value in typing.get_type_hints(values).items():
+        given_always = name in values.__required_keys__
         parameter = parameters.get(name)
         if parameter is None:
             if not rest:
@@ -360,7 +369,7 @@ def disagreements(command: Command) -> list[str]:
         if not given_always and parameter.default is inspect.Parameter.empty:
             out.append(f"{name}: may be absent, and the handler has no default")
     for name, parameter in parameters.items():
-        declared = name in values.__annotations__ or name in ("uow", "seat_id")
+        declared = name in values.__annotations__ or name in given
         must = parameter.default is inspect.Parameter.empty and parameter.kind in (
             inspect.Parameter.KEYWORD_ONLY,
             inspect.Parameter.POSITIONAL_OR_KEYWORD,

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from tabletop.protocol.events import catalogue, log_line, use_words, with_log_line
-from tabletop.services.rolls import make_roll
 from tabletop.services.seats import join_session
+
+from .commands import rolled
 
 pytestmark = pytest.mark.django_db
 
@@ -47,7 +48,7 @@ def test_a_take_back_names_what_and_from_whom():
 
 def test_a_rolls_stored_text_is_the_engines_and_its_log_line_names_the_roller_once(live_session):
     seat = join_session(session=live_session, name="Kira").seat
-    roll = make_roll(seat_id=seat.pk, request={"notation": "4d6kh3"})
+    roll = rolled(seat_id=seat.pk, request={"notation": "4d6kh3"})
     assert not roll.data["text"].startswith("Kira")
     line = log_line(kind="roll", data=roll.data, actor="Kira")
     assert line == f"Kira: {roll.data['text']}"

@@ -7,7 +7,8 @@ import pytest
 
 from tabletop.models import Seat
 from tabletop.services.errors import ServiceError
-from tabletop.services.rolls import make_roll
+
+from .commands import rolled
 
 pytestmark = pytest.mark.django_db
 
@@ -20,9 +21,9 @@ def gm_seat(session) -> Seat:
 
 def test_a_label_goes_with_the_roll(live_session):
     seat = gm_seat(live_session)
-    event = make_roll(seat_id=seat.pk, request={"notation": "1d20+5"}, label=" Attack\u202e ")
+    event = rolled(seat_id=seat.pk, request={"notation": "1d20+5"}, label=" Attack\u202e ")
     assert event.data["label"] == "Attack"
-    plain = make_roll(seat_id=seat.pk, request={"notation": "1d20"}, label="")
+    plain = rolled(seat_id=seat.pk, request={"notation": "1d20"}, label="")
     assert "label" not in plain.data
 
 
@@ -30,5 +31,5 @@ def test_a_long_or_odd_label_is_refused_by_name(live_session):
     seat = gm_seat(live_session)
     for label in ("x" * 61, 42):
         with pytest.raises(ServiceError) as caught:
-            make_roll(seat_id=seat.pk, request={"notation": "1d20"}, label=label)
+            rolled(seat_id=seat.pk, request={"notation": "1d20"}, label=label)
         assert caught.value.field == "label"

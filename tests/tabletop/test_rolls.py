@@ -135,7 +135,7 @@ def test_a_roll_expected_to_list_too_many_dice_is_refused_before_the_lock_and_an
     assert getattr(caught.value, "cost", 0) == 0  # no work was done
     assert streams == []  # no stream opened, no die drawn
     kinds = statements(queries.captured_queries)
-    assert [k for k in kinds if k != "ROLLBACK"] == ["SELECT"]  # the seat; no lock, no seq
+    assert [k for k in kinds if k != "ROLLBACK"] == []  # checked with no database at all
     assert GameSession.objects.get(pk=live_session.pk).last_seq == before
 
 
@@ -161,3 +161,156 @@ def test_a_roll_that_draws_past_the_limit_by_bad_luck_stops_there_and_counts_as_
     assert caught.value.code == "too-large" and "more than 30 dice" in caught.value.message
     assert caught.value.cost == 30 * 64  # the draws made count against the work budgets
     assert GameSession.objects.get(pk=live_session.pk).last_seq == seq - 1
+
+
+# --- one check per roll -----------------------------------------------------------------------
+
+
+def counted(monkeypatch) -> dict[str, int]:
+    """How often one roll's checks run: the roll message's fields (its table system's option
+    ``long_action``, its ``system``) against the declaration, the game system it is rolled in,
+    and the engine's request. (An engine's ``roll`` keeps its own guards on what it is handed,
+    the request as the table's rules left it: the engines' promise to any caller, not a check
+    of the message.)"""
+    from rules.engines import schema
+    from tabletop.services import rolls
+
+    seen = {"long_action": 0, "system": 0, "engine": 0, "request": 0}
+    rolling: list[bool] = []
+    for kind in ("bool", "choice"):
+        check = schema._CHECKS[kind]
+
+        def spy(spec, value, where, check=check):
+            if spec.name in seen:
+                seen[spec.name] += 1
+            return check(spec, value, where)
+
+        monkeypatch.setitem(schema._CHECKS, kind, spy)
+    engine = rolls._engine
+
+    def engine_spy(table, system_id):
+        seen["engine"] += 1
+        found = engine(table, system_id)
+        normalise = found.normalise
+
+        def request_spy(request):
+            if not rolling:
+                seen["request"] += 1
+            return normalise(request)
+
+        roll = found.roll
+
+        def roll_spy(*args, **kwargs):
+            rolling.append(True)
+            try:
+                return roll(*args, **kwargs)
+            finally:
+                rolling.pop()
+
+        monkeypatch.setattr(found, "normalise", request_spy)
+        monkeypatch.setattr(found, "roll", roll_spy)
+        return found
+
+    monkeypatch.setattr(rolls, "_engine", engine_spy)
+    return seen
+
+
+@pytest.fixture
+def d6_table(gm):
+    from tabletop.models import Campaign, Character
+    from tabletop.services.sessions import create_session, start_session
+
+    campaign = Campaign.objects.create(name="Chance", system="d6-chance", gm=gm)
+    sera = Character.objects.create(campaign=campaign, name="Sera", sheet={})
+    session = start_session(session_id=create_session(campaign=campaign, title="Tonight").pk)
+    seat = join_session(session=session, name="Ana", character_id=sera.pk).seat
+    return seat, sera
+
+
+@pytest.mark.parametrize("prechecked", [True, False], ids=["socket", "perform-alone"])
+def test_a_roll_is_checked_once_on_its_way_from_the_socket_to_its_event(
+    d6_table, monkeypatch, prechecked
+):
+    """The declaration checks the message's fields, ``check_roll`` its system and request
+    (as the socket's precheck, or in ``perform`` when nothing prechecked it); ``make_roll``
+    takes the checked roll and checks none of it again."""
+    from tabletop.protocol.wire import precheck
+
+    seat, sera = d6_table
+    seen = counted(monkeypatch)
+    message = {
+        "type": "roll",
+        "system": "d6-chance",
+        "request": {"dice": 3},
+        "character": sera.pk,
+        "long_action": True,
+    }
+    decoded = decode(json.dumps(message), system="d6-chance", is_gm=False)
+    assert isinstance(decoded, Decoded)
+    if prechecked:
+        decoded = precheck(decoded, system="d6-chance")
+        assert isinstance(decoded, Decoded)
+    seq = perform(decoded, seat_id=seat.pk, deadline=float("inf")).seq
+    assert Event.objects.get(session=seat.session, seq=seq).kind == "roll"
+    assert seen == {"long_action": 1, "system": 1, "engine": 1, "request": 1}
+
+
+@pytest.mark.usefixtures("d6_table")
+def test_a_prechecked_roll_is_not_checked_again_by_a_second_precheck(monkeypatch):
+    from tabletop.protocol.wire import precheck
+
+    seen = counted(monkeypatch)
+    decoded = decode(
+        json.dumps({"type": "roll", "request": {"dice": 2}}), system="d6-chance", is_gm=False
+    )
+    assert isinstance(decoded, Decoded)
+    once = precheck(decoded, system="d6-chance")
+    assert isinstance(once, Decoded) and precheck(once, system="d6-chance") is once
+    assert seen["engine"] == seen["request"] == 1
+
+
+# --- callers that are not the socket check through the same function --------------------------
+
+
+@pytest.mark.parametrize(
+    ("asked", "code", "field", "words"),
+    [
+        ({"request": {"notation": "2d"}, "system": "generic"}, "invalid", "request.notation", ""),
+        ({"request": {"notation": "150d100!>2"}, "system": "generic"}, "too-large", None, "most"),
+        ({"request": {"dice": 2}, "system": "zoria"}, "invalid", "system", "plays d6-chance"),
+        ({"request": {"dice": 0}}, "invalid", "request.dice", ""),
+    ],
+)
+def test_check_roll_refuses_bad_rolls_clearly(asked, code, field, words):
+    from tabletop.services.rolls import check_roll
+
+    with pytest.raises(ServiceError) as caught:
+        check_roll(table="d6-chance", **asked)
+    assert caught.value.code == code and caught.value.message
+    assert field is None or caught.value.field == field
+    assert words in caught.value.message
+
+
+def test_a_hidden_roll_may_not_carry_an_option_the_whole_table_sees():
+    from tabletop.services.rolls import check_roll
+
+    with pytest.raises(ServiceError) as caught:
+        check_roll(
+            table="action-dice",
+            request={"action_dice": 2, "skill_dice": 1},
+            visibility="gm",
+            options={"group_extra": 2},
+        )
+    assert caught.value.code == "invalid" and caught.value.field == "group_extra"
+
+
+def test_a_roll_checked_for_another_table_is_refused_not_rolled(live_session):
+    from tabletop.services.rolls import check_roll, make_roll
+
+    seat = join_session(session=live_session, name="Ana").seat
+    before = GameSession.objects.get(pk=live_session.pk).last_seq
+    elsewhere = check_roll(table="zoria", request={"notation": "d6"}, system="generic")
+    with pytest.raises(ServiceError) as caught:
+        make_roll(seat_id=seat.pk, roll=elsewhere)
+    assert caught.value.code == "conflict" and "plays generic" in caught.value.message
+    assert GameSession.objects.get(pk=live_session.pk).last_seq == before

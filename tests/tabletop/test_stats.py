@@ -10,11 +10,13 @@ from django.core.management import call_command
 
 from tabletop.selectors.events import Viewer
 from tabletop.services.export import viewer_for_seat
-from tabletop.services.rolls import make_roll, reveal_roll
+from tabletop.services.rolls import reveal_roll
 from tabletop.services.seats import gm_seat, join_session
 from tabletop.services.sessions import end_session
 from tabletop.services.stats import session_stats
 from tabletop.services.watch import SPECTATOR, create_watch_link
+
+from .commands import rolled
 
 pytestmark = pytest.mark.django_db
 
@@ -28,10 +30,10 @@ def table(live_session, gm):
     ana = join_session(session=live_session, name="Ana")
     bo = join_session(session=live_session, name="Bo")
     gm_at = gm_seat(session=live_session, user=gm)
-    make_roll(seat_id=ana.seat.pk, request={"notation": "3d6"})
-    make_roll(seat_id=bo.seat.pk, request={"notation": "d20"}, visibility="self")
-    blind = make_roll(seat_id=gm_at.pk, request={"notation": "2d20"}, visibility="blind")
-    make_roll(seat_id=ana.seat.pk, request={"notation": "d20"}, visibility="gm")
+    rolled(seat_id=ana.seat.pk, request={"notation": "3d6"})
+    rolled(seat_id=bo.seat.pk, request={"notation": "d20"}, visibility="self")
+    blind = rolled(seat_id=gm_at.pk, request={"notation": "2d20"}, visibility="blind")
+    rolled(seat_id=ana.seat.pk, request={"notation": "d20"}, visibility="gm")
     return {"session": live_session, "ana": ana, "bo": bo, "gm": gm_at, "blind": blind}
 
 
@@ -117,7 +119,7 @@ def test_a_viewer_of_nothing_gets_an_empty_report(live_session):
 def test_a_refresh_counts_only_what_is_new(table, django_assert_num_queries):
     session, ana = table["session"], viewer_for_seat(table["ana"].seat)
     first = figures(session_stats(session=session, viewer=ana))
-    make_roll(seat_id=table["ana"].seat.pk, request={"notation": "2d6"})
+    rolled(seat_id=table["ana"].seat.pk, request={"notation": "2d6"})
     with django_assert_num_queries(1):  # the events after the last one counted, nothing more
         again = figures(session_stats(session=session, viewer=ana))
     assert again[("Ana", "d6")] == first[("Ana", "d6")] + 2

@@ -10,13 +10,12 @@ from rules.engines import FairStream
 from tabletop.models import Character, Event, GameSession
 from tabletop.models.pools import Pool, PoolKind
 from tabletop.services.errors import ServiceError
-from tabletop.services.rolls import make_roll
 from tabletop.services.seats import join_session
 from tabletop.services.sessions import end_session
 from tabletop.systems import registry
 from tabletop.systems.roll_and_keep.models import ExtendedAction
 
-from .commands import send
+from .commands import rolled, send
 from .test_pools_resources import amount, code, setup_table
 
 pytestmark = pytest.mark.django_db
@@ -74,7 +73,7 @@ def test_in_round_mode_the_discord_die_is_rolled_as_the_round_begins(gm):
         assert (discord["seq"], discord["round"]) == (began.seq, number)
         assert began.data["discord"] == discord
         if discord["value"] is not None:
-            roll = make_roll(seat_id=ana.pk, request={"pool": ["d6"]}, character=eris.pk)
+            roll = rolled(seat_id=ana.pk, request={"pool": ["d6"]}, character=eris.pk)
             assert roll.data["request"]["discord"] == discord["value"]
     # In scene mode the round leaves the scene's die as it is.
     session.campaign.settings = {"discord_mode": "scene"}
@@ -94,20 +93,18 @@ def test_a_pvp_opponents_protection_costs_the_opponents_instant_karma(gm):
     guarded = {"pool": ["d6"], "opponent": {"pool": ["d6"], "protect": 2}}
     # Whose Instant Karma would it be? The roll must name the opponent's character.
     with pytest.raises(ServiceError) as unnamed:
-        make_roll(seat_id=gm_at.pk, request=guarded, character=eris.pk)
+        rolled(seat_id=gm_at.pk, request=guarded, character=eris.pk)
     assert unnamed.value.field == "opponent_character"
     versus = {"opponent_character": bob.pk}
     # Bob holds 1 Instant Karma: protecting 2 dice is refused before any die is drawn.
     assert (
-        code(
-            lambda: make_roll(seat_id=gm_at.pk, request=guarded, character=eris.pk, options=versus)
-        )
+        code(lambda: rolled(seat_id=gm_at.pk, request=guarded, character=eris.pk, options=versus))
         == "conflict"
     )
     # Ana cannot spend Bob's Instant Karma; Bob's player (or the GM) can.
     once = {"pool": ["d6"], "opponent": {"pool": ["d6"], "protect": 1}}
     assert (
-        code(lambda: make_roll(seat_id=ana.pk, request=once, character=eris.pk, options=versus))
+        code(lambda: rolled(seat_id=ana.pk, request=once, character=eris.pk, options=versus))
         == "forbidden"
     )
     seq = GameSession.objects.get(pk=session.pk).last_seq + 1
@@ -117,7 +114,7 @@ def test_a_pvp_opponents_protection_costs_the_opponents_instant_karma(gm):
         for i in range(20000)
         if (lambda d: d.roll(6) == 4 and d.roll(6) == 3)(FairStream(server_seed, f"p{i}", seq))
     )
-    roll = make_roll(
+    roll = rolled(
         seat_id=gm_at.pk, request=once, character=eris.pk, options=versus, client_seed=seed
     )
     assert roll.data["opponent"]["protected"] == 1
@@ -141,7 +138,7 @@ def test_a_characters_roll_is_checked_against_its_sheet(gm):
     before = GameSession.objects.get(pk=session.pk).last_seq
 
     def roll(request, seat=ana, who=eris, **options):
-        return make_roll(seat_id=seat.pk, request=request, character=who.pk, options=options)
+        return rolled(seat_id=seat.pk, request=request, character=who.pk, options=options)
 
     def refused(request, seat=ana, who=eris, **options):
         with pytest.raises(ServiceError) as err:
@@ -167,7 +164,7 @@ def test_a_characters_roll_is_checked_against_its_sheet(gm):
     assert full.data["request"]["luck_die"] == "d10"
     assert roll({"pool": ["d6"], "infinite_fives": True}, seat=bo, who=bob).data["infinite_fives"]
     # The GM's roll for nobody (an NPC's pool as the GM makes it) is the GM's.
-    free = make_roll(seat_id=gm_at.pk, request=cheat)
+    free = rolled(seat_id=gm_at.pk, request=cheat)
     assert free.data["request"]["pool"] == cheat["pool"]
 
 
@@ -175,7 +172,7 @@ def test_several_luck_dice_at_one_instant_karma_each(gm):
     session, (eris,), (ana,), _ = setup_table(
         gm, "discordian", {"Eris": {"hero_dice": ["d6"], "luck_die": "d8", "instant_karma": 3}}
     )
-    roll = make_roll(
+    roll = rolled(
         seat_id=ana.pk, request={"pool": ["d6"]}, character=eris.pk, options={"luck_dice": 3}
     )
     assert roll.data["request"]["pool"] == ["d6", "d8", "d8", "d8"]
@@ -183,7 +180,7 @@ def test_several_luck_dice_at_one_instant_karma_each(gm):
     spend = Event.objects.get(session=session, seq=roll.seq - 1)
     assert (spend.data["use"], spend.data["amount"]) == ("add-luck-die", 3)
     with pytest.raises(ServiceError) as err:
-        make_roll(
+        rolled(
             seat_id=ana.pk, request={"pool": ["d6"]}, character=eris.pk, options={"luck_dice": 1}
         )
     assert err.value.code == "conflict"
@@ -196,14 +193,14 @@ def test_the_gms_bonus_dice_join_the_characters_next_roll(gm):
     assert award.data["count"] == 3 and award.visibility == "public"
     stacks = Pool.objects.filter(character=eris, kind=PoolKind.BONUS_DICE)
     assert {(s.sides, s.remaining, s.seat_id) for s in stacks} == {(8, 2, ana.pk), (12, 1, ana.pk)}
-    first = make_roll(seat_id=ana.pk, request={"pool": ["d6"]}, character=eris.pk)
+    first = rolled(seat_id=ana.pk, request={"pool": ["d6"]}, character=eris.pk)
     assert sorted(first.data["request"]["pool"]) == ["d12", "d6", "d8", "d8"]
     assert sum(s.remaining for s in stacks.all()) == 0
-    nxt = make_roll(seat_id=ana.pk, request={"pool": ["d6"]}, character=eris.pk)
+    nxt = rolled(seat_id=ana.pk, request={"pool": ["d6"]}, character=eris.pk)
     assert nxt.data["request"]["pool"] == ["d6"]
     send(gm_at, "bonus.award", character=eris.pk, dice=["d4"])
     send(gm_at, "bonus.take-back", character=eris.pk)
-    assert make_roll(seat_id=ana.pk, request={"pool": ["d6"]}, character=eris.pk).data["request"][
+    assert rolled(seat_id=ana.pk, request={"pool": ["d6"]}, character=eris.pk).data["request"][
         "pool"
     ] == ["d6"]
     assert code(lambda: send(gm_at, "bonus.take-back", character=eris.pk)) == "conflict"
@@ -221,7 +218,7 @@ def test_an_extended_action_may_ask_successes_of_each_round_of_rolling(gm):
     action = ExtendedAction.objects.get(session=session)
     counted = 0
     for i in range(60):
-        roll = make_roll(
+        roll = rolled(
             seat_id=ana.pk,
             request={"roll": 4, "keep": 2, "difficulty": 7},
             character=mirela.pk,
@@ -229,10 +226,10 @@ def test_an_extended_action_may_ask_successes_of_each_round_of_rolling(gm):
             options={"extended": action.pk},
         )
         progress = Event.objects.get(session=session, kind="pool", seq=roll.seq + 1)
-        rolled = roll.data["successes"]
-        assert progress.data["gained"] == (rolled if rolled >= 2 else 0)
+        successes = roll.data["successes"]
+        assert progress.data["gained"] == (successes if successes >= 2 else 0)
         counted += progress.data["gained"]
-        if rolled < 2:
+        if successes < 2:
             assert "short of the 2 needed this round" in progress.data["text"]
         action.refresh_from_db()
         if not action.is_open:
@@ -246,29 +243,27 @@ def test_an_extended_action_may_ask_successes_of_each_round_of_rolling(gm):
 def test_a_character_point_lasts_the_round_and_is_paid_once(gm):
     _, (sera,), (ana,), gm_at = setup_table(gm, "d6-chance", {"Sera": {"character_points": 3}})
     send(gm_at, "round.new")
-    first = make_roll(
-        seat_id=ana.pk, request={"dice": 3, "character_point": True}, character=sera.pk
-    )
-    second = make_roll(seat_id=ana.pk, request={"dice": 3}, character=sera.pk)
+    first = rolled(seat_id=ana.pk, request={"dice": 3, "character_point": True}, character=sera.pk)
+    second = rolled(seat_id=ana.pk, request={"dice": 3}, character=sera.pk)
     assert first.data["request"]["character_point"] and second.data["request"]["character_point"]
     assert amount(sera, "character_points") == 2
     send(gm_at, "round.new")
-    plain = make_roll(seat_id=ana.pk, request={"dice": 3}, character=sera.pk)
+    plain = rolled(seat_id=ana.pk, request={"dice": 3}, character=sera.pk)
     assert not plain.data["request"]["character_point"]
-    make_roll(seat_id=ana.pk, request={"dice": 3, "character_point": True}, character=sera.pk)
+    rolled(seat_id=ana.pk, request={"dice": 3, "character_point": True}, character=sera.pk)
     assert amount(sera, "character_points") == 1
 
 
 def test_a_character_point_for_a_long_action_lasts_that_roll(gm):
     _, (sera,), (ana,), gm_at = setup_table(gm, "d6-chance", {"Sera": {"character_points": 3}})
     send(gm_at, "round.new")
-    long = make_roll(
+    long = rolled(
         seat_id=ana.pk,
         request={"dice": 3, "character_point": True},
         character=sera.pk,
         options={"long_action": True},
     )
-    after = make_roll(seat_id=ana.pk, request={"dice": 3}, character=sera.pk)
+    after = rolled(seat_id=ana.pk, request={"dice": 3}, character=sera.pk)
     assert long.data["request"]["character_point"] and not after.data["request"]["character_point"]
     assert amount(sera, "character_points") == 2
 
@@ -282,12 +277,12 @@ def test_npcs_the_gm_runs_get_their_action_dice_each_round(gm):
     send(gm_at, "round.new")
     stack = Pool.objects.get(character=orc, kind=PoolKind.ROUND_DICE)
     assert stack.seat_id == gm_at.pk and stack.remaining == 2
-    make_roll(seat_id=gm_at.pk, request={"action_dice": 2, "skill_dice": 1}, character=orc.pk)
+    rolled(seat_id=gm_at.pk, request={"action_dice": 2, "skill_dice": 1}, character=orc.pk)
     stack.refresh_from_db()
     assert stack.remaining == 0
     assert (
         code(
-            lambda: make_roll(
+            lambda: rolled(
                 seat_id=gm_at.pk, request={"action_dice": 1, "skill_dice": 1}, character=orc.pk
             )
         )
@@ -299,7 +294,7 @@ def test_a_player_sitting_down_mid_round_does_not_refill_dice_the_gm_spent_for_t
     session, _, _, gm_at = setup_table(gm, "action-dice", {"Nadia": {"action_dice": 3}})
     kit = Character.objects.create(campaign=session.campaign, name="Kit", sheet={"action_dice": 2})
     send(gm_at, "round.new")  # Kit has no player yet: the GM runs Kit this round
-    make_roll(seat_id=gm_at.pk, request={"action_dice": 2, "skill_dice": 1}, character=kit.pk)
+    rolled(seat_id=gm_at.pk, request={"action_dice": 2, "skill_dice": 1}, character=kit.pk)
     session.refresh_from_db()
     late = join_session(session=session, name="Kit's player", character_id=kit.pk).seat
     stack = Pool.objects.get(character=kit, kind=PoolKind.ROUND_DICE)
@@ -311,7 +306,7 @@ def test_defense_actions_name_their_opponents_and_a_second_does_not_replace_the_
     send(gm_at, "round.new")
 
     def defend(**options):
-        return make_roll(
+        return rolled(
             seat_id=ana.pk,
             request={"action_dice": 1, "skill_dice": 2},
             character=nadia.pk,
@@ -344,7 +339,7 @@ def test_restricted_action_dice_only_for_rolls_naming_their_class_or_skill(gm):
     assert {(s.label, s.remaining) for s in stacks} == {("", 1), ("Fencing", 2)}
 
     def roll(dice, **options):
-        return make_roll(
+        return rolled(
             seat_id=ana.pk,
             request={"action_dice": dice, "skill_dice": 1},
             character=nadia.pk,
@@ -361,7 +356,7 @@ def test_restricted_action_dice_only_for_rolls_naming_their_class_or_skill(gm):
 def test_a_group_attack_reads_as_words_in_the_log(gm):
     session, (nadia,), (ana,), gm_at = setup_table(gm, "action-dice", {"Nadia": {"action_dice": 3}})
     send(gm_at, "round.new")
-    roll = make_roll(
+    roll = rolled(
         seat_id=ana.pk,
         request={"action_dice": 1, "skill_dice": 2},
         character=nadia.pk,
@@ -412,7 +407,7 @@ def test_every_system_command_is_covered_here():
 def test_after_the_end_no_system_command_changes_anything(gm, system, kind, fields):
     sheet = {"level": 3, "character_points": 2, "luck": 2, "hero_dice": ["d6"]}
     session, (hero,), (ana,), gm_at = setup_table(gm, system, {"Hero": sheet})
-    roll = make_roll(seat_id=ana.pk, request=REQUESTS[system], character=hero.pk, visibility="gm")
+    roll = rolled(seat_id=ana.pk, request=REQUESTS[system], character=hero.pk, visibility="gm")
     ids = {"roll": roll.seq, "seat": ana.pk, "character": hero.pk, "extended": 1}
     fields = {k: ids.get(k, v) for k, v in fields.items()}
     end_session(session_id=session.pk)
@@ -434,17 +429,15 @@ REQUESTS = {
 
 def test_outside_rounds_a_character_point_lasts_one_roll(gm):
     _, (sera,), (ana,), gm_at = setup_table(gm, "d6-chance", {"Sera": {"character_points": 3}})
-    first = make_roll(
-        seat_id=ana.pk, request={"dice": 3, "character_point": True}, character=sera.pk
-    )
-    later = [make_roll(seat_id=ana.pk, request={"dice": 3}, character=sera.pk) for _ in "ab"]
+    first = rolled(seat_id=ana.pk, request={"dice": 3, "character_point": True}, character=sera.pk)
+    later = [rolled(seat_id=ana.pk, request={"dice": 3}, character=sera.pk) for _ in "ab"]
     assert first.data["request"]["character_point"]
     assert not any(r.data["request"]["character_point"] for r in later)
     assert amount(sera, "character_points") == 2
     # Once the GM runs rounds, a point lasts the round.
     send(gm_at, "round.new")
-    make_roll(seat_id=ana.pk, request={"dice": 3, "character_point": True}, character=sera.pk)
-    again = make_roll(seat_id=ana.pk, request={"dice": 3}, character=sera.pk)
+    rolled(seat_id=ana.pk, request={"dice": 3, "character_point": True}, character=sera.pk)
+    again = rolled(seat_id=ana.pk, request={"dice": 3}, character=sera.pk)
     assert again.data["request"]["character_point"] and amount(sera, "character_points") == 1
 
 
@@ -454,27 +447,27 @@ def test_every_action_dice_roll_is_some_characters_and_pays_from_its_round_dice(
     )
     request = {"action_dice": 2, "skill_dice": 1}
     # Outside rounds too the roll is the character's (no round dice to pay from then).
-    assert make_roll(seat_id=ana.pk, request=request).data["character"]["id"] == nadia.pk
+    assert rolled(seat_id=ana.pk, request=request).data["character"]["id"] == nadia.pk
     send(gm_at, "round.new")
     # Naming nobody, the seat's only character rolls and pays.
-    roll = make_roll(seat_id=ana.pk, request=request)
+    roll = rolled(seat_id=ana.pk, request=request)
     assert roll.data["character"] == {"id": nadia.pk, "name": "Nadia"}
     assert Pool.objects.get(character=nadia, kind=PoolKind.ROUND_DICE).remaining == 0
     before = GameSession.objects.get(pk=session.pk).last_seq
     group = {"action_dice": 1, "skill_dice": 1}
-    assert code(lambda: make_roll(seat_id=ana.pk, request=request)) == "conflict"
+    assert code(lambda: rolled(seat_id=ana.pk, request=request)) == "conflict"
     attack = dict(request=group, options={"group_extra": 3})
-    assert code(lambda: make_roll(seat_id=ana.pk, **attack)) == "conflict"
+    assert code(lambda: rolled(seat_id=ana.pk, **attack)) == "conflict"
     assert GameSession.objects.get(pk=session.pk).last_seq == before  # nothing stored
     # A seat with several characters names one; the GM always names one.
     bo.characters.add(nadia)
     with pytest.raises(ServiceError) as several:
-        make_roll(seat_id=bo.pk, request=group)
+        rolled(seat_id=bo.pk, request=group)
     assert several.value.field == "character"
     with pytest.raises(ServiceError) as nobody:
-        make_roll(seat_id=gm_at.pk, request=group)
+        rolled(seat_id=gm_at.pk, request=group)
     assert nobody.value.field == "character"
-    assert make_roll(seat_id=bo.pk, request=group, character=kit.pk).data["character"]["id"] == (
+    assert rolled(seat_id=bo.pk, request=group, character=kit.pk).data["character"]["id"] == (
         kit.pk
     )
 
@@ -488,7 +481,7 @@ def test_after_the_end_no_roll_option_spends_anything(gm):
     pvp = {"pool": ["d6"], "protect": 1, "opponent": {"pool": ["d6"], "protect": 1}}
     for seat, options in ((ana, {"luck_dice": 2}), (gm_at, {"opponent_character": bob.pk})):
         with pytest.raises(ServiceError) as ended:
-            make_roll(seat_id=seat.pk, request=pvp, character=eris.pk, options=options)
+            rolled(seat_id=seat.pk, request=pvp, character=eris.pk, options=options)
         assert ended.value.code == "conflict"
     assert GameSession.objects.get(pk=session.pk).last_seq == before
     assert (amount(eris, "instant_karma"), amount(bob, "instant_karma")) == (3, 3)
@@ -515,7 +508,7 @@ def test_a_botched_action_cannot_be_repeated_by_its_character(gm):
         gm, "roll-and-keep", {"Mirela": {}, "Tobiah": {}}
     )
     hopeless = {"roll": 1, "keep": 1, "difficulty": 11}
-    botched = make_roll(
+    botched = rolled(
         seat_id=ana.pk,
         request=hopeless,
         character=mirela.pk,
@@ -529,14 +522,14 @@ def test_a_botched_action_cannot_be_repeated_by_its_character(gm):
     # The same action, however it is spelt, is refused, by whoever rolls for her.
     for seat, label in ((ana, "climb the  wall!"), (gm_at, "CLIMB THE WALL")):
         with pytest.raises(ServiceError) as again:
-            make_roll(seat_id=seat.pk, request=hopeless, character=mirela.pk, label=label)
+            rolled(seat_id=seat.pk, request=hopeless, character=mirela.pk, label=label)
         assert (again.value.code, again.value.field) == ("conflict", "label")
         assert "cannot be repeated" in again.value.message
     assert GameSession.objects.get(pk=session.pk).last_seq == before
     # Another action, or another character's climb, goes ahead; a plain failure bars nothing.
-    make_roll(seat_id=ana.pk, request=hopeless, character=mirela.pk, label="Swim the moat")
-    make_roll(seat_id=bo.pk, request=hopeless, character=tobiah.pk, label="Climb the wall")
-    failed = make_roll(
+    rolled(seat_id=ana.pk, request=hopeless, character=mirela.pk, label="Swim the moat")
+    rolled(seat_id=bo.pk, request=hopeless, character=tobiah.pk, label="Climb the wall")
+    failed = rolled(
         seat_id=bo.pk,
         request=hopeless,
         character=tobiah.pk,
@@ -544,13 +537,13 @@ def test_a_botched_action_cannot_be_repeated_by_its_character(gm):
         client_seed=seed_for(session, 5),
     )
     assert failed.data["flags"] == []
-    make_roll(seat_id=bo.pk, request=hopeless, character=tobiah.pk, label="Pick the lock")
+    rolled(seat_id=bo.pk, request=hopeless, character=tobiah.pk, label="Pick the lock")
 
 
 def test_a_botch_on_a_hidden_roll_bars_only_whoever_sees_it_until_revealed(gm):
     session, (mirela,), (ana,), gm_at = setup_table(gm, "roll-and-keep", {"Mirela": {}})
     hopeless = {"roll": 1, "keep": 1, "difficulty": 11}
-    botched = make_roll(
+    botched = rolled(
         seat_id=gm_at.pk,
         request=hopeless,
         character=mirela.pk,
@@ -561,20 +554,14 @@ def test_a_botch_on_a_hidden_roll_bars_only_whoever_sees_it_until_revealed(gm):
     mark = Event.objects.get(session=session, seq=botched.seq + 1)
     assert mark.visibility == "gm" and mark.data["action"] == "botch"
     # Ana cannot see the GM's roll: her climb is not refused (that would tell of the botch).
-    make_roll(seat_id=ana.pk, request=hopeless, character=mirela.pk, label="Climb")
+    rolled(seat_id=ana.pk, request=hopeless, character=mirela.pk, label="Climb")
     assert (
-        code(
-            lambda: make_roll(
-                seat_id=gm_at.pk, request=hopeless, character=mirela.pk, label="Climb"
-            )
-        )
+        code(lambda: rolled(seat_id=gm_at.pk, request=hopeless, character=mirela.pk, label="Climb"))
         == "conflict"
     )
     send(gm_at, "reveal", seq=botched.seq)
     assert (
-        code(
-            lambda: make_roll(seat_id=ana.pk, request=hopeless, character=mirela.pk, label="Climb")
-        )
+        code(lambda: rolled(seat_id=ana.pk, request=hopeless, character=mirela.pk, label="Climb"))
         == "conflict"
     )
 
@@ -593,8 +580,8 @@ def test_every_roll_of_a_round_takes_the_penalty_of_the_declared_actions(gm):
     # The declaration stands for the round: no second one.
     assert code(lambda: send(ana, "actions.declare", character=sera.pk, actions=1)) == "conflict"
     # Both declared actions take the 3D penalty of two actions, whatever the roll asked.
-    first = make_roll(seat_id=ana.pk, request={"dice": 6, "actions": 1}, character=sera.pk)
-    dodge = make_roll(
+    first = rolled(seat_id=ana.pk, request={"dice": 6, "actions": 1}, character=sera.pk)
+    dodge = rolled(
         seat_id=ana.pk, request={"dice": 6}, character=sera.pk, options={"defense": True}
     )
     assert [r.data["request"]["actions"] for r in (first, dodge)] == [2, 2]
@@ -604,18 +591,18 @@ def test_every_roll_of_a_round_takes_the_penalty_of_the_declared_actions(gm):
     # Both taken (the dodge was one of them): a third action is refused, nothing stored ...
     before = GameSession.objects.get(pk=session.pk).last_seq
     with pytest.raises(ServiceError) as third:
-        make_roll(seat_id=ana.pk, request={"dice": 6}, character=sera.pk)
+        rolled(seat_id=ana.pk, request={"dice": 6}, character=sera.pk)
     assert (third.value.code, third.value.field) == ("conflict", "defense")
     assert GameSession.objects.get(pk=session.pk).last_seq == before
     # ... but a defense is allowed, at the penalty of one action more, then one more again.
     for actions in (3, 4):
-        extra = make_roll(
+        extra = rolled(
             seat_id=ana.pk, request={"dice": 12}, character=sera.pk, options={"defense": True}
         )
         assert extra.data["request"]["actions"] == actions
     # A defense that would leave no base dice cannot be made, even with bonuses.
     with pytest.raises(ServiceError) as none_left:
-        make_roll(
+        rolled(
             seat_id=ana.pk,
             request={"dice": 12, "bonus": 3},
             character=sera.pk,
@@ -625,7 +612,7 @@ def test_every_roll_of_a_round_takes_the_penalty_of_the_declared_actions(gm):
     # The next round starts over: no declaration, the roll's own actions.
     send(gm_at, "round.new")
     assert "declared" not in table_state(session)
-    free = make_roll(seat_id=ana.pk, request={"dice": 6, "actions": 1}, character=sera.pk)
+    free = rolled(seat_id=ana.pk, request={"dice": 6, "actions": 1}, character=sera.pk)
     assert free.data["request"]["actions"] == 1
 
 
@@ -643,16 +630,15 @@ def test_an_action_taken_by_a_hidden_roll_counts_for_whoever_sees_it(gm):
     session, (sera,), (ana,), gm_at = setup_table(gm, "d6-chance", {"Sera": {}})
     send(gm_at, "round.new")
     send(gm_at, "actions.declare", character=sera.pk, actions=1)
-    secret = make_roll(seat_id=gm_at.pk, request={"dice": 4}, character=sera.pk, visibility="gm")
+    secret = rolled(seat_id=gm_at.pk, request={"dice": 4}, character=sera.pk, visibility="gm")
     staged = Event.objects.get(session=session, seq=secret.seq - 1)
     assert staged.data["action"] == "staged" and staged.visibility == "gm"
     # Ana does not see the GM's roll: her action is her first (refusing it would tell).
     assert (
-        make_roll(seat_id=ana.pk, request={"dice": 4}, character=sera.pk).data["request"]["actions"]
+        rolled(seat_id=ana.pk, request={"dice": 4}, character=sera.pk).data["request"]["actions"]
         == 1
     )
     # The GM saw both: only a defense now.
     assert (
-        code(lambda: make_roll(seat_id=gm_at.pk, request={"dice": 4}, character=sera.pk))
-        == "conflict"
+        code(lambda: rolled(seat_id=gm_at.pk, request={"dice": 4}, character=sera.pk)) == "conflict"
     )

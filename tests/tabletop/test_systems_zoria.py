@@ -12,11 +12,10 @@ from tabletop.models import Character, Event, GameSession, Seat
 from tabletop.models.pools import OpenRoll, Pool, PoolKind
 from tabletop.selectors.events import Viewer, can_see
 from tabletop.services.errors import ServiceError
-from tabletop.services.rolls import make_roll
 from tabletop.services.sessions import end_session
 from tabletop.systems import zoria
 
-from .commands import granted
+from .commands import granted, rolled
 from .test_pools_zoria import code, gm_stack, sit, stacks, table  # noqa: F401
 
 pytestmark = pytest.mark.django_db
@@ -28,7 +27,7 @@ def forced(seat: Seat, character, natural: int, visibility: str = "public", **re
     seq = session.last_seq + 1
     for i in range(3000):
         if FairStream(bytes(session.server_seed), f"f{i}", seq).roll(20) == natural:
-            return make_roll(
+            return rolled(
                 seat_id=seat.pk,
                 request={"check": "1d20", **request},
                 character=character.pk,
@@ -45,14 +44,14 @@ def test_action_dice_on_a_check_come_out_of_the_pool_die_for_die(table):
     for asked in (["d8"], ["d6"] * 5, ["d24"] * 10):
         assert (
             code(
-                lambda a=asked: make_roll(
+                lambda a=asked: rolled(
                     seat_id=ana.pk, request={"check": "1d20", "action_dice": a}, character=kael.pk
                 )
             )
             == "conflict"
         )
     assert GameSession.objects.get(pk=table["session"].pk).last_seq == before  # nothing stored
-    roll = make_roll(
+    roll = rolled(
         seat_id=ana.pk, request={"check": "1d20", "action_dice": ["d6", "d6"]}, character=kael.pk
     )
     assert stacks(ana) == [(2, 6)]
@@ -63,7 +62,7 @@ def test_action_dice_on_a_check_come_out_of_the_pool_die_for_die(table):
 
 def test_class_bonus_dice_pay_for_their_own_characters_check_first(table):
     ana = sit(table, "Ana", "Kael", "Ysolde")  # highest: 5d8, Ysolde's bonus d8
-    make_roll(
+    rolled(
         seat_id=ana.pk,
         request={"check": "1d20", "action_dice": ["d8"]},
         character=table["c"]["Ysolde"].pk,
@@ -74,7 +73,7 @@ def test_class_bonus_dice_pay_for_their_own_characters_check_first(table):
 
 def test_a_reroll_never_adds_dice_that_were_not_paid_for(table):
     ana = sit(table, "Ana", "Kael")
-    roll = make_roll(
+    roll = rolled(
         seat_id=ana.pk,
         request={"check": "1d20", "action_dice": ["d6", "d6", "d6"]},
         character=table["c"]["Kael"].pk,
@@ -90,9 +89,34 @@ def test_a_reroll_never_adds_dice_that_were_not_paid_for(table):
     assert new.data["open_roll"]["total"] == check.total
 
 
+def test_a_re_roll_is_checked_as_any_roll_is_and_refused_whole(table, monkeypatch):
+    """The re-roll is a request anew: it goes through ``check_roll`` before ``make_roll``, so
+    one the table can no longer hold is refused clearly and nothing is paid or stored."""
+    import importlib
+
+    from tabletop.services import rolls
+
+    commands = importlib.import_module("tabletop.systems.zoria.commands")
+
+    ana = sit(table, "Ana", "Kael")
+    roll = rolled(seat_id=ana.pk, request={"check": "1d20"}, character=table["c"]["Kael"].pk)
+    before = GameSession.objects.get(pk=table["session"].pk).last_seq
+    paid = stacks(ana)
+    checked = []
+    check = commands.check_roll
+    monkeypatch.setattr(commands, "check_roll", lambda **kw: checked.append(kw) or check(**kw))
+    monkeypatch.setattr(rolls, "MAX_ROLL_DICE", 0)
+    with pytest.raises(ServiceError) as caught:
+        zoria.spend_dice(seat_id=ana.pk, effect="reroll", roll=roll.seq)
+    assert caught.value.code == "too-large" and "nothing was rolled" in caught.value.message
+    assert [c["request"]["action_dice"] for c in checked] == [[]]
+    assert GameSession.objects.get(pk=table["session"].pk).last_seq == before
+    assert stacks(ana) == paid
+
+
 def test_dice_used_on_a_check_stay_on_its_re_roll(table):
     ana = sit(table, "Ana", "Kael")
-    roll = make_roll(seat_id=ana.pk, request={"check": "1d20"}, character=table["c"]["Kael"].pk)
+    roll = rolled(seat_id=ana.pk, request={"check": "1d20"}, character=table["c"]["Kael"].pk)
     used = zoria.use_die(seat_id=ana.pk, roll=roll.seq).data["added"]
     zoria.spend_dice(seat_id=ana.pk, effect="reroll", roll=roll.seq)
     new = Event.objects.get(session=table["session"], kind="roll", data__reroll_of=roll.seq)
@@ -103,7 +127,7 @@ def test_a_stat_roll_takes_no_action_dice(table):
     ana = sit(table, "Ana", "Kael")
     assert (
         code(
-            lambda: make_roll(
+            lambda: rolled(
                 seat_id=ana.pk,
                 request={"check": "3d6", "action_dice": ["d6"]},
                 character=table["c"]["Kael"].pk,
@@ -192,7 +216,7 @@ def test_after_a_failed_insight_roll_the_same_player_cannot_spend_on_that_subjec
     granted(bo, "the seal")
     assert (
         code(
-            lambda: make_roll(
+            lambda: rolled(
                 seat_id=ana.pk,
                 request={"check": "1d20+1"},
                 character=table["c"]["Kael"].pk,
@@ -201,7 +225,7 @@ def test_after_a_failed_insight_roll_the_same_player_cannot_spend_on_that_subjec
         )
         == "invalid"
     )  # an insight roll needs the GM's DC
-    roll = make_roll(
+    roll = rolled(
         seat_id=ana.pk,
         request={"check": "1d20+1", "dc": 30},
         character=table["c"]["Kael"].pk,
@@ -218,13 +242,13 @@ def test_a_self_check_is_closed_by_its_roller_and_every_open_check_at_the_end(ta
     ana = sit(table, "Ana", "Kael")
     gm = gm_stack(table)[1]
     kael = table["c"]["Kael"].pk
-    mine = make_roll(seat_id=ana.pk, request={"check": "1d20"}, character=kael, visibility="self")
+    mine = rolled(seat_id=ana.pk, request={"check": "1d20"}, character=kael, visibility="self")
     assert code(lambda: zoria.declare(seat_id=gm.pk, roll=mine.seq)) == "not-found"
     zoria.declare(seat_id=ana.pk, roll=mine.seq, result="I give up")
     assert not OpenRoll.objects.get(seq=mine.seq).is_open
-    shown = make_roll(seat_id=ana.pk, request={"check": "1d20"}, character=kael, visibility="gm")
+    shown = rolled(seat_id=ana.pk, request={"check": "1d20"}, character=kael, visibility="gm")
     assert code(lambda: zoria.declare(seat_id=ana.pk, roll=shown.seq)) == "forbidden"
-    left = [make_roll(seat_id=ana.pk, request={"check": "1d20"}, character=kael).seq for _ in "ab"]
+    left = [rolled(seat_id=ana.pk, request={"check": "1d20"}, character=kael).seq for _ in "ab"]
     end_session(session_id=table["session"].pk)
     assert not OpenRoll.objects.filter(session=table["session"], is_open=True).exists()
     close = Event.objects.get(session=table["session"], kind="pool", data__action="close")
@@ -256,7 +280,7 @@ def test_a_plain_reroll_cannot_undo_an_activated_botch(table):
 def test_a_player_uses_dice_on_a_check_the_gm_rolled_for_their_character(table):
     ana, bo = sit(table, "Ana", "Kael"), sit(table, "Bo", "Ysolde")
     gm = gm_stack(table)[1]
-    for_kael = make_roll(seat_id=gm.pk, request={"check": "1d20"}, character=table["c"]["Kael"].pk)
+    for_kael = rolled(seat_id=gm.pk, request={"check": "1d20"}, character=table["c"]["Kael"].pk)
     used = zoria.use_die(seat_id=ana.pk, roll=for_kael.seq)
     assert (
         OpenRoll.objects.get(seq=for_kael.seq).total == for_kael.data["total"] + used.data["added"]
@@ -273,7 +297,7 @@ def test_a_failed_insight_roll_made_for_a_character_blocks_its_player_whatever_t
     gm = gm_stack(table)[1]
     granted(ana, "The Seal")
     granted(bo, "The Seal.")
-    roll = make_roll(
+    roll = rolled(
         seat_id=gm.pk,
         request={"check": "1d20", "dc": 99},
         character=table["c"]["Kael"].pk,
@@ -332,19 +356,19 @@ def test_the_gms_insight_roll_for_a_villain_is_the_gms_alone(table):
     vizier = Character.objects.create(campaign=table["campaign"], name="Vizier", sheet={})
     insight = dict(request={"check": "1d20+5", "dc": 15}, options={"insight": "the heroes"})
     for villain in (vizier.pk, None):
-        roll = make_roll(seat_id=gm.pk, character=villain, **insight)
+        roll = rolled(seat_id=gm.pk, character=villain, **insight)
         assert roll.visibility == "gm"
         player = Viewer(seat_id=ana.pk, is_gm=False)
         assert not can_see(visibility=roll.visibility, actor_seat_id=gm.pk, viewer=player)
     # For a player's character the GM's insight roll is as the GM chose; a player's stays theirs.
-    assert make_roll(seat_id=gm.pk, character=table["c"]["Kael"].pk, **insight).visibility == (
+    assert rolled(seat_id=gm.pk, character=table["c"]["Kael"].pk, **insight).visibility == (
         "public"
     )
-    assert make_roll(seat_id=ana.pk, character=table["c"]["Kael"].pk, **insight).visibility == (
+    assert rolled(seat_id=ana.pk, character=table["c"]["Kael"].pk, **insight).visibility == (
         "public"
     )
     # A plain check of the GM's is not an insight roll: as chosen.
-    assert make_roll(seat_id=gm.pk, request={"check": "1d20"}, character=vizier.pk).visibility == (
+    assert rolled(seat_id=gm.pk, request={"check": "1d20"}, character=vizier.pk).visibility == (
         "public"
     )
 
@@ -415,7 +439,7 @@ def test_a_player_has_a_bounded_number_of_inspiration_checks_waiting(table):
 def test_after_a_failed_insight_roll_the_player_cannot_even_ask_again(table):
     ana = sit(table, "Ana", "Kael")
     gm = gm_stack(table)[1]
-    roll = make_roll(
+    roll = rolled(
         seat_id=gm.pk,
         request={"check": "1d20", "dc": 99},
         character=table["c"]["Kael"].pk,
@@ -433,7 +457,7 @@ def test_initiative_rolls_are_augmented_only_before_the_initiative_phase(table):
     gm = gm_stack(table)[1]
     session = table["session"]
     kael, ysolde = table["c"]["Kael"], table["c"]["Ysolde"]
-    first = make_roll(
+    first = rolled(
         seat_id=ana.pk,
         request={"check": "1d20+2", "action_dice": ["d6"]},
         character=kael.pk,
@@ -441,14 +465,14 @@ def test_initiative_rolls_are_augmented_only_before_the_initiative_phase(table):
     )
     assert first.data["initiative"] is True and first.data["open_roll"]["open"]
     zoria.use_die(seat_id=ana.pk, roll=first.seq)  # before the phase: as it is made
-    hidden = make_roll(
+    hidden = rolled(
         seat_id=bo.pk,
         request={"check": "1d20"},
         character=ysolde.pk,
         options={"initiative": True},
         visibility="gm",
     )
-    attack = make_roll(seat_id=bo.pk, request={"check": "1d20"}, character=ysolde.pk)
+    attack = rolled(seat_id=bo.pk, request={"check": "1d20"}, character=ysolde.pk)
     # Players do not run the phase.
     assert code(lambda: zoria.initiative_phase(seat_id=ana.pk, on=True)) == "forbidden"
     began = zoria.initiative_phase(seat_id=gm.pk, on=True)
@@ -471,14 +495,14 @@ def test_initiative_rolls_are_augmented_only_before_the_initiative_phase(table):
     # An initiative roll made during the phase is set as it falls: no action dice on it.
     late = {"request": {"check": "1d20"}, "character": kael.pk, "options": {"initiative": True}}
     with pytest.raises(ServiceError) as augmented:
-        make_roll(seat_id=ana.pk, **{**late, "request": {"check": "1d20", "action_dice": ["d6"]}})
+        rolled(seat_id=ana.pk, **{**late, "request": {"check": "1d20", "action_dice": ["d6"]}})
     assert augmented.value.field == "request.action_dice"
-    set_now = make_roll(seat_id=ana.pk, **late)
+    set_now = rolled(seat_id=ana.pk, **late)
     assert set_now.data["open_roll"]["open"] is False
     assert not OpenRoll.objects.get(session=session, seq=set_now.seq).is_open
     assert code(lambda: zoria.use_die(seat_id=ana.pk, roll=set_now.seq)) == "conflict"
     assert code(lambda: zoria.initiative_phase(seat_id=gm.pk, on=True)) == "conflict"
     # After the phase, the next initiative roll may be augmented as it is made again.
     zoria.initiative_phase(seat_id=gm.pk, on=False)
-    again = make_roll(seat_id=ana.pk, **late)
+    again = rolled(seat_id=ana.pk, **late)
     zoria.use_die(seat_id=ana.pk, roll=again.seq)

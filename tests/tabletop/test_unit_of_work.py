@@ -10,9 +10,10 @@ from django.test.utils import CaptureQueriesContext
 from tabletop.models import Event
 from tabletop.services.errors import ServiceError, conflict
 from tabletop.services.events import UnitOfWork, change, unit_of_work
-from tabletop.services.rolls import make_roll
 from tabletop.services.seats import join_session
 from tabletop.services.withheld import pending_withheld_of
+
+from .commands import rolled
 
 
 def _leave(uow: UnitOfWork, seat) -> Event:
@@ -49,7 +50,7 @@ def test_each_change_begins_with_nothing_moved(live_session):
 def test_the_sockets_unit_hands_its_events_back_in_seq_order(live_session):
     seat = join_session(session=live_session, name="Ana").seat
     roll, events = unit_of_work(
-        lambda uow: make_roll(uow=uow, seat_id=seat.pk, request={"notation": "2d6"})
+        lambda uow: rolled(uow=uow, seat_id=seat.pk, request={"notation": "2d6"})
     )
     assert events == [roll] and events[0].kind == "roll"
     # Nothing is left behind for the next unit on this thread.

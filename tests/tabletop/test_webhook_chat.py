@@ -9,10 +9,11 @@ import re
 import pytest
 
 from tabletop.models import Character
-from tabletop.services.rolls import make_roll
 from tabletop.services.seats import join_session
 from tabletop.webhooks import chat
 from tabletop.webhooks.chat import MAX_BODY_BYTES, ZWSP, body, chat_line, for_discord, for_slack
+
+from .commands import rolled
 
 pytestmark = pytest.mark.django_db
 
@@ -21,7 +22,7 @@ LABEL = "[here](https://evil.example) <@123> <!here> @here"
 
 def test_player_text_pings_nobody_and_links_nowhere(live_session):
     seat = join_session(session=live_session, name="@everyone").seat
-    roll = make_roll(seat_id=seat.pk, request={"notation": "1d20+5"}, label=LABEL)
+    roll = rolled(seat_id=seat.pk, request={"notation": "1d20+5"}, label=LABEL)
     sent = json.loads(body(roll, delivery=7))
     discord, slack = sent["content"], sent["text"]
     assert sent["allowed_mentions"] == {"parse": []}
@@ -42,9 +43,9 @@ def test_a_rolls_line_keeps_its_character_and_what_it_was_for(live_session):
     seat = join_session(session=live_session, name="Ana").seat
     kael = Character.objects.create(campaign=live_session.campaign, name="Kael")
     seat.characters.add(kael)
-    roll = make_roll(seat_id=seat.pk, request={"notation": "1d20"}, label="Attack")
+    roll = rolled(seat_id=seat.pk, request={"notation": "1d20"}, label="Attack")
     assert chat_line(roll).startswith(f"[Session one] #{roll.seq} Ana (Attack): 1d20 ")
-    roll = make_roll(seat_id=seat.pk, request={"notation": "1d20"}, character=kael.pk)
+    roll = rolled(seat_id=seat.pk, request={"notation": "1d20"}, character=kael.pk)
     assert chat_line(roll).startswith(f"[Session one] #{roll.seq} Ana as Kael: 1d20 ")
 
 
@@ -57,7 +58,7 @@ def test_escaping_per_target():
 
 def test_a_huge_roll_is_posted_as_its_line_within_the_body_limit(live_session, monkeypatch):
     seat = join_session(session=live_session, name="Ana").seat
-    roll = make_roll(seat_id=seat.pk, request={"notation": "1000d6"})
+    roll = rolled(seat_id=seat.pk, request={"notation": "1000d6"})
     limit = MAX_BODY_BYTES // 4  # the largest roll the table makes is just under the real one
     monkeypatch.setattr(chat, "MAX_BODY_BYTES", limit)
     assert len(json.dumps(roll.data)) > limit
@@ -75,7 +76,7 @@ def test_a_reveals_line_keeps_the_rolls_character_and_what_it_was_for(live_sessi
     seat = join_session(session=live_session, name="Ana").seat
     kael = Character.objects.create(campaign=live_session.campaign, name="Kael")
     seat.characters.add(kael)
-    roll = make_roll(
+    roll = rolled(
         seat_id=seat.pk,
         request={"notation": "2d6+3"},
         label="Attack",

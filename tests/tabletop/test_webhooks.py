@@ -16,7 +16,6 @@ from django.utils import timezone
 from tabletop.models import Campaign, DeliveryStatus, Webhook, WebhookDelivery
 from tabletop.services import webhooks
 from tabletop.services.errors import ServiceError
-from tabletop.services.rolls import make_roll
 from tabletop.services.seats import join_session
 from tabletop.services.sessions import create_session, end_session, start_session
 from tabletop.services.webhooks import SIGNATURE_HEADER, add_webhook
@@ -24,6 +23,7 @@ from tabletop.webhooks import address
 from tabletop.webhooks import sender as sending
 from tabletop.webhooks.sender import sender
 
+from .commands import rolled
 from .receivers import Dribbler, Receiver
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -57,8 +57,8 @@ def test_public_rolls_and_the_session_start_and_end_are_posted_signed(
     campaign, receiver, fast_retries
 ):
     session, ana = table(campaign, receiver.url)
-    public = make_roll(seat_id=ana.pk, request={"notation": "2d6+1"}, client_seed="x")
-    make_roll(seat_id=ana.pk, request={"notation": "d20"}, visibility="gm", client_seed="secret")
+    public = rolled(seat_id=ana.pk, request={"notation": "2d6+1"}, client_seed="x")
+    rolled(seat_id=ana.pk, request={"notation": "d20"}, visibility="gm", client_seed="secret")
     end_session(session_id=session.pk)
     assert sender.wait_idle(15)
     hook = Webhook.objects.get(campaign=campaign)
@@ -87,8 +87,8 @@ def test_a_slow_receiver_never_holds_up_a_roll(campaign, receiver, fast_retries)
     _session, ana = table(campaign, receiver.url)
     assert sender.wait_idle(15)  # session.start delivered
     receiver.hold.clear()  # the receiver now hangs until released
-    first = make_roll(seat_id=ana.pk, request={"notation": "d20"})
-    second = make_roll(seat_id=ana.pk, request={"notation": "d20"})
+    first = rolled(seat_id=ana.pk, request={"notation": "d20"})
+    second = rolled(seat_id=ana.pk, request={"notation": "d20"})
     # Both rolls are stored while the receiver still holds the first POST.
     assert second.seq == first.seq + 1 and len(receiver.posts) == 1
     receiver.hold.set()
@@ -110,7 +110,7 @@ def test_failures_are_retried_with_backoff_under_one_delivery_id_then_reported(
         assert ids == {str(start.pk)}
         assert {json.loads(p["body"])["delivery"] for p in flaky.posts} == {start.pk}
         flaky.answers = [503, 503, 503]  # one try and two retries: all refused
-        make_roll(seat_id=ana.pk, request={"notation": "d20"})
+        rolled(seat_id=ana.pk, request={"notation": "d20"})
         assert sender.wait_idle(15)
     finally:
         flaky.close()
@@ -200,7 +200,7 @@ def test_what_a_process_never_handed_on_is_sent_from_the_store(
     assert sender.wait_idle(15)
     sender.stop()
     monkeypatch.setattr(sending.Sender, "session_changed", lambda self, session_id: None)
-    rolls = [make_roll(seat_id=ana.pk, request={"notation": "d6"}) for _ in range(3)]
+    rolls = [rolled(seat_id=ana.pk, request={"notation": "d6"}) for _ in range(3)]
     # ... and one it was posting when it died: pending, its hook's lease still held.
     hook = Webhook.objects.get()
     sending.fill(hook)
@@ -227,7 +227,7 @@ def test_a_hook_keeps_a_bounded_window_and_posts_in_order(
     _session, ana = table(campaign, receiver.url)
     assert sender.wait_idle(15)
     receiver.hold.clear()
-    rolls = [make_roll(seat_id=ana.pk, request={"notation": "d4"}) for _ in range(6)]
+    rolls = [rolled(seat_id=ana.pk, request={"notation": "d4"}) for _ in range(6)]
     assert receiver.arrived.wait(10)
     # The rest wait in the store, past the hook's cursor: never more than the window is pending.
     assert WebhookDelivery.objects.filter(status="pending").count() <= 2
@@ -242,7 +242,7 @@ def test_events_older_than_the_limit_are_counted_not_sent(
 ):
     settings.TABLETOP = {**settings.TABLETOP, "WEBHOOK_MAX_AGE_SECONDS": 0}
     _session, ana = table(campaign, receiver.url)
-    make_roll(seat_id=ana.pk, request={"notation": "d4"})
+    rolled(seat_id=ana.pk, request={"notation": "d4"})
     assert sender.wait_idle(15)
     hook = Webhook.objects.get()
     assert receiver.posts == [] and hook.missed == 2
@@ -253,10 +253,24 @@ def test_only_the_gm_sets_webhooks_and_addresses_are_checked(campaign, django_us
     with pytest.raises(ServiceError) as refused:
         add_webhook(campaign=campaign, user=stranger, url="https://chat.example/hook")
     assert refused.value.code == "forbidden"
-    for bad in ("", "ftp://x/y", "javascript:alert(1)", "https://" + "a" * 600, 12):
+    for bad in ("", "  ", "ftp://x/y", "javascript:alert(1)", "https://" + "a" * 600):
         with pytest.raises(ServiceError) as refused:
             add_webhook(campaign=campaign, user=campaign.gm, url=bad)
         assert refused.value.field == "url"
+    assert not Webhook.objects.exists()
+
+
+def test_a_webhook_form_without_an_address_is_answered_on_the_dashboard(
+    campaign, live_session, client
+):
+    """The form's address is text at the edge (none sent: empty), so the GM reads why."""
+    from urllib.parse import parse_qs, urlsplit
+
+    client.force_login(campaign.gm)
+    answer = client.post(f"/gm/{live_session.pk}/webhooks", {})
+    assert answer.status_code == 302
+    said = parse_qs(urlsplit(answer["Location"]).query)["webhook_error"]
+    assert said == ["Url: the address chat gave you for an incoming webhook"]
     assert not Webhook.objects.exists()
 
 
@@ -333,7 +347,7 @@ def test_the_gm_gives_a_hook_a_new_secret_and_later_posts_are_signed_with_it(
     assert client.post(f"/gm/{session.pk}/webhooks/{hook.pk}/secret").status_code == 302
     hook.refresh_from_db()
     assert hook.secret != old and len(hook.secret) == 64
-    make_roll(seat_id=ana.pk, request={"notation": "d20"})
+    rolled(seat_id=ana.pk, request={"notation": "d20"})
     assert sender.wait_idle(15)
     last = receiver.posts[-1]
     expected = "sha256=" + hmac.new(hook.secret.encode(), last["body"], hashlib.sha256).hexdigest()
@@ -343,18 +357,20 @@ def test_the_gm_gives_a_hook_a_new_secret_and_later_posts_are_signed_with_it(
 def test_public_messages_are_posted_only_while_the_gm_ticks_it_and_whispers_never(
     campaign, receiver, fast_retries
 ):
-    from tabletop.services.chat import send_message, set_talk
+    from tabletop.services.chat import set_talk
     from tabletop.services.seats import gm_seat
+
+    from .commands import send
 
     session, ana = table(campaign, receiver.url)
     bo = join_session(session=session, name="Bo").seat
     gm = gm_seat(session=session, user=campaign.gm)
-    send_message(seat_id=ana.pk, text="not for the channel")
+    send(ana, "chat", text="not for the channel")
     set_talk(seat_id=gm.pk, to_webhooks=True)
-    loud = send_message(seat_id=ana.pk, text="@everyone we win [[1d2*0+7]]")
-    send_message(seat_id=ana.pk, text="/w Bo a secret for Bo")
+    loud = send(ana, "chat", text="@everyone we win [[1d2*0+7]]")
+    send(ana, "chat", text="/w Bo a secret for Bo")
     set_talk(seat_id=gm.pk, to_webhooks=False)
-    send_message(seat_id=bo.pk, text="quiet again")
+    send(bo, "chat", text="quiet again")
     assert sender.wait_idle(15)
     bodies = [json.loads(p["body"]) for p in receiver.posts]
     chats = [b for b in bodies if b["event"]["kind"] == "chat"]

@@ -24,7 +24,7 @@ from ...services.pools import (
     pools_changed,
     take_dice,
 )
-from ...services.rolls import fair_stream, make_roll
+from ...services.rolls import check_roll, fair_stream, make_roll
 from ...services.seats import seat_gm
 from ..base import (
     CLIENT_SEED,
@@ -270,17 +270,16 @@ def _reroll(uow: UnitOfWork, *, seat: Seat, check: OpenRoll) -> Event:
     )
     if original.data.get("initiative"):
         options["initiative"] = True
-    return make_roll(
-        seat_id=check.seat_id,
+    # Checked as any roll is (the stored request with no action dice is a request anew).
+    again = check_roll(
+        table=table.id,
         request={**original.data["request"], "action_dice": []},
-        system=table.id,
         visibility=original.visibility,
         character=check.character_id,
         client_seed=original.data.get("client_seed", ""),
         options=options,
-        reroll_of=check.seq,
-        uow=uow,
     )
+    return make_roll(seat_id=check.seat_id, roll=again, reroll_of=check.seq, uow=uow)
 
 
 def declare(*, seat_id: int, roll: int, result: str = "", uow: UnitOfWork | None = None) -> Event:

@@ -225,6 +225,9 @@ class Proxy:
             raise RuntimeError("nginx is not installed (apt-get install nginx)")
         self.port = port
         self.prefix = Path(tempfile.mkdtemp(prefix="tabletop-nginx-"))
+        # nginx run by root serves from unprivileged workers, which keep large responses in
+        # temporary files under the prefix: they must be able to reach it.
+        self.prefix.chmod(0o755)
         self.access_log = self.prefix / "access.log"
         temp = "".join(
             f"    {kind}_temp_path {self.prefix / kind};\n"

@@ -13,9 +13,11 @@ Three setups:
 * ``bare``: ``bench/servers/bare.py``, a bare ``websockets`` broadcast server (the floor);
 * ``default``: the table with its defaults: one daphne process, SQLite in a temporary data
   directory, the in-memory channel layer;
-* ``deployed``: two daphne processes sharing PostgreSQL (a scratch database, ``bench`` unless
-  ``BENCH_DATABASE`` says otherwise, dropped and made again for each setup) and Redis (the pub/sub
-  channel layer, its own prefix), clients split across both.
+* ``deployed``: daphne processes (two unless told) sharing PostgreSQL (a scratch database,
+  ``bench`` unless ``BENCH_DATABASE`` says otherwise, dropped and made again for each setup) and
+  Redis (the pub/sub channel layer, its own prefix); with ``proxy=True`` behind nginx serving the
+  shipped configuration (``deploy/nginx.conf``: each room's sockets on one process), else with
+  the clients split across the processes by the benchmark (a room's sockets spread).
 
 All traffic is to 127.0.0.1.
 """
@@ -66,11 +68,16 @@ def port_free(port: int) -> bool:
         return s.connect_ex((HOST, port)) != 0
 
 
-def daphne_command(port: int, app: str = "tabletop.asgi:application") -> list[str]:
-    return [PY, "-m", "daphne", "-b", HOST, "-p", str(port), app]
+def daphne_command(
+    port: int, app: str = "tabletop.asgi:application", *, proxy_headers: bool = False
+) -> list[str]:
+    behind = ["--proxy-headers"] if proxy_headers else []
+    return [PY, "-m", "daphne", *behind, "-b", HOST, "-p", str(port), app]
 
 
-def server_command(port: int, app: str = "tabletop.asgi:application") -> list[str]:
+def server_command(
+    port: int, app: str = "tabletop.asgi:application", *, proxy_headers: bool = False
+) -> list[str]:
     """How a benchmark serves the table: daphne, as it ships; ``BENCH_SERVER=uvicorn`` serves the
     same application with uvicorn and its ``websockets`` protocol instead, to measure what the
     server's own per-connection and per-frame work costs (daphne's send-buffer bound, which reads
@@ -79,8 +86,9 @@ def server_command(port: int, app: str = "tabletop.asgi:application") -> list[st
         return [
             PY, "-m", "uvicorn", app, "--host", HOST, "--port", str(port), "--ws", "websockets",
             "--log-level", "warning", "--no-access-log",
+            *(["--proxy-headers"] if proxy_headers else []),
         ]  # fmt: skip
-    return daphne_command(port, app)
+    return daphne_command(port, app, proxy_headers=proxy_headers)
 
 
 class ServerProcess:
@@ -151,20 +159,120 @@ class ServerProcess:
 
 @contextlib.contextmanager
 def daphne_servers(
-    count: int, *, env: dict[str, str], app: str = "tabletop.asgi:application"
+    count: int,
+    *,
+    env: dict[str, str],
+    app: str = "tabletop.asgi:application",
+    proxy_headers: bool = False,
 ) -> Any:
-    """``count`` daphne processes on free ports serving ``app`` with ``env``; yields the ports."""
+    """``count`` daphne processes on free ports serving ``app`` with ``env``; yields the ports.
+    ``proxy_headers``: as behind the proxy (the client's address from ``X-Forwarded-For``)."""
     processes: list[ServerProcess] = []
     try:
         for i in range(count):
             port = free_port()
-            processes.append(
-                ServerProcess(f"daphne{i + 1}", daphne_command(port, app), env=env, port=port)
-            )
+            command = daphne_command(port, app, proxy_headers=proxy_headers)
+            processes.append(ServerProcess(f"daphne{i + 1}", command, env=env, port=port))
         yield [p.port for p in processes]
     finally:
         for process in processes:
             process.stop()
+
+
+# --- nginx in front: the shipped configuration ----------------------------------------------
+NGINX_SITE = ROOT / "deploy" / "nginx.conf"
+
+
+def nginx_binary() -> str | None:
+    """nginx on this machine, or None."""
+    found = shutil.which("nginx") or "/usr/sbin/nginx"
+    return found if os.access(found, os.X_OK) else None
+
+
+def nginx_site(ports: Sequence[int], *, listen: int, access_log: Path) -> str:
+    """The shipped site configuration serving ``ports``, listening on ``listen``: every upstream's
+    ``server`` lines become one per port, the ``listen`` line this address, the access log this
+    file; nothing else changes."""
+    out: list[str] = []
+    in_upstream = False
+    for line in NGINX_SITE.read_text().splitlines():
+        words = line.split()
+        if words[:1] == ["upstream"]:
+            in_upstream = True
+        elif in_upstream and words[:1] == ["server"]:
+            continue
+        elif in_upstream and words[:1] == ["}"]:
+            out.extend(f"    server {HOST}:{port};" for port in ports)
+            in_upstream = False
+        elif words[:1] == ["listen"]:
+            line = f"    listen {HOST}:{listen};"
+        elif words[:1] == ["access_log"]:
+            line = f"    access_log {access_log} {words[2]}"
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+class Proxy:
+    """nginx serving the shipped configuration in front of ``ports``, in a temporary prefix of its
+    own (its configuration, pid file, logs and temporary files; never the system's nginx), on
+    ``port``; stopped by its master's pid. One worker process: the figures of a benchmark then
+    count the proxy's CPU in one place, and requests that are not sockets take turns over the
+    processes in order."""
+
+    def __init__(self, ports: Sequence[int], *, port: int, log: Path | None = None) -> None:
+        binary = nginx_binary()
+        if binary is None:
+            raise RuntimeError("nginx is not installed (apt-get install nginx)")
+        self.port = port
+        self.prefix = Path(tempfile.mkdtemp(prefix="tabletop-nginx-"))
+        # nginx run by root serves from unprivileged workers, which keep large responses in
+        # temporary files under the prefix: they must be able to reach it.
+        self.prefix.chmod(0o755)
+        self.access_log = self.prefix / "access.log"
+        temp = "".join(
+            f"    {kind}_temp_path {self.prefix / kind};\n"
+            for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+        )
+        site = nginx_site(ports, listen=port, access_log=self.access_log)
+        conf = self.prefix / "nginx.conf"
+        conf.write_text(
+            "worker_processes 1;\n"
+            f"pid {self.prefix / 'nginx.pid'};\n"
+            "events { worker_connections 16384; }\n"  # a socket is two: client, process
+            f"http {{\n{temp}{site}}}\n"
+        )
+        error_log = str(self.prefix / "error.log")
+        self.process = ServerProcess(
+            "nginx",
+            [binary, "-p", str(self.prefix), "-c", str(conf), "-e", error_log, "-g", "daemon off;"],
+            env=dict(os.environ),
+            port=port,
+            log=log,
+        )
+
+    @property
+    def pids(self) -> list[int]:
+        """The worker's pids (the master only starts and stops them)."""
+        master = self.process.pid
+        path = Path(f"/proc/{master}/task/{master}/children")
+        with contextlib.suppress(OSError):
+            return [int(p) for p in path.read_text().split()]
+        return []
+
+    def served(self) -> list[tuple[str, str]]:
+        """(path, ``host:port`` of the process that served it) of every request logged so far
+        (a socket is logged when it closes)."""
+        out = []
+        with contextlib.suppress(FileNotFoundError):
+            for line in self.access_log.read_text().splitlines():
+                request = line.split('"')[1].split()
+                upstream = line.rsplit("upstream=", 1)[1].strip()
+                out.append((request[1], upstream))
+        return out
+
+    def stop(self) -> None:
+        self.process.stop()
+        shutil.rmtree(self.prefix, ignore_errors=True)
 
 
 # --- what-ifs: one setting each -------------------------------------------------------------
@@ -219,15 +327,22 @@ class Setup:
         env: dict[str, str] | None = None,
         app: str = "tabletop.asgi:application",
         processes: int | None = None,
+        proxy: bool = False,
     ) -> None:
         if kind not in SETUPS:
             raise ValueError(kind)
+        if proxy and kind != "deployed":
+            raise ValueError("only the deployed setup runs behind nginx")
         self.kind, self.tag, self.app = kind, tag, app
         base = self.BASE_PORTS.get(tag, 19000) + {"bare": 0, "default": 10, "deployed": 20}[kind]
         count = processes or (2 if kind == "deployed" else 1)
         self.ports = [base + i for i in range(count)]
+        # nginx's port: past the deployed processes' (at most 8 of them), below the next tag's
+        self.proxy_port = base + 8 if proxy else None
         if os.environ.get("BENCH_FREE_PORTS"):  # (tests: several suites may run at once)
             self.ports = [free_port() for _ in range(count)]
+            self.proxy_port = free_port() if proxy else None
+        self.proxy: Proxy | None = None
         self.processes: list[ServerProcess] = []
         self.extra_env = dict(env or {})
         self.data_dir: str | None = None
@@ -304,15 +419,24 @@ class Setup:
             self.processes.append(
                 ServerProcess(
                     f"daphne{i + 1}",
-                    server_command(port, self.app),
+                    server_command(port, self.app, proxy_headers=self.proxy_port is not None),
                     env=self.env(),
                     port=port,
                     log=self.logs / f"{self.tag}-{self.kind}-{port}-{stamp}.log",
                 )
             )
+        if self.proxy_port is not None:
+            self.proxy = Proxy(
+                self.ports,
+                port=self.proxy_port,
+                log=self.logs / f"{self.tag}-nginx-{self.proxy_port}-{stamp}.log",
+            )
         return self
 
     def stop(self) -> None:
+        if self.proxy is not None:
+            self.proxy.stop()
+            self.proxy = None
         for process in self.processes:
             process.stop()
         self.processes.clear()
@@ -335,6 +459,11 @@ class Setup:
     @property
     def pids(self) -> list[int]:
         return [p.pid for p in self.processes]
+
+    @property
+    def client_ports(self) -> list[int]:
+        """Where clients connect: nginx's port behind the proxy, else every process's."""
+        return [self.proxy_port] if self.proxy_port is not None else self.ports
 
     def server_side(self, module: str, *args: str) -> str:
         """What a server-side helper (``bench.servers.<module>``) prints, run with the
@@ -372,7 +501,7 @@ class Setup:
         # back (the same browser keeps its seat), and every player here must be a seat of its own.
         no_cookies = CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
         async with httpx.AsyncClient(
-            base_url=f"http://{HOST}:{self.ports[0]}", timeout=60, cookies=no_cookies
+            base_url=f"http://{HOST}:{self.client_ports[0]}", timeout=60, cookies=no_cookies
         ) as client:
 
             async def one(r: int, i: int) -> None:
@@ -398,7 +527,7 @@ class Setup:
         return [seats[i % len(seats)] for i in range(sockets)]
 
     def url(self, code: str, token: str, port: int | None = None, after: int | None = None) -> str:
-        port = port or self.ports[0]
+        port = port or self.client_ports[0]
         if self.kind == "bare":
             return f"ws://{HOST}:{port}/room/{code}"
         tail = f"&after={after}" if after is not None else ""

@@ -414,7 +414,7 @@ class CpuMeter:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        wall = max(1e-9, time.monotonic() - self.t0)
+        self.wall = wall = max(1e-9, time.monotonic() - self.t0)
         self.client_pct = 100 * (time.process_time() - self.c0) / wall
         self.server_pct = [
             100 * ((cpu_seconds(p) or 0.0) - s) / wall

@@ -1,5 +1,5 @@
-"""Shared fixtures, and the rule that tests needing PostgreSQL, Redis or Chromium skip with a
-reason where those are absent, but fail where ``TABLETOP_REQUIRE`` says they must run (CI)."""
+"""Shared fixtures, and the rule that tests needing PostgreSQL, Redis, Chromium or nginx skip with
+a reason where those are absent, but fail where ``TABLETOP_REQUIRE`` says they must run (CI)."""
 
 from __future__ import annotations
 
@@ -54,6 +54,12 @@ def _missing(what: str) -> str | None:
         except ImportError:
             return "needs Playwright for Python: pip install -e '.[test]'"
         return None
+    if what == "nginx":
+        from bench.harness import nginx_binary
+
+        if nginx_binary() is None:
+            return "needs nginx (the proxy of the deployed setup): apt-get install nginx"
+        return None
     raise AssertionError(what)
 
 
@@ -62,7 +68,7 @@ MISSING = pytest.StashKey[str]()
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        for what in ("postgres", "redis", "browser"):
+        for what in ("postgres", "redis", "browser", "nginx"):
             if item.get_closest_marker(what) is None:
                 continue
             reason = _missing(what)

@@ -25,8 +25,11 @@ def test_database_url() -> str:
 
 
 @contextmanager
-def daphne_servers(count: int, *, env: dict[str, str] | None = None) -> Iterator[list[int]]:
-    """``count`` daphne processes serving the test database; yields their ports."""
+def daphne_servers(
+    count: int, *, env: dict[str, str] | None = None, proxy_headers: bool = False
+) -> Iterator[list[int]]:
+    """``count`` daphne processes serving the test database; yields their ports.
+    ``proxy_headers``: as behind the proxy, the client's address from ``X-Forwarded-For``."""
     base = {
         **os.environ,
         "DATABASE_URL": test_database_url(),
@@ -34,5 +37,5 @@ def daphne_servers(count: int, *, env: dict[str, str] | None = None) -> Iterator
         "TABLETOP_WEBHOOK_SENDERS_AT_START": "1",
         **(env or {}),
     }
-    with harness.daphne_servers(count, env=base) as ports:
+    with harness.daphne_servers(count, env=base, proxy_headers=proxy_headers) as ports:
         yield ports

@@ -4,8 +4,13 @@
 rolls on average every ``--every`` seconds, as a Poisson process (200 rooms every 5 s: 40
 rolls a second in all); the schedule (when, which room, which player) comes from a seeded random
 generator, so every setup, the bare floor included, is fed the same pattern. Every socket also
-sends the room page's heartbeat (``ping`` every 20 s, spread out). In the deployed setup a
-room's sockets alternate between the two processes, as behind a load balancer.
+sends the room page's heartbeat (``ping`` every 20 s, spread out).
+
+Setups: ``bare`` (the floor), ``default`` (one process, SQLite), ``deployed`` (PostgreSQL and
+Redis, ``--processes`` daphne processes behind nginx serving the shipped ``deploy/nginx.conf``:
+each room's sockets on one process) and ``spread`` (the same processes without the proxy, each
+room's sockets alternating between them, as a plain load balancer spreads them). With
+``--processes 1,2,4`` the deployed and spread setups are measured at each count.
 
 Measured for each roll at every socket of its room (the sender's own copy included): latency
 from send to arrival; lost (socket, roll) pairs after a drain; seq gaps and repeats per socket;
@@ -19,6 +24,7 @@ to find the most tables each setup holds at p99 <= 3x the floor (stopping at the
     .venv/bin/python -m bench.scenarios.tables                      # about 15 minutes
     .venv/bin/python -m bench.scenarios.tables --setups bare,default --runs 1 --seconds 20
     .venv/bin/python -m bench.scenarios.tables --most 300,400,600 --seconds 20
+    .venv/bin/python -m bench.scenarios.scaleout    # deployed on 1, 2 and 4 processes
 """
 
 from __future__ import annotations
@@ -30,9 +36,11 @@ import random
 import subprocess
 import time
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
-from bench.harness import HOST, Setup, whatif_env
+from bench.harness import HOST, REDIS_URL, Setup, whatif_env
 from bench.measure import (
     CpuMeter,
     LoopLag,
@@ -82,7 +90,9 @@ def store_counters(setup: Setup) -> dict[str, float]:
     if len(row) == len(PG_COUNTERS):
         for key, value in zip(PG_COUNTERS, row, strict=True):
             out[key] = float(value)
-    for line in _command(["redis-cli", "-h", HOST, "info", "commandstats"]).splitlines():
+    redis = urlsplit(REDIS_URL)
+    info = ["redis-cli", "-h", redis.hostname or HOST, "-p", str(redis.port or 6379)]
+    for line in _command([*info, "info", "commandstats"]).splitlines():
         if line.startswith("cmdstat_publish:"):
             fields = dict(kv.split("=") for kv in line.split(":", 1)[1].split(","))
             out["redis_publish"] = float(fields["calls"])
@@ -100,6 +110,7 @@ STATS = (
     "loop_lag_p99",
     "machine_busy",
     "rolls_per_s",
+    "proxy_cpu",
 )
 
 
@@ -143,7 +154,7 @@ async def one_run(
 ) -> dict[str, Any]:
     gc.collect()
     gc.freeze()
-    ports = setup.ports
+    ports = setup.client_ports
     rooms: list[list[Sock]] = [
         [
             Sock(setup.url(codes[r], tokens[r][p], ports[(r + p) % len(ports)]), f"r{r}p{p}")
@@ -162,7 +173,8 @@ async def one_run(
         lag = LoopLag()
         lag.start()
         counters = store_counters(setup)
-        with CpuMeter(setup.pids) as cpu, MachineLoad() as load:
+        proxy = setup.proxy.pids if setup.proxy else []
+        with CpuMeter(setup.pids) as cpu, CpuMeter(proxy) as proxy_cpu, MachineLoad() as load:
             t0 = time.monotonic()
             beat = asyncio.create_task(heartbeats(socks, t0 + args.seconds))
             for rid, (at, room, player) in enumerate(plan):
@@ -219,6 +231,11 @@ async def one_run(
         "client_cpu": cpu.client_pct,
         "server_cpu": sum(cpu.server_pct),
         "server_cpu_each": cpu.server_pct,
+        # each process's CPU time over the run and its drain, per roll of the run
+        "server_cpu_ms_per_roll_each": [
+            10 * pct * cpu.wall / max(1, len(plan)) for pct in cpu.server_pct
+        ],
+        "proxy_cpu": sum(proxy_cpu.server_pct) if proxy else None,
         "server_wait_ms_per_s_each": cpu.server_wait_ms_per_s,
         "server_rss_mb_each": [round(kb / 1024, 1) if kb else None for kb in rss],
         "loop_lag_p99": lag_stats["p99"],
@@ -247,6 +264,10 @@ def summary(label: str, tables: int, runs: list[dict[str, Any]]) -> dict[str, An
             median_of([{"v": r["server_wait_ms_per_s_each"][i]} for r in runs], ["v"])["v"]
             for i in range(width)
         ],
+        "server_cpu_ms_per_roll_each": [
+            median_of([{"v": r["server_cpu_ms_per_roll_each"][i]} for r in runs], ["v"])["v"]
+            for i in range(width)
+        ],
         "store_per_roll": median_of(
             runs, sorted({k for r in runs for k in r if k.endswith("_per_roll")})
         ),
@@ -258,16 +279,34 @@ def summary(label: str, tables: int, runs: list[dict[str, Any]]) -> dict[str, An
     }
 
 
+def setups(kinds: Sequence[str], processes: Sequence[int]) -> list[tuple[str, int | None]]:
+    """(setup, processes) in the order measured: the floor first (the larger counts stop by its
+    p99), then each setup, the deployed and spread ones at each count of processes."""
+    ordered = ["bare", *[k for k in kinds if k != "bare"]] if "bare" in kinds else list(kinds)
+    return [
+        (kind, n)
+        for kind in ordered
+        for n in (processes if kind in ("deployed", "spread") else [None])
+    ]
+
+
 async def bench_setup(
-    kind: str, args: argparse.Namespace, floor: dict[int, float]
+    kind: str, processes: int | None, args: argparse.Namespace, floor: dict[int, float]
 ) -> list[dict[str, Any]]:
     """The main count over ``--runs`` runs, then (``--most``) larger counts, one run each, until
     the p99 passes 3x the floor's at that count. ``floor`` (tables -> bare p99) is filled by the
     bare setup, which runs first."""
-    label = "+".join([kind, *args.whatif])
+    label = "+".join([kind if processes is None else f"{kind} x{processes}", *args.whatif])
     out: list[dict[str, Any]] = []
     counts = [args.tables, *[n for n in args.most if n > args.tables]]
-    with Setup(kind, "tables", env=whatif_env(args.whatif)) as setup:
+    served = "deployed" if kind == "spread" else kind
+    with Setup(
+        served,
+        "tables",
+        env=whatif_env(args.whatif),
+        processes=processes,
+        proxy=kind == "deployed",
+    ) as setup:
         t = time.monotonic()
         codes = setup.new_rooms(max(counts))
         tokens = await setup.join_rooms(codes, args.players, concurrency=args.join_concurrency)
@@ -327,6 +366,8 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
                 r["seq_gaps_total"] + r["seq_duplicates_total"],
                 r["refused_total"],
                 " / ".join(f"{c:.0f}" for c in r["server_cpu_each"]),
+                " / ".join(f"{c:.1f}" for c in r["server_cpu_ms_per_roll_each"]),
+                m["proxy_cpu"] if m["proxy_cpu"] is not None else "-",
                 " / ".join(f"{w:.0f}" for w in r["server_wait_ms_per_s_each"]),
                 " / ".join(f"{v:.0f}" for v in r["server_rss_mb_each"] if v),
                 m["client_cpu"],
@@ -387,6 +428,8 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
                 "seq gaps + repeats",
                 "refused",
                 "server CPU % per process",
+                "server CPU ms per roll, per process",
+                "nginx CPU %",
                 "server waiting for a core, ms/s per process",
                 "RSS MB per process",
                 "client CPU %",
@@ -401,11 +444,26 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
     )
 
 
-async def main() -> None:
+async def main(
+    argv: Sequence[str] | None = None,
+    *,
+    name: str = "tables",
+    doc: str | None = None,
+    defaults: dict[str, object] | None = None,
+) -> None:
+    """The benchmark (``bench.scenarios.scaleout`` runs it with other defaults, under its own
+    name)."""
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        description=doc or __doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--setups", default="bare,default,deployed")
+    parser.add_argument(
+        "--setups", default="bare,default,deployed", help="of bare, default, deployed, spread"
+    )
+    parser.add_argument(
+        "--processes",
+        default="2",
+        help="deployed and spread: processes, or several counts comma-separated (1,2,4)",
+    )
     parser.add_argument("--tables", type=int, default=200)
     parser.add_argument("--players", type=int, default=5)
     parser.add_argument(
@@ -419,26 +477,29 @@ async def main() -> None:
         "--join-concurrency", type=int, default=16, help="seats made at once before the runs"
     )
     add_whatif_argument(parser)
-    args = parser.parse_args()
+    parser.set_defaults(**(defaults or {}))
+    args = parser.parse_args(argv)
     parse_whatif(parser, args)
     args.most = sorted(int(n) for n in args.most.split(",") if n)
+    args.processes = [int(n) for n in args.processes.split(",") if n]
     kinds = args.setups.split(",")
-    if "bare" in kinds:  # the floor first: the larger counts stop by its p99
-        kinds = ["bare", *[k for k in kinds if k != "bare"]]
+    unknown = set(kinds) - {"bare", "default", "deployed", "spread"}
+    if unknown or not args.processes or not all(1 <= n <= 8 for n in args.processes):
+        parser.error(f"unknown setups {sorted(unknown)} or processes not 1-8: {args.processes}")
     stop_on_sigterm()
     info = machine()
     floor: dict[int, float] = {}
     results: list[dict[str, Any]] = []
     failed: list[str] = []
-    for kind in kinds:
+    for kind, processes in setups(kinds, args.processes):
         try:
-            results.extend(await bench_setup(kind, args, floor))
+            results.extend(await bench_setup(kind, processes, args, floor))
         except Exception as exc:  # a setup that fails is reported, the others still run
             say(f"tables {kind}: failed: {exc!r}"[:2000])
             failed.append(f"- {kind}: failed: {type(exc).__name__}: {exc}"[:400])
     text = report(results, args) + "".join(f"{line}\n" for line in failed)
     print(text)
-    name = result_name("tables", args.whatif)
+    name = result_name(name, args.whatif)
     save(name, {"machine": info, "args": vars(args), "results": results, "failed": failed})
     save_text(name, text)
 

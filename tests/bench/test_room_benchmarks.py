@@ -8,18 +8,24 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def run_bench(tmp_path: Path, scenario: str, *args: str, name: str = "") -> dict:
+def run_bench(
+    tmp_path: Path, scenario: str, *args: str, name: str = "", env: dict[str, str] | None = None
+) -> dict:
     name = name or scenario
     env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in {"DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE"}
+        **{
+            k: v
+            for k, v in os.environ.items()
+            if k not in {"DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE"}
+        },
+        **(env or {}),
     }
     env["BENCH_RESULTS"] = str(tmp_path)
     env["BENCH_FREE_PORTS"] = "1"
@@ -75,6 +81,41 @@ def test_many_tables_fed_one_pattern_lose_nothing(tmp_path):
     assert run["rolls"] > 0 and run["received"] == run["rolls"] * 2
     assert row["lost_total"] == row["seq_gaps_total"] == row["refused_total"] == 0
     assert len(row["server_rss_mb_each"]) == 1 and row["server_rss_mb_each"][0] > 0
+
+
+@pytest.mark.postgres
+@pytest.mark.redis
+@pytest.mark.nginx
+def test_scale_out_serves_many_tables_behind_the_shipped_proxy(tmp_path):
+    # The deployed setup's own scratch database beside the tests' (dropped and made again).
+    database = urlsplit(os.environ["DATABASE_URL"]).path.lstrip("/") + "_scaleout"
+    out = run_bench(
+        tmp_path,
+        "scaleout",
+        *("--setups", "deployed", "--processes", "2", "--tables", "3", "--players", "2"),
+        *("--every", "0.5", "--seconds", "1.5", "--drain", "10", "--most", ""),
+        env={"BENCH_DATABASE": database, "BENCH_REDIS_URL": os.environ["REDIS_URL"]},
+    )
+    (row,) = out["results"]
+    (run,) = row["runs"]
+    assert row["setup"] == "deployed x2" and out["failed"] == []
+    assert run["sockets"] == 6 and run["not_connected"] == 0
+    assert run["rolls"] > 0 and run["received"] == run["rolls"] * 2
+    assert row["lost_total"] == row["seq_gaps_total"] == row["refused_total"] == 0
+    assert len(row["server_cpu_ms_per_roll_each"]) == 2 and run["proxy_cpu"] is not None
+
+
+def test_scale_out_measures_the_floor_first_then_each_count_of_processes():
+    from bench.scenarios.tables import setups
+
+    assert setups(["deployed", "default", "bare"], [1, 2, 4]) == [
+        ("bare", None),
+        ("deployed", 1),
+        ("deployed", 2),
+        ("deployed", 4),
+        ("default", None),
+    ]
+    assert setups(["spread"], [2]) == [("spread", 2)]
 
 
 def test_the_connect_profile_counts_hellos_and_puts_samples_down_to_packages(tmp_path):

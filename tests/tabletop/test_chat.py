@@ -26,7 +26,7 @@ from tabletop.services.export import (
 )
 from tabletop.services.seats import gm_seat, join_session
 from tabletop.services.sessions import end_session
-from tabletop.services.stats import session_stats
+from tabletop.services.stats import campaign_stats_for_gm, session_stats
 from tabletop.services.watch import SPECTATOR
 from tabletop.webhooks import chat as webhook_chat
 from tabletop.webhooks.sender import should_send
@@ -232,6 +232,36 @@ def test_the_gm_reads_whispers_to_the_gm_and_between_players_only_when_the_campa
     later = send(seats["ana"], "chat", text="/w Bo psst again")
     assert for_viewer(room_payload(later)["event"], viewer(seats["gm"]))["data"] == {"hidden": True}
     assert Campaign.objects.get(pk=session.campaign_id).talk["gm_reads_whispers"] is False
+
+
+def test_after_the_end_the_gm_counts_no_whispered_dice_the_gm_could_not_read(client, table, gm):
+    session, seats = table
+    send(seats["ana"], "chat", text="/w bo meet me out back [[1d6]]")  # between players
+    send(seats["cy"], "chat", text="/w GM I pocket the ring [[1d8]]")  # to the GM: the GM's
+    send(seats["bo"], "chat", text="we open the door [[1d4]]")
+    end_session(session_id=session.pk)
+    session.refresh_from_db()
+
+    def dice(report: dict) -> set[str]:
+        return {d["die"] for s in report["seats"] for d in s["dice"]}
+
+    gm_view = viewer(seats["gm"])
+    for report in (
+        session_stats(session=session, viewer=gm_view),
+        session_stats(session=session, viewer=None),  # manage.py verify's
+        campaign_stats_for_gm(campaign=session.campaign),
+    ):
+        assert dice(report) == {"d8", "d4"} and report["rolls"] == 2
+        assert report["hidden"] == 0  # not even counted as hidden
+    client.force_login(gm)
+    answer = client.get(f"/gm/{session.pk}/stats?scope=campaign").json()
+    assert dice(answer) == {"d8", "d4"}
+    # The sender and the recipient still count it.
+    assert "d6" in dice(session_stats(session=session, viewer=viewer(seats["bo"])))
+    # The GM's record after the end: the whisper's seq alone.
+    record = session_record(session=session, viewer=gm_view, viewer_label="GM")
+    for text in (render(record, "json"), render(record, "md"), render(record, "html")):
+        assert "meet me out back" not in text and "pocket the ring" in text
 
 
 def test_a_whisper_to_nobody_at_the_table_is_refused(table):

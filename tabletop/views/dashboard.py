@@ -12,6 +12,7 @@ from rules.engines import get_system
 from ..language import translated_schema
 from ..models import GameSession
 from ..selectors.campaign_link import campaign_link
+from ..selectors.campaigns import sheet_of, with_sheets
 from ..selectors.room import fairness, seat_summary, session_summary
 from ..services.errors import ServiceError
 from ..services.pools import resource_names
@@ -52,8 +53,7 @@ def dashboard(request: HttpRequest, session_id: int) -> HttpResponse:
         "campaign_link": lasting,
         "fairness": fairness(session),
         "characters": [
-            {"id": c.pk, "name": c.name, "sheet": c.sheet}
-            for c in session.campaign.characters.order_by("name")
+            sheet_of(c) for c in with_sheets(session.campaign.characters.order_by("name"))
         ],
         "settings": session.campaign.settings,
         # The roll panel's fields: the same panel as the room's, for the GM's own rolls.

@@ -23,7 +23,7 @@ from ..limits import Buckets
 from ..models import Character, GameSession, Player, Seat, SessionStatus
 from ..protocol.bodies import OddsQuery, join_body, odds_query
 from ..selectors.campaign_link import campaign_link, following_session, onward
-from ..selectors.campaigns import quick_rolls_of
+from ..selectors.campaigns import quick_rolls_of, sheet_of, with_sheets
 from ..selectors.odds import OddsBusy, OddsFailed, odds_for
 from ..selectors.room import fairness, seat_summary, session_summary
 from ..services.access import Access, player_cookie_name, resolve_access, seat_cookie_name
@@ -118,8 +118,8 @@ QUICK_ROLLS_SECONDS = 1.0
 def room_context(access: Access) -> dict[str, Any]:
     session, seat = access.session, access.seat
     system = get_system(session.campaign.system)
-    characters = (
-        list(seat.characters.all()) if not seat.is_gm else list(session.campaign.characters.all())
+    characters = with_sheets(
+        seat.characters.all() if not seat.is_gm else session.campaign.characters.all()
     )
     quick = quick_rolls_of(
         campaign=session.campaign, characters=characters, seconds=QUICK_ROLLS_SECONDS
@@ -136,9 +136,7 @@ def room_context(access: Access) -> dict[str, Any]:
         "odds_url": f"/play/{session.invite_code}/odds",
         # The player's own characters' sheets, edited as forms built from the system's schema.
         "sheet_schema": translated_schema(system.schema())["sheet"],
-        "sheets": [{"id": c.pk, "name": c.name, "sheet": c.sheet} for c in characters]
-        if not seat.is_gm
-        else [],
+        "sheets": [sheet_of(c) for c in characters] if not seat.is_gm else [],
         # Where an ended session's room points on to (null while it is not over).
         "onward": onward(session),
         "campaign_link": campaign_link(session.campaign),

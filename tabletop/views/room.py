@@ -12,6 +12,7 @@ from django.contrib.staticfiles import finders
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.middleware.csrf import CsrfViewMiddleware
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
@@ -30,7 +31,7 @@ from ..services.access import Access, player_cookie_name, resolve_access, seat_c
 from ..services.errors import ServiceError, human_field, invalid
 from ..services.seats import join_session, seat_for_token
 from .answers import STATUS_FOR, error_answer, json_object
-from .seating import not_seated, seat_access
+from .seating import not_seated, room_socket, seat_access
 
 COOKIE_AGE = 60 * 60 * 24 * 60
 
@@ -68,7 +69,7 @@ def room(request: HttpRequest, code: str) -> HttpResponse:
         current = seat_access(request, code)
         if linked is not None and current is not None and current.seat.pk != linked.pk:
             return _ask_to_switch(request, session, current, linked, token)
-        response: HttpResponse = redirect(f"/play/{code}/")
+        response: HttpResponse = redirect("room", code=code)
         if linked is not None:
             _set_seat_cookie(response, session, token)
         return response
@@ -105,7 +106,7 @@ def switch_seat(request: HttpRequest, code: str) -> HttpResponse:
     its CSRF token: another site cannot make the choice for them)."""
     session = get_object_or_404(GameSession.objects.select_related("campaign"), invite_code=code)
     token = request.POST.get("token", "")
-    response = redirect(f"/play/{code}/")
+    response = redirect("room", code=code)
     if token and seat_for_token(session=session, token=token) is not None:
         _set_seat_cookie(response, session, token)
     return response
@@ -128,12 +129,12 @@ def room_context(access: Access) -> dict[str, Any]:
         "session": session_summary(session),
         "seat": seat_summary(seat),
         "role": seat.role,
-        "socket": f"/ws/play/{session.invite_code}/",
+        "socket": room_socket(session.invite_code),
         "system": request_schema(system),
         "generic": request_schema(get_system("generic")),
         "quick_rolls": quick,
         "fairness": fairness(session),
-        "odds_url": f"/play/{session.invite_code}/odds",
+        "odds_url": reverse("odds", args=[session.invite_code]),
         # The player's own characters' sheets, edited as forms built from the system's schema.
         "sheet_schema": translated_schema(system.schema())["sheet"],
         "sheets": [sheet_of(c) for c in characters] if not seat.is_gm else [],
@@ -283,10 +284,10 @@ def _joined(
     code = session.invite_code
     if as_json:
         response: HttpResponse = JsonResponse(
-            {"seat": seat_summary(seat), "token": token, "socket": f"/ws/play/{code}/"}
+            {"seat": seat_summary(seat), "token": token, "socket": room_socket(code)}
         )
     else:
-        response = redirect(f"/play/{code}/")
+        response = redirect("room", code=code)
     if token:
         _set_seat_cookie(response, session, token)
     return response

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.contrib.auth.models import Permission
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -209,10 +210,20 @@ def test_a_whisper_reaches_its_two_seats_and_no_third_anywhere(client, table, gm
         for text in (render(record, "json"), render(record, "md"), render(record, "html")):
             assert secret not in text and "whispers to" not in text
     assert SPECTATOR.seat_id is None
-    # The admin shows the GM what the GM's socket shows.
+    # The admin shows the GM (a staff GM, with the table's permissions) what the GM's socket
+    # shows: not what, not who.
+    gm.user_permissions.set(Permission.objects.filter(content_type__app_label="tabletop"))
     client.force_login(gm)
-    page = client.get(f"/admin/tabletop/event/{said.pk}/change/")
-    assert secret not in page.content.decode()
+    answer = client.get(f"/admin/tabletop/event/{said.pk}/change/")
+    page = answer.content.decode()
+    assert answer.status_code == 200 and secret not in page and "Ana" not in page
+    listed = client.get("/admin/tabletop/event/", {"q": "Ana"}).content.decode()
+    joined = Event.objects.get(session=session, actor_name="Ana", kind="seat.join")
+    assert f"/admin/tabletop/event/{joined.pk}/change/" in listed  # Ana's other events
+    assert f"/admin/tabletop/event/{said.pk}/change/" not in listed
+    assert f"/admin/tabletop/event/{roll.pk}/change/" not in listed
+    everything = client.get("/admin/tabletop/event/").content.decode()
+    assert f"/admin/tabletop/event/{said.pk}/change/" in everything
 
 
 def test_the_gm_reads_whispers_to_the_gm_and_between_players_only_when_the_campaign_says(table):

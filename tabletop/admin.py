@@ -350,12 +350,12 @@ class GameSessionAdmin(OwnCampaignsMixin, admin.ModelAdmin):
 class EventAdmin(OwnCampaignsMixin, admin.ModelAdmin):
     """The session's record, read-only: events are never edited or removed."""
 
-    list_display = ("seq", "session", "kind", "actor_name", "visibility", "created_at", "summary")
+    list_display = ("seq", "session", "kind", "who", "visibility", "created_at", "summary")
     list_filter = ("kind", "visibility", ("session", OwnRelatedFilter))
     search_fields = ("session__title", "session__invite_code", "actor_name", "kind")
     list_select_related = ("session",)
     ordering = ("session", "seq")
-    fields = ("session", "seq", "kind", "actor_name", "visibility", "created_at", "pretty_data")
+    fields = ("session", "seq", "kind", "who", "visibility", "created_at", "pretty_data")
     readonly_fields = fields
 
     campaign_path = "session__campaign__gm"
@@ -366,15 +366,31 @@ class EventAdmin(OwnCampaignsMixin, admin.ModelAdmin):
             return False
         return super().lookup_allowed(lookup, value, request)
 
+    def get_search_results(
+        self, request: HttpRequest, queryset: QuerySet[Event], search_term: str
+    ) -> tuple[QuerySet[Event], bool]:
+        found, duplicates = super().get_search_results(request, queryset, search_term)
+        if search_term:
+            # A search by name would say who sent the whispers the GM may not read.
+            found = found.exclude(Q(visibility=Visibility.WHISPER) & ~Q(data__gm_reads=True))
+        return found, duplicates
+
     @staticmethod
-    def _shown(obj: Event) -> dict[str, Any]:
-        # The GM sees what the GM's socket sees: a roll for the roller alone stays theirs.
-        if obj.visibility == Visibility.SELF:
-            return {"hidden": True}
+    def _unread_whisper(obj: Event) -> bool:
         # A whisper between players is theirs unless the campaign let the GM read it then.
-        if obj.visibility == Visibility.WHISPER and not (obj.data or {}).get("gm_reads"):
+        return obj.visibility == Visibility.WHISPER and not (obj.data or {}).get("gm_reads")
+
+    @classmethod
+    def _shown(cls, obj: Event) -> dict[str, Any]:
+        # The GM sees what the GM's socket sees: a roll for the roller alone stays theirs.
+        if obj.visibility == Visibility.SELF or cls._unread_whisper(obj):
             return {"hidden": True}
         return obj.data if isinstance(obj.data, dict) else {}
+
+    @admin.display(description=Event._meta.get_field("actor_name").verbose_name)
+    def who(self, obj: Event) -> str:
+        # As the GM's socket has it: a whisper the GM may not read names no sender.
+        return "" if self._unread_whisper(obj) else obj.actor_name
 
     @admin.display(description=gettext_lazy("what happened"))
     def summary(self, obj: Event) -> str:

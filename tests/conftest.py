@@ -11,9 +11,9 @@ from urllib.parse import urlparse
 
 import pytest
 
-# The test process imports the ASGI application without serving it: its webhook senders start
-# only when a test commits a public event (into the test database). The servers the tests start
-# get them back (tests/servers.py).
+# The test process imports the ASGI application without serving it: it sends no webhooks
+# unless a test starts its senders (``sender.start()``, ``sender.wait_idle``), so no sender
+# thread outlives a test's database. The servers the tests start send (tests/servers.py).
 os.environ["TABLETOP_WEBHOOK_SENDERS_AT_START"] = "0"
 
 REQUIRED = {

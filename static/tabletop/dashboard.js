@@ -8,7 +8,7 @@ import {Initiative} from "./initiative.js";
 import {Log} from "./log.js";
 import {Odds} from "./odds.js";
 import {Panel} from "./panel.js";
-import {postJson, sheetForm} from "./sheet.js";
+import {characterSheet, postJson, sheetForm} from "./sheet.js";
 import {RoomSocket} from "./socket.js";
 import {load} from "./seam.js";
 import {RoomState} from "./state.js";
@@ -280,9 +280,8 @@ $("roll-form").addEventListener("submit", (e) => {
   }
   if ((page.sheet_schema || []).length) {
     for (const c of page.characters || []) {
-      parts.push(h("details", {class: "sheet"}, h("summary", null, fmt(_("%(name)s's sheet"), {name: c.name})),
-        sheetForm({schema: page.sheet_schema, values: c.sheet || {}, title: fmt(_("%(name)s's sheet"), {name: c.name}),
-          save: (sheet) => postJson(`/play/${page.code}/sheet/${c.id}`, {sheet})})));
+      parts.push(characterSheet({schema: page.sheet_schema, character: c,
+        save: (sheet) => postJson(`/play/${page.code}/sheet/${c.id}`, {sheet})}));
     }
   }
   box.replaceChildren(...parts);

@@ -9,7 +9,7 @@ import {Odds} from "./odds.js";
 import {Panel} from "./panel.js";
 import {Pools} from "./pools.js";
 import {SavedRolls} from "./saved.js";
-import {postJson, sheetForm} from "./sheet.js";
+import {characterSheet, postJson} from "./sheet.js";
 import {RoomSocket} from "./socket.js";
 import {load} from "./seam.js";
 
@@ -359,10 +359,8 @@ drawQuick();
 
 // --- a player's own character sheets: forms from the system's schema --------------------------
 if ((page.sheet_schema || []).length) {
-  $("sheets").replaceChildren(...(page.sheets || []).map((c) => h("details", {class: "sheet"},
-    h("summary", null, fmt(_("%(name)s's sheet"), {name: c.name})),
-    sheetForm({schema: page.sheet_schema, values: c.sheet || {}, title: fmt(_("%(name)s's sheet"), {name: c.name}),
-      save: (sheet) => postJson(`/play/${page.session.code}/sheet/${c.id}`, {sheet})}))));
+  $("sheets").replaceChildren(...(page.sheets || []).map((c) => characterSheet({schema: page.sheet_schema,
+    character: c, save: (sheet) => postJson(`/play/${page.session.code}/sheet/${c.id}`, {sheet})})));
 }
 
 // --- GM: end the session --------------------------------------------------------------------

@@ -165,6 +165,16 @@ export function sheetForm({schema, values, title, save}) {
   return form;
 }
 
+/** A character's sheet form; one stored past the limits comes unread (too_large). */
+export function characterSheet({schema, character, save}) {
+  const title = fmt(_("%(name)s's sheet"), {name: character.name});
+  const big = character.too_large;
+  const note = big && h("p", {class: "small error"}, fmt(_("This sheet (%(size)s KiB, from before the %(limit)s KiB limit) is not shown: saving this form replaces it."),
+    {size: big.kib, limit: big.limit_kib}));
+  return h("details", {class: "sheet"}, h("summary", null, title), note,
+    sheetForm({schema, values: big ? {} : character.sheet || {}, title, save}));
+}
+
 /** POST JSON to ``url`` with the page's CSRF token: null, or the error the server gave. */
 export async function postJson(url, body) {
   try {

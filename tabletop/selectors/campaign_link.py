@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.urls import reverse
+
 from ..models import Campaign, GameSession, SessionStatus
 
 
 def campaign_link(campaign: Campaign) -> str:
     """The campaign link's path: it always opens the campaign's current session."""
-    return f"/c/{campaign.link_code}/"
+    return reverse("campaign", args=[campaign.link_code])
 
 
 def current_session(*, campaign_id: int) -> GameSession | None:

@@ -7,15 +7,46 @@ import time
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import QuerySet
+from django.db.models import QuerySet, TextField
+from django.db.models.functions import Cast, Length
 
 from rules.engines import RuleError, get_system
 
 from ..models import Campaign, Character
+from ..protocol.bodies import SHEET_BYTES
 
 
 def campaigns_run_by(*, user: AbstractBaseUser) -> QuerySet[Campaign]:
     return Campaign.objects.filter(gm_id=user.pk).prefetch_related("sessions").order_by("name")
+
+
+# The most of a stored sheet a page or a socket's hello carries: what a sheet form may send
+# (``SHEET_BYTES``), twice over for the spaces the database's spelling of it adds.
+STORED_SHEET_CHARS = 2 * SHEET_BYTES
+
+
+def with_sheets(characters: QuerySet[Character]) -> list[Character]:
+    """The characters, each with its sheet where its stored size is within the budget of a
+    page. A sheet stored before sheets had limits can be megabytes: it is measured in the
+    database and left unread (``sheet`` None, ``sheet_chars`` its size), so the pages and the
+    room's hello stay their size; its form tells its editor, who can replace it."""
+    measured = characters.annotate(sheet_chars=Length(Cast("sheet", TextField())))
+    found: list[Character] = list(measured.defer("sheet"))
+    within = [c.pk for c in found if (getattr(c, "sheet_chars", 0) or 0) <= STORED_SHEET_CHARS]
+    sheets = dict(Character.objects.filter(pk__in=within).values_list("pk", "sheet"))
+    for character in found:
+        character.sheet = sheets.get(character.pk)
+    return found
+
+
+def sheet_of(character: Character) -> dict[str, Any]:
+    """A character's sheet for its form: its values, or (a sheet past the budget, unread) its
+    size and the most a sheet may be, for the form to say so."""
+    out = {"id": character.pk, "name": character.name, "sheet": character.sheet}
+    chars = getattr(character, "sheet_chars", None) or 0
+    if chars > STORED_SHEET_CHARS:
+        out["too_large"] = {"kib": -(-chars // 1024), "limit_kib": SHEET_BYTES // 1024}
+    return out
 
 
 def quick_rolls_of(

@@ -13,7 +13,7 @@ from typing import Any
 from ..models import Character, GameSession, Seat, Visibility
 from ..services.withheld import pending_withheld_of, seen_counts, withheld_view
 from ..systems.registry import keeping_state, state_keys, table_system
-from .campaigns import talk_settings
+from .campaigns import sheet_of, talk_settings, with_sheets
 from .events import Viewer, dumps
 from .pools import pools_states, visible_open_rolls
 
@@ -144,10 +144,10 @@ def table_states(sessions: Sequence[GameSession]) -> dict[int, dict[str, Any]]:
     ):
         seats[seat.session_id].append(seat_summary(seat))
     characters: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for c in Character.objects.filter(campaign_id__in={s.campaign_id for s in sessions}).order_by(
-        "name"
+    for c in with_sheets(
+        Character.objects.filter(campaign_id__in={s.campaign_id for s in sessions}).order_by("name")
     ):
-        characters[c.campaign_id].append({"id": c.pk, "name": c.name, "sheet": c.sheet})
+        characters[c.campaign_id].append(sheet_of(c))
     pools = pools_states(sessions)
     systems = systems_states(sessions)
     withheld = pending_withheld_of(ids)

@@ -15,6 +15,8 @@ does, and the room's one reducer puts it on every screen."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from django.utils.translation import gettext as _
@@ -119,6 +121,26 @@ def _live(seat: Seat) -> tuple[int, dict[str, Any]]:
     return taken.seq, dict(taken.table_state or {})
 
 
+class _Changing:
+    """One change of the order: the session locked and its seq taken (``_live``), the tracker
+    to change (``turns``), and ``record`` to keep it and store its event."""
+
+    def __init__(self, uow: UnitOfWork, seat: Seat) -> None:
+        self.uow, self.seat = uow, seat
+        self.seq, self.state = _live(seat)
+        self.turns = turns_of(self.state)
+
+    def record(self, *, action: str, text: str, **more: Any) -> Event:
+        self.state[KEY] = self.turns
+        return _record(self.uow, self.seat, self.seq, self.state, action=action, text=text, **more)
+
+
+@contextmanager
+def _changing(uow: UnitOfWork | None, seat: Seat) -> Iterator[_Changing]:
+    with change(uow) as unit:
+        yield _Changing(unit, seat)
+
+
 def _seat(seat_id: int) -> Seat:
     seat = Seat.objects.select_related("session__campaign").get(pk=seat_id)
     if seat.removed_at is not None:
@@ -151,8 +173,8 @@ def enter_roller(uow: UnitOfWork, *, seat: Seat, roll: Event, name: str = "") ->
         name = ""  # a player's entry is their character or themselves, whatever the roll is for
     if not name:
         name = (character or {}).get("name") or seat.name
-    seq, state = _live(seat)
-    turns = turns_of(state)
+    move = _Changing(uow, seat)
+    turns = move.turns
     same = [
         e
         for e in turns["entries"]
@@ -170,12 +192,7 @@ def enter_roller(uow: UnitOfWork, *, seat: Seat, roll: Event, name: str = "") ->
     place(turns, entry)
     if turns["current"] is None and current is not None:
         turns["current"] = entry["id"]  # a reroll of whoever had the turn keeps the turn
-    state[KEY] = turns
-    return _record(
-        uow,
-        seat,
-        seq,
-        state,
+    return move.record(
         action="enter",
         entry=entry["id"],
         roll=roll.seq,
@@ -202,28 +219,18 @@ def add_npc(*, uow: UnitOfWork | None = None, seat_id: int, name: str, value: in
     name = " ".join(name.split())
     if not name:
         raise invalid(_("who this is, shown in the order"), field="name")
-    with change(uow) as uow:
-        seq, state = _live(seat)
-        turns = turns_of(state)
-        entry = _new(turns, name=name, value=value, roll=None)
-        place(turns, entry)
-        state[KEY] = turns
-        return _record(
-            uow,
-            seat,
-            seq,
-            state,
-            action="add",
-            entry=entry["id"],
-            text=f"{name} joins the turn order with {value}",
+    with _changing(uow, seat) as move:
+        entry = _new(move.turns, name=name, value=value, roll=None)
+        place(move.turns, entry)
+        return move.record(
+            action="add", entry=entry["id"], text=f"{name} joins the turn order with {value}"
         )
 
 
 def remove_entry(*, uow: UnitOfWork | None = None, seat_id: int, entry: int) -> Event:
     seat = _seat(seat_id)
-    with change(uow) as uow:
-        seq, state = _live(seat)
-        turns = turns_of(state)
+    with _changing(uow, seat) as move:
+        turns = move.turns
         found = _entry(turns, entry)
         _may_move(seat, found)
         order = _in_order(turns)
@@ -231,15 +238,8 @@ def remove_entry(*, uow: UnitOfWork | None = None, seat_id: int, entry: int) -> 
             later = order[order.index(found) + 1 :] if found in order else []
             turns["current"] = later[0]["id"] if later else None
         turns["entries"].remove(found)
-        state[KEY] = turns
-        return _record(
-            uow,
-            seat,
-            seq,
-            state,
-            action="remove",
-            entry=entry,
-            text=f"{found['name']} leaves the turn order",
+        return move.record(
+            action="remove", entry=entry, text=f"{found['name']} leaves the turn order"
         )
 
 
@@ -248,28 +248,22 @@ def set_turn(*, uow: UnitOfWork | None = None, seat_id: int, entry: int) -> Even
     seat = _seat(seat_id)
     if not seat.is_gm:
         raise forbidden(_("only the GM sets whose turn it is"))
-    with change(uow) as uow:
-        seq, state = _live(seat)
-        turns = turns_of(state)
-        found = _entry(turns, entry)
+    with _changing(uow, seat) as move:
+        found = _entry(move.turns, entry)
         if found.get("delayed"):
             raise conflict(
                 _("%(name)s is delaying: they act when they choose to") % {"name": found["name"]}
             )
-        turns["current"] = entry
-        state[KEY] = turns
-        return _record(
-            uow, seat, seq, state, action="turn", entry=entry, text=f"{found['name']}'s turn"
-        )
+        move.turns["current"] = entry
+        return move.record(action="turn", entry=entry, text=f"{found['name']}'s turn")
 
 
 def delay_entry(*, uow: UnitOfWork | None = None, seat_id: int, entry: int) -> Event:
     """An entry holds its action: out of the order until it acts. If it had the turn, the turn
     passes on (to nobody at the end of the round: the next turn starts a new round)."""
     seat = _seat(seat_id)
-    with change(uow) as uow:
-        seq, state = _live(seat)
-        turns = turns_of(state)
+    with _changing(uow, seat) as move:
+        turns = move.turns
         found = _entry(turns, entry)
         _may_move(seat, found)
         if found.get("delayed"):
@@ -280,19 +274,15 @@ def delay_entry(*, uow: UnitOfWork | None = None, seat_id: int, entry: int) -> E
             turns["current"] = later[0]["id"] if later else None
         turns["entries"].remove(found)
         turns["entries"].append({**found, "delayed": True})
-        state[KEY] = turns
-        return _record(
-            uow, seat, seq, state, action="delay", entry=entry, text=f"{found['name']} delays"
-        )
+        return move.record(action="delay", entry=entry, text=f"{found['name']} delays")
 
 
 def act_delayed(*, uow: UnitOfWork | None = None, seat_id: int, entry: int) -> Event:
     """A delayed entry acts now: it goes right after whoever had the turn and takes it; from
     then on it keeps that place in the order."""
     seat = _seat(seat_id)
-    with change(uow) as uow:
-        seq, state = _live(seat)
-        turns = turns_of(state)
+    with _changing(uow, seat) as move:
+        turns = move.turns
         found = _entry(turns, entry)
         _may_move(seat, found)
         if not found.get("delayed"):
@@ -303,10 +293,7 @@ def act_delayed(*, uow: UnitOfWork | None = None, seat_id: int, entry: int) -> E
         at = next((i + 1 for i, e in enumerate(order) if e["id"] == turns["current"]), 0)
         order.insert(at, acting)
         turns["current"] = entry
-        state[KEY] = turns
-        return _record(
-            uow, seat, seq, state, action="act", entry=entry, text=f"{found['name']} acts now"
-        )
+        return move.record(action="act", entry=entry, text=f"{found['name']} acts now")
 
 
 def clear_order(*, uow: UnitOfWork | None = None, seat_id: int) -> Event:
@@ -314,10 +301,9 @@ def clear_order(*, uow: UnitOfWork | None = None, seat_id: int) -> Event:
     seat = _seat(seat_id)
     if not seat.is_gm:
         raise forbidden(_("only the GM clears the turn order"))
-    with change(uow) as uow:
-        seq, state = _live(seat)
-        state[KEY] = {**empty(), "next_id": turns_of(state)["next_id"]}
-        return _record(uow, seat, seq, state, action="clear", text="The turn order is cleared")
+    with _changing(uow, seat) as move:
+        move.turns = {**empty(), "next_id": move.turns["next_id"]}
+        return move.record(action="clear", text="The turn order is cleared")
 
 
 # --- turns and rounds -----------------------------------------------------------------------
@@ -342,17 +328,10 @@ def pass_turn(*, uow: UnitOfWork | None = None, seat_id: int, round: bool = Fals
             raise forbidden(_("only the GM or whoever has the turn can move it on"))
         later = order[order.index(current) + 1 :] if current is not None else order
         if not round and current is not None and later:
-            seq, state = _live(seat)
-            turns["current"] = later[0]["id"]
-            state[KEY] = turns
-            return _record(
-                uow,
-                seat,
-                seq,
-                state,
-                action="next",
-                entry=later[0]["id"],
-                text=f"{later[0]['name']}'s turn",
+            passing = _Changing(uow, seat)
+            passing.turns["current"] = later[0]["id"]
+            return passing.record(
+                action="next", entry=later[0]["id"], text=f"{later[0]['name']}'s turn"
             )
         if not seat.is_gm:
             raise forbidden(_("the round is over: the GM starts the next one"))

@@ -87,7 +87,8 @@ def tally_rows(
     tally: Tally, rows: Iterable[Row], viewer: Viewer | None, counted: set[int | None]
 ) -> int:
     """Count the dice of one session's ``rows`` (seq, kind, actor id, actor name, owner id,
-    visibility, data) that ``viewer`` may see; ``None`` sees everything. A revealed roll counts
+    visibility, data) that ``viewer`` may see; ``None`` is the GM once the session has ended,
+    who sees every roll but the whispers the GM could not read. A revealed roll counts
     once: at the roll, or at its reveal for whoever could not see the roll itself (``counted``
     holds the hidden rolls already counted). Answers the last seq read."""
     last = 0
@@ -109,13 +110,8 @@ def tally_rows(
             continue
         if "dice" not in data:
             continue
-        owner = owner_id if owner_id is not None else actor_id
-        if viewer is not None and not can_see(
-            visibility=visibility,
-            actor_seat_id=owner,
-            viewer=viewer,
-            to=(data.get("to") or {}).get("seat"),
-            gm_reads=bool(data.get("gm_reads")),
+        if not _counts_for(
+            viewer, visibility, owner_id if owner_id is not None else actor_id, data
         ):
             # Others' whispers (their inline rolls) are not even counted as hidden.
             tally.hidden += visibility != Visibility.WHISPER
@@ -127,6 +123,22 @@ def tally_rows(
             tally.rolls += 1
             tally.rolls_by[who] += 1
     return last
+
+
+def _counts_for(
+    viewer: Viewer | None, visibility: str, owner: int | None, data: dict[str, Any]
+) -> bool:
+    """Whether an event's dice are ``viewer``'s to count. The end of the session reveals every
+    hidden roll to the GM (``None``), not a whisper: a whisper stays its sender's and its
+    recipient's, and the GM's only where the GM could read it when it was sent (``gm_reads``:
+    to or from the GM, or the campaign let the GM read players' whispers)."""
+    gm_reads = bool(data.get("gm_reads"))
+    if viewer is None:
+        return visibility != Visibility.WHISPER or gm_reads
+    to = (data.get("to") or {}).get("seat")
+    return can_see(
+        visibility=visibility, actor_seat_id=owner, viewer=viewer, to=to, gm_reads=gm_reads
+    )
 
 
 def _rows(session_ids: list[int], after: int = 0) -> Iterable[tuple[int, Row]]:
@@ -147,7 +159,7 @@ def _rows(session_ids: list[int], after: int = 0) -> Iterable[tuple[int, Row]]:
 
 
 def stats_viewer(session: GameSession, viewer: Viewer) -> Viewer | None:
-    """Whom the numbers are for: the GM counts every die once the session has ended."""
+    """Whom the numbers are for: the GM counts every roll the end revealed once it has ended."""
     if viewer.is_gm and session.status == SessionStatus.ENDED:
         return None
     return viewer

@@ -8,6 +8,7 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
@@ -28,8 +29,8 @@ def context(request: HttpRequest, session: GameSession) -> dict[str, Any]:
     links = [
         {
             "link": link,
-            "watch": request.build_absolute_uri(f"/watch/{link.code}/"),
-            "overlay": request.build_absolute_uri(f"/watch/{link.code}/overlay"),
+            "watch": request.build_absolute_uri(reverse("watch", args=[link.code])),
+            "overlay": request.build_absolute_uri(reverse("overlay", args=[link.code])),
         }
         for link in watch_links(session=session)
     ]
@@ -39,9 +40,9 @@ def context(request: HttpRequest, session: GameSession) -> dict[str, Any]:
         "webhooks": webhook_report(campaign=session.campaign),
         "webhook_error": request.GET.get("webhook_error", ""),
         "signature_header": SIGNATURE_HEADER,
-        "export_base": f"/play/{session.invite_code}/export",
-        "stats_url": f"/gm/{session.pk}/stats",
-        "campaign_stats_url": f"/gm/{session.pk}/stats?scope=campaign",
+        "export_base": reverse("export", args=[session.invite_code, "json"]).removesuffix(".json"),
+        "stats_url": reverse("gm-stats", args=[session.pk]),
+        "campaign_stats_url": reverse("gm-stats", args=[session.pk]) + "?scope=campaign",
     }
 
 
@@ -51,7 +52,7 @@ def _session(session_id: int) -> GameSession:
 
 def _back(session_id: int, anchor: str, key: str, error: ServiceError | None) -> HttpResponse:
     suffix = "" if error is None else "?" + urlencode({key: error.message})
-    return redirect(f"/gm/{session_id}/{suffix}#{anchor}")
+    return redirect(reverse("dashboard", args=[session_id]) + f"{suffix}#{anchor}")
 
 
 def _refused(request: HttpRequest, exc: ServiceError) -> HttpResponse:

@@ -20,7 +20,7 @@ def home(request: HttpRequest) -> HttpResponse:
 def join_by_code(request: HttpRequest) -> HttpResponse:
     code = _code_from(request.POST.get("code", ""))
     if code and Campaign.objects.filter(link_code=code).exists():
-        return redirect(f"/c/{code}/")  # a campaign link's code
+        return redirect("campaign", code=code)  # a campaign link's code
     if not code or not GameSession.objects.filter(invite_code=code).exists():
         campaigns = campaigns_run_by(user=request.user) if request.user.is_authenticated else []
         return render(
@@ -29,7 +29,7 @@ def join_by_code(request: HttpRequest) -> HttpResponse:
             {"campaigns": campaigns, "code_error": _("No table has that code."), "code": code},
             status=404,
         )
-    return redirect(f"/play/{code}/")
+    return redirect("room", code=code)
 
 
 def _code_from(text: str) -> str:

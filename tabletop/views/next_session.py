@@ -22,6 +22,7 @@ def plan_next(request: HttpRequest, session_id: int) -> HttpResponse:
         following = plan_next_session(session_id=session.pk)
     except ServiceError as exc:
         if exc.code != "forbidden":
-            return redirect(f"/gm/{session.pk}/")  # not ended yet: back to its dashboard
+            # Not ended yet: back to its dashboard.
+            return redirect("dashboard", session_id=session.pk)
         return render(request, "tabletop/forbidden.html", {"message": exc.message}, status=403)
-    return redirect(f"/gm/{following.pk}/")
+    return redirect("dashboard", session_id=following.pk)

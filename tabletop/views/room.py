@@ -12,6 +12,7 @@ from django.contrib.staticfiles import finders
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.middleware.csrf import CsrfViewMiddleware
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
@@ -23,14 +24,14 @@ from ..limits import Buckets
 from ..models import Character, GameSession, Player, Seat, SessionStatus
 from ..protocol.bodies import OddsQuery, join_body, odds_query
 from ..selectors.campaign_link import campaign_link, following_session, onward
-from ..selectors.campaigns import quick_rolls_of
+from ..selectors.campaigns import quick_rolls_of, sheet_of, with_sheets
 from ..selectors.odds import OddsBusy, OddsFailed, odds_for
 from ..selectors.room import fairness, seat_summary, session_summary
 from ..services.access import Access, player_cookie_name, resolve_access, seat_cookie_name
 from ..services.errors import ServiceError, human_field, invalid
 from ..services.seats import join_session, seat_for_token
 from .answers import STATUS_FOR, error_answer, json_object
-from .seating import not_seated, seat_access
+from .seating import not_seated, room_socket, seat_access
 
 COOKIE_AGE = 60 * 60 * 24 * 60
 
@@ -68,7 +69,7 @@ def room(request: HttpRequest, code: str) -> HttpResponse:
         current = seat_access(request, code)
         if linked is not None and current is not None and current.seat.pk != linked.pk:
             return _ask_to_switch(request, session, current, linked, token)
-        response: HttpResponse = redirect(f"/play/{code}/")
+        response: HttpResponse = redirect("room", code=code)
         if linked is not None:
             _set_seat_cookie(response, session, token)
         return response
@@ -105,7 +106,7 @@ def switch_seat(request: HttpRequest, code: str) -> HttpResponse:
     its CSRF token: another site cannot make the choice for them)."""
     session = get_object_or_404(GameSession.objects.select_related("campaign"), invite_code=code)
     token = request.POST.get("token", "")
-    response = redirect(f"/play/{code}/")
+    response = redirect("room", code=code)
     if token and seat_for_token(session=session, token=token) is not None:
         _set_seat_cookie(response, session, token)
     return response
@@ -118,8 +119,8 @@ QUICK_ROLLS_SECONDS = 1.0
 def room_context(access: Access) -> dict[str, Any]:
     session, seat = access.session, access.seat
     system = get_system(session.campaign.system)
-    characters = (
-        list(seat.characters.all()) if not seat.is_gm else list(session.campaign.characters.all())
+    characters = with_sheets(
+        seat.characters.all() if not seat.is_gm else session.campaign.characters.all()
     )
     quick = quick_rolls_of(
         campaign=session.campaign, characters=characters, seconds=QUICK_ROLLS_SECONDS
@@ -128,17 +129,15 @@ def room_context(access: Access) -> dict[str, Any]:
         "session": session_summary(session),
         "seat": seat_summary(seat),
         "role": seat.role,
-        "socket": f"/ws/play/{session.invite_code}/",
+        "socket": room_socket(session.invite_code),
         "system": request_schema(system),
         "generic": request_schema(get_system("generic")),
         "quick_rolls": quick,
         "fairness": fairness(session),
-        "odds_url": f"/play/{session.invite_code}/odds",
+        "odds_url": reverse("odds", args=[session.invite_code]),
         # The player's own characters' sheets, edited as forms built from the system's schema.
         "sheet_schema": translated_schema(system.schema())["sheet"],
-        "sheets": [{"id": c.pk, "name": c.name, "sheet": c.sheet} for c in characters]
-        if not seat.is_gm
-        else [],
+        "sheets": [sheet_of(c) for c in characters] if not seat.is_gm else [],
         # Where an ended session's room points on to (null while it is not over).
         "onward": onward(session),
         "campaign_link": campaign_link(session.campaign),
@@ -285,10 +284,10 @@ def _joined(
     code = session.invite_code
     if as_json:
         response: HttpResponse = JsonResponse(
-            {"seat": seat_summary(seat), "token": token, "socket": f"/ws/play/{code}/"}
+            {"seat": seat_summary(seat), "token": token, "socket": room_socket(code)}
         )
     else:
-        response = redirect(f"/play/{code}/")
+        response = redirect("room", code=code)
     if token:
         _set_seat_cookie(response, session, token)
     return response

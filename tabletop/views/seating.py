@@ -22,6 +22,15 @@ def seat_access(request: HttpRequest, code: str, *, token: bool = False) -> Acce
     )
 
 
+# The sockets' paths (asgi.py routes them, past Django's URLconf).
+def room_socket(code: str) -> str:
+    return f"/ws/play/{code}/"
+
+
+def watch_socket(code: str) -> str:
+    return f"/ws/watch/{code}/"
+
+
 def not_seated() -> JsonResponse:
     """The JSON endpoints' answer to a visitor with no seat at the table."""
     return JsonResponse(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.http import urlencode
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
@@ -20,6 +21,7 @@ from ..services.watch import (
     watched_session,
     without_invite,
 )
+from .seating import watch_socket
 
 OVERLAY_ROLLS = 5  # the last few public rolls an overlay shows, unless ?rolls= says otherwise
 OVERLAY_REPLAY = 200  # events an overlay replays on opening
@@ -43,10 +45,10 @@ def watch_page(request: HttpRequest, code: str) -> HttpResponse:
     page = {
         "session": without_invite(session_summary(session)),
         "role": "spectator",
-        "socket": f"/ws/watch/{code}/",
+        "socket": watch_socket(code),
         "fairness": fairness(session),
-        "stats_url": f"/watch/{code}/stats",
-        "export_url": f"/watch/{code}/export",
+        "stats_url": reverse("watch-stats", args=[code]),
+        "export_url": reverse("watch-export", args=[code, "json"]).removesuffix(".json"),
     }
     return render(request, "tabletop/watch.html", {"session": session, "page": page, "code": code})
 
@@ -65,7 +67,7 @@ def overlay(request: HttpRequest, code: str) -> HttpResponse:
     # The overlay shows the last few rolls: its replay starts a little before the end, not at
     # the session's first event.
     after = max(0, session.last_seq - OVERLAY_REPLAY)
-    page = {"socket": f"/ws/watch/{code}/", "rolls": rolls, "title": session.title, "after": after}
+    page = {"socket": watch_socket(code), "rolls": rolls, "title": session.title, "after": after}
     return render(request, "tabletop/overlay.html", {"session": session, "page": page})
 
 
@@ -76,7 +78,7 @@ def _gm_session(session_id: int) -> GameSession:
 def _back(session_id: int, error: ServiceError | None = None) -> HttpResponse:
     # The dashboard shows the outcome in its watch section; errors come back in the address.
     suffix = "" if error is None else "?" + urlencode({"watch_error": error.message})
-    return redirect(f"/gm/{session_id}/{suffix}#watch")
+    return redirect(reverse("dashboard", args=[session_id]) + f"{suffix}#watch")
 
 
 @login_required

@@ -314,11 +314,15 @@ class Sender:
         self.sweep_now = True
         self.threads: list[threading.Thread] = []
         self.generation = 0  # threads of an older generation stop (``stop``)
+        # Whether this process sends: set by ``start`` (a serving process, at its start), unset
+        # by ``stop``. A process that only stores events (a command, a test run) leaves their
+        # sending to the serving processes' sweeps and starts no threads of its own.
+        self.serving = False
 
     # -- told of work
     def session_changed(self, session_id: int) -> None:
         """After a sent event commits: a lookup for the sweeper, nothing on the caller's thread."""
-        self.start()
+        self._revive()
         with self.cond:
             if len(self.sessions) >= SESSIONS_WAITING:
                 self.sessions.clear()
@@ -327,7 +331,7 @@ class Sender:
             self.cond.notify_all()
 
     def wake(self, hook_ids: list[int]) -> None:
-        self.start()
+        self._revive()
         with self.cond:
             for hook_id in hook_ids:
                 self._enqueue(hook_id)
@@ -341,8 +345,14 @@ class Sender:
             self.ready.append(hook_id)
 
     # -- threads
+    def _revive(self) -> None:
+        """A sending process's threads, made anew where one is gone."""
+        if self.serving:
+            self.start()
+
     def start(self) -> None:
         with self.cond:
+            self.serving = True
             if self.threads and all(t.is_alive() for t in self.threads):
                 return
             self.threads = [t for t in self.threads if t.is_alive()]
@@ -364,6 +374,7 @@ class Sender:
         """Stop this process's threads (each after the turn it is in); ``start`` makes new ones.
         For tests and shutdown: what is left is in the store for the next start."""
         with self.cond:
+            self.serving = False
             self.generation += 1
             threads, self.threads = self.threads, []
             self.ready.clear()
@@ -453,7 +464,9 @@ class Sender:
             release(hook_id, self.owner)
 
     def wait_idle(self, timeout: float) -> bool:
-        """For tests and shutdown: wait until no hook has anything left to send."""
+        """For tests and shutdown: send (in this process too) until no hook has anything left
+        to send."""
+        self.start()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with self.cond:

@@ -19,6 +19,7 @@ Use it as ``from tests.browser.conftest import BrowserTestCase, off_thread``.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import axe_playwright_python
+import pytest
 from asgiref.sync import SyncToAsync
 from channels.layers import channel_layers
 from channels.testing import ChannelsLiveServerTestCase
@@ -53,6 +55,9 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+# Screenshots of the pages as the tests leave them, for a person to look at: taken only when
+# asked for (TABLETOP_SCREENSHOTS=1) or when axe-core found something; each costs a render.
+SCREENSHOTS = os.environ.get("TABLETOP_SCREENSHOTS", "") not in {"", "0"}
 DESKTOP = {"width": 1200, "height": 900}
 PHONE = {"width": 375, "height": 740}
 GM_PASSWORD = "pw-for-tests-only"
@@ -113,6 +118,9 @@ class FreshDaphneProcess(DaphneProcess):
     """Daphne in a forked child that starts clean (see the module's docstring)."""
 
     def run(self) -> None:
+        # The parent's Playwright marks its event loop running on the thread this child came
+        # from (between its sync calls); the child's reactor runs a loop of its own.
+        asyncio._set_running_loop(None)
         SyncToAsync.single_thread_executor = ThreadPoolExecutor(max_workers=1)
         channel_layers.backends = {}
         _fresh_odds_workers()
@@ -170,8 +178,55 @@ def _wait_for_other_connections(timeout: float = 5.0) -> None:
         time.sleep(0.05)
 
 
+class _Chromium:
+    """One Playwright and one Chromium for every browser test of the run, started by the first
+    test class: a page still gets a browser context of its own (its cookies, storage and cache),
+    so tests share the process and nothing else. While Playwright's sync API is started its
+    event loop counts as running on this thread, where the ORM calls of the tests stay sync
+    (DJANGO_ALLOW_ASYNC_UNSAFE) and which the tests of other packages must not see: it stops
+    after the last browser test (``pytest_runtest_teardown``)."""
+
+    playwright: Any = None
+    browser: Any = None
+    async_unsafe: str | None = None
+
+    @classmethod
+    def get(cls) -> Any:
+        if cls.browser is None:
+            from playwright.sync_api import sync_playwright
+
+            cls.async_unsafe = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+            cls.playwright = sync_playwright().start()
+            cls.browser = cls.playwright.chromium.launch(
+                executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+            )
+        return cls.browser
+
+    @classmethod
+    def stop(cls) -> None:
+        if cls.browser is None:
+            return
+        cls.browser.close()
+        cls.playwright.stop()
+        cls.browser = cls.playwright = None
+        if cls.async_unsafe is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = cls.async_unsafe
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    """After the last browser test (its class torn down), Chromium stops."""
+    torn_down = yield
+    if nextitem is None or nextitem.path.parent != item.path.parent:
+        _Chromium.stop()
+    return torn_down
+
+
 class BrowserTestCase(ChannelsLiveServerTestCase):
-    """A live server with static files, one Chromium per class, helpers for the room."""
+    """A live server with static files, the run's Chromium, helpers for the room."""
 
     serve_static = True
     ProtocolServerProcess = FreshDaphneProcess
@@ -183,26 +238,12 @@ class BrowserTestCase(ChannelsLiveServerTestCase):
         cls._joins = settings.TABLETOP["JOINS_PER_MINUTE"]
         settings.TABLETOP["JOINS_PER_MINUTE"] = 10_000
         super().setUpClass()
-        from playwright.sync_api import sync_playwright
-
-        # Playwright's sync API runs an event loop on this thread; the ORM calls here stay sync.
-        cls._async_unsafe = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
-        os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-        cls._playwright = sync_playwright().start()
-        cls.browser = cls._playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
-        )
+        cls.browser = _Chromium.get()
         ARTIFACTS.mkdir(exist_ok=True)
 
     @classmethod
     def tearDownClass(cls) -> None:
         settings.TABLETOP["JOINS_PER_MINUTE"] = cls._joins
-        cls.browser.close()
-        cls._playwright.stop()
-        if cls._async_unsafe is None:
-            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-        else:
-            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = cls._async_unsafe
         super().tearDownClass()
 
     def _fixture_teardown(self) -> None:
@@ -334,14 +375,15 @@ class BrowserTestCase(ChannelsLiveServerTestCase):
         )
 
     @staticmethod
-    def shot(page, name: str, full_page: bool = True) -> None:
-        page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=full_page)
+    def shot(page, name: str, full_page: bool = True, *, found: bool = False) -> None:
+        if SCREENSHOTS or found:
+            page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=full_page)
 
     @staticmethod
     def axe(page, name: str) -> list[dict]:
         """Run axe-core (bundled with axe-playwright-python, never fetched) on the page as it
-        stands; save its report and a screenshot under ``name``; return the serious and
-        critical violations, each as {id, impact, help, targets}."""
+        stands; save its report (and a screenshot, where it found something) under ``name``;
+        return the serious and critical violations, each as {id, impact, help, targets}."""
         if not page.evaluate("typeof window.axe === 'object'"):
             # Evaluated by the browser's devtools, not as an inline script the page's
             # Content-Security-Policy would (rightly) refuse.
@@ -363,5 +405,6 @@ class BrowserTestCase(ChannelsLiveServerTestCase):
         page.evaluate("() => new Promise((done) => setTimeout(done, 50))")  # its console
         page.auditing = False
         (ARTIFACTS / f"axe-{name}.json").write_text(json.dumps(report, indent=1))
-        page.screenshot(path=str(ARTIFACTS / f"axe-{name}.png"))
-        return [v for v in report if v["impact"] in ("serious", "critical")]
+        found = [v for v in report if v["impact"] in ("serious", "critical")]
+        BrowserTestCase.shot(page, f"axe-{name}", full_page=False, found=bool(found))
+        return found

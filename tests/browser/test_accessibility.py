@@ -1,6 +1,7 @@
 """axe-core on every page a player or GM uses, with a real log in it (kept and dropped dice,
 hidden rolls, revealed rolls, the end of the session): no serious or critical violation, on a
-phone and on a desktop. Reports and screenshots land in test-artifacts/axe-*.
+phone and on a desktop. Reports land in test-artifacts/axe-* (with a screenshot of a page where
+axe-core found something; TABLETOP_SCREENSHOTS=1 keeps every page's).
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ class SheetFormTests(BrowserTestCase):
         form.locator(".field-error:not([hidden])").wait_for()
         form.get_by_label("Level", exact=True).fill("8")
         form.locator("button:text-is('Add to Skills')").click()
+        form.get_by_label("Skills: name").nth(1).wait_for()  # the new row, not Swords's
         form.get_by_label("Skills: name").last.fill("Stealth")
         form.get_by_label("Skills: value").last.fill("4")
         form.locator("button[type=submit]").click()

@@ -53,8 +53,8 @@ def _kept_records(settings, tmp_path):
 
 @pytest.fixture(autouse=True)
 def _webhook_senders_stop():
-    """A test that started this process's webhook senders (by committing a public event) stops
-    them: they look in the store every few seconds, and the next test's store is another."""
+    """A test that started this process's webhook senders stops them: they look in the store
+    every few seconds, and the next test's store is another."""
     yield
     from tabletop.webhooks.sender import sender
 

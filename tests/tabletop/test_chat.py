@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.contrib.auth.models import Permission
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -26,7 +27,7 @@ from tabletop.services.export import (
 )
 from tabletop.services.seats import gm_seat, join_session
 from tabletop.services.sessions import end_session
-from tabletop.services.stats import session_stats
+from tabletop.services.stats import campaign_stats_for_gm, session_stats
 from tabletop.services.watch import SPECTATOR
 from tabletop.webhooks import chat as webhook_chat
 from tabletop.webhooks.sender import should_send
@@ -209,10 +210,20 @@ def test_a_whisper_reaches_its_two_seats_and_no_third_anywhere(client, table, gm
         for text in (render(record, "json"), render(record, "md"), render(record, "html")):
             assert secret not in text and "whispers to" not in text
     assert SPECTATOR.seat_id is None
-    # The admin shows the GM what the GM's socket shows.
+    # The admin shows the GM (a staff GM, with the table's permissions) what the GM's socket
+    # shows: not what, not who.
+    gm.user_permissions.set(Permission.objects.filter(content_type__app_label="tabletop"))
     client.force_login(gm)
-    page = client.get(f"/admin/tabletop/event/{said.pk}/change/")
-    assert secret not in page.content.decode()
+    answer = client.get(f"/admin/tabletop/event/{said.pk}/change/")
+    page = answer.content.decode()
+    assert answer.status_code == 200 and secret not in page and "Ana" not in page
+    listed = client.get("/admin/tabletop/event/", {"q": "Ana"}).content.decode()
+    joined = Event.objects.get(session=session, actor_name="Ana", kind="seat.join")
+    assert f"/admin/tabletop/event/{joined.pk}/change/" in listed  # Ana's other events
+    assert f"/admin/tabletop/event/{said.pk}/change/" not in listed
+    assert f"/admin/tabletop/event/{roll.pk}/change/" not in listed
+    everything = client.get("/admin/tabletop/event/").content.decode()
+    assert f"/admin/tabletop/event/{said.pk}/change/" in everything
 
 
 def test_the_gm_reads_whispers_to_the_gm_and_between_players_only_when_the_campaign_says(table):
@@ -232,6 +243,36 @@ def test_the_gm_reads_whispers_to_the_gm_and_between_players_only_when_the_campa
     later = send(seats["ana"], "chat", text="/w Bo psst again")
     assert for_viewer(room_payload(later)["event"], viewer(seats["gm"]))["data"] == {"hidden": True}
     assert Campaign.objects.get(pk=session.campaign_id).talk["gm_reads_whispers"] is False
+
+
+def test_after_the_end_the_gm_counts_no_whispered_dice_the_gm_could_not_read(client, table, gm):
+    session, seats = table
+    send(seats["ana"], "chat", text="/w bo meet me out back [[1d6]]")  # between players
+    send(seats["cy"], "chat", text="/w GM I pocket the ring [[1d8]]")  # to the GM: the GM's
+    send(seats["bo"], "chat", text="we open the door [[1d4]]")
+    end_session(session_id=session.pk)
+    session.refresh_from_db()
+
+    def dice(report: dict) -> set[str]:
+        return {d["die"] for s in report["seats"] for d in s["dice"]}
+
+    gm_view = viewer(seats["gm"])
+    for report in (
+        session_stats(session=session, viewer=gm_view),
+        session_stats(session=session, viewer=None),  # manage.py verify's
+        campaign_stats_for_gm(campaign=session.campaign),
+    ):
+        assert dice(report) == {"d8", "d4"} and report["rolls"] == 2
+        assert report["hidden"] == 0  # not even counted as hidden
+    client.force_login(gm)
+    answer = client.get(f"/gm/{session.pk}/stats?scope=campaign").json()
+    assert dice(answer) == {"d8", "d4"}
+    # The sender and the recipient still count it.
+    assert "d6" in dice(session_stats(session=session, viewer=viewer(seats["bo"])))
+    # The GM's record after the end: the whisper's seq alone.
+    record = session_record(session=session, viewer=gm_view, viewer_label="GM")
+    for text in (render(record, "json"), render(record, "md"), render(record, "html")):
+        assert "meet me out back" not in text and "pocket the ring" in text
 
 
 def test_a_whisper_to_nobody_at_the_table_is_refused(table):

@@ -4,11 +4,13 @@ characters only, settings by the GM only; a bad value names its field and change
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from django.test import Client
 
 from tabletop.models import Campaign, Character
+from tabletop.selectors.room import table_states
 from tabletop.services.sessions import create_session, start_session
 
 pytestmark = pytest.mark.django_db
@@ -32,6 +34,15 @@ def sit(session, name, character) -> Client:
     client.cookies.update(response.cookies)
     client.get(f"/play/{session.invite_code}/")
     return client
+
+
+def page_json(response) -> dict:
+    """What a room or dashboard page hands its scripts (its json_script)."""
+    found = re.search(
+        r'<script id="\w+-data" type="application/json">(.*?)</script>', response.text
+    )
+    assert found, "the page carries its data"
+    return json.loads(found.group(1))
 
 
 def post(client, url, body):
@@ -103,3 +114,30 @@ def test_the_room_page_shows_each_fields_size_in_the_sheet_schema(zoria):
     fields = {f["name"]: f for f in data["sheet_schema"]}
     assert fields["class"]["max_length"] == 100
     assert fields["skills"]["max_items"] == 200
+
+
+def test_a_sheet_stored_before_the_limits_is_not_sent_whole_and_can_be_replaced(zoria, gm):
+    session, kael, _pip = zoria
+    # As a sheet saved before sheets had limits can be: megabytes, and no longer valid.
+    legacy = {"level": 7, "notes": "x" * 2_400_000}
+    Character.objects.filter(pk=kael.pk).update(sheet=legacy)
+    ana = sit(session, "Ana", kael)
+    room = ana.get(f"/play/{session.invite_code}/")
+    client = Client()
+    client.force_login(gm)
+    dashboard = client.get(f"/gm/{session.pk}/")
+    for page in (room, dashboard):
+        assert page.status_code == 200
+        assert len(page.content) < 200_000 and b"xxxxxxxxxx" not in page.content
+    (mine,) = page_json(room)["sheets"]
+    assert mine["sheet"] is None and mine["too_large"] == {"kib": 2344, "limit_kib": 64}
+    shown = {c["name"]: c for c in page_json(dashboard)["characters"]}
+    assert shown["Kael"]["too_large"]["kib"] == 2344 and shown["Pip"]["sheet"] == {"level": 3}
+    # The socket's hello carries the room's characters: not that sheet either.
+    (state,) = table_states([session]).values()
+    assert len(json.dumps(state)) < 200_000
+    # Its player (or the GM) saves a new sheet in its place; it is shown again.
+    url = f"/play/{session.invite_code}/sheet/{kael.pk}"
+    assert post(ana, url, {"sheet": {"level": 8}}).status_code == 200
+    (mine,) = page_json(ana.get(f"/play/{session.invite_code}/"))["sheets"]
+    assert mine["sheet"]["level"] == 8 and "too_large" not in mine

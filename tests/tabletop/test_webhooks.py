@@ -29,6 +29,13 @@ from .receivers import Dribbler, Receiver
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+@pytest.fixture(autouse=True)
+def _sending():
+    """This process sends, as a serving one does (a test run's senders start stopped; the
+    package's conftest stops them again)."""
+    sender.start()
+
+
 @pytest.fixture
 def fast_retries(settings):
     settings.TABLETOP = {

@@ -1,0 +1,30 @@
+"""A process that stores events without serving them (a management command, the test run) sends
+no webhooks of its own: the serving processes' sweeps find its events in the store, and no
+sender thread of it outlives the database it was reading."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from tabletop.services.seats import join_session
+from tabletop.services.sessions import create_session, start_session
+from tabletop.services.webhooks import add_webhook
+from tabletop.webhooks.sender import sender, store_has_work
+
+from .commands import rolled
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_committing_public_events_starts_no_sender_where_none_serves(campaign, settings):
+    settings.TABLETOP = {**settings.TABLETOP, "WEBHOOK_PRIVATE_ADDRESSES": True}
+    add_webhook(campaign=campaign, user=campaign.gm, url="http://127.0.0.1:9/hook")
+    session = start_session(session_id=create_session(campaign=campaign, title="Tonight").pk)
+    ana = join_session(session=session, name="Ana").seat
+    rolled(seat_id=ana.pk, request={"notation": "d20"})
+    assert sender.threads == []
+    assert not [t for t in threading.enumerate() if t.name.startswith("webhooks")]
+    # What is owed stays in the store for a serving process's sweep.
+    assert store_has_work()

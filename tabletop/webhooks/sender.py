@@ -332,8 +332,9 @@ class Sender:
             if len(self.sessions) >= SESSIONS_WAITING:
                 self.sessions.clear()
                 self.sweep_now = True
+            if not self.sessions:  # else the sweeper knows it has sessions to look up
+                self.told.notify()
             self.sessions.add(session_id)
-            self.told.notify()
 
     def wake(self, hook_ids: list[int]) -> None:
         self._revive()

@@ -173,7 +173,7 @@ class UnitOfWork:
             raise too_large(len(text), kind=kind)
         if seq is None:
             seq = next_seq(session_id=session_id)
-        event = store.insert_event(
+        event = store.save_event(
             session_id=session_id,
             seq=seq,
             kind=kind,

@@ -3,12 +3,13 @@
 A roll at a busy table is a handful of statements on the one database thread of a process,
 and the ORM's building of them (a queryset cloned, its joins resolved, its SQL compiled, every
 time) cost as much as the statements themselves: half the database thread's time in a roll
-(docs/benchmarks.md, "Many tables"). Here they are made once per database from the models'
-own declarations (their tables, columns and converters) and run as parameterised statements
-on Django's connection (its cursor, its transaction, its query log): SQLite's and psycopg's
-statement caches then reuse them. The seq's ``UPDATE ... RETURNING`` is
-``events.take_seq``'s, the transaction is the unit of work's; the rest of the product reads
-and writes through the ORM.
+(docs/benchmarks.md, "Many tables, and the most tables"). Here they are made once per
+database from the models' own declarations (their tables, columns and converters) and run as
+parameterised statements on Django's connection (its cursor, its transaction, its query log;
+SQLite's statement cache keeps them prepared). The event's data is stored as the JSON text the
+unit of work wrote to check its size, not encoded again. The seq's ``UPDATE ... RETURNING`` is
+``events.take_seq``'s, the transaction is the unit of work's; the rest of the product reads and
+writes through the ORM.
 """
 
 from __future__ import annotations
@@ -126,7 +127,7 @@ def seat_at_table(seat_id: int) -> Seat:
     return seat
 
 
-def insert_event(
+def save_event(
     *,
     session_id: int,
     seq: int,

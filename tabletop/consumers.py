@@ -67,8 +67,9 @@ _room_work = Buckets(0, 0)
 
 # Checks of a message that need no database (a roll's size: parsing its notation, up to a few
 # milliseconds for a long one) run here: never on the ORM thread, and on the event loop only
-# for a short message (its notation parses in well under a millisecond, less than the hop to
-# a thread and back costs the process).
+# for a short message: a short notation parses in a fraction of a millisecond (3.5 ms at the
+# very worst measured), and the hop to a thread and back cost every roll more than that
+# (docs/benchmarks.md, "Many tables, and the most tables").
 _prechecks = ThreadPoolExecutor(max_workers=2, thread_name_prefix="precheck")
 PRECHECK_ON_THE_LOOP_BYTES = 160
 

@@ -66,8 +66,12 @@ _room_work = Buckets(0, 0)
 
 
 # Checks of a message that need no database (a roll's size: parsing its notation, up to a few
-# milliseconds for a long one) run here: never on the event loop, never on the ORM thread.
+# milliseconds for a long one) run here: never on the ORM thread, and on the event loop only
+# for a short message: a short notation parses in a fraction of a millisecond (3.5 ms at the
+# very worst measured), and the hop to a thread and back cost every roll more than that
+# (docs/benchmarks.md, "Many tables, and the most tables").
 _prechecks = ThreadPoolExecutor(max_workers=2, thread_name_prefix="precheck")
+PRECHECK_ON_THE_LOOP_BYTES = 160
 
 
 def _configure_buckets() -> None:
@@ -265,11 +269,16 @@ class RoomConsumer(LeanWebsocketConsumer):
             return
         if decoded.command.precheck is not None:
             system = access.session.campaign.system
-            # In a copy of this context, so the refusal speaks the reader's language.
             message = decoded
-            checked = await asyncio.get_running_loop().run_in_executor(
-                _prechecks, contextvars.copy_context().run, lambda: precheck(message, system=system)
-            )
+            if len(raw) <= PRECHECK_ON_THE_LOOP_BYTES:
+                checked = precheck(message, system=system)
+            else:
+                # In a copy of this context, so the refusal speaks the reader's language.
+                checked = await asyncio.get_running_loop().run_in_executor(
+                    _prechecks,
+                    contextvars.copy_context().run,
+                    lambda: precheck(message, system=system),
+                )
             if isinstance(checked, Refused):
                 await self._send(checked.as_message())
                 return

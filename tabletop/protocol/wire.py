@@ -95,8 +95,9 @@ def decode(raw: str | bytes, *, system: str, is_gm: bool) -> Decoded | Refused:
 
 def precheck(decoded: Decoded, *, system: str) -> Decoded | Refused:
     """The refusals a command can decide without the database (``Command.precheck``), for a
-    table playing ``system``: run in a thread of its own, off the event loop and before the
-    command waits for the ORM thread, so a refused message costs neither. Answers the message
+    table playing ``system``: run before the command waits for the ORM thread (never on it),
+    so a refused message costs it nothing; in a thread of its own for a long message, on the
+    event loop for a short one (tabletop/consumers.py). Answers the message
     with the values its handler takes (the precheck's), or its refusal; a message already
     prechecked is not checked again."""
     check = decoded.command.precheck

@@ -24,6 +24,7 @@ from django.utils.translation import gettext as _
 from ..models import Event, GameSession, Seat, Visibility
 from ..protocol.events import with_log_line
 from ..selectors.events import dumps, event_message, for_everyone, redacted
+from . import store
 from .errors import ServiceError, invalid
 
 log = logging.getLogger(__name__)
@@ -172,14 +173,14 @@ class UnitOfWork:
             raise too_large(len(text), kind=kind)
         if seq is None:
             seq = next_seq(session_id=session_id)
-        event = Event.objects.create(
+        event = store.save_event(
             session_id=session_id,
             seq=seq,
             kind=kind,
             actor=actor,
-            actor_name=actor.name if actor else "",
             visibility=visibility,
             data=data,
+            text=text,
             owner=owner if owner is not None and owner != actor else None,
         )
         self.events.append(event)

@@ -28,6 +28,7 @@ from .events import (
 )
 from .names import clean_label
 from .pools import character_for
+from .store import seat_at_table
 from .withheld import record_reveal, tie_notes_to_roll
 
 
@@ -148,7 +149,7 @@ def make_roll(
     # The seat, its session and the campaign: one statement, before the session's lock. All
     # that can be checked is checked before the lock is taken (the other processes' rolls of
     # the room wait while it is held); what may have changed meanwhile comes back with it.
-    seat = Seat.objects.select_related("session__campaign").get(pk=seat_id)
+    seat = seat_at_table(seat_id)
     if seat.removed_at is not None:
         raise forbidden(_("the GM removed this seat from the table"))
     session = seat.session

@@ -61,6 +61,9 @@ SENT_KINDS = frozenset({"roll", "roll.reveal", "session.start", "session.end"})
 TURN_DELIVERIES = 20  # a turn posts at most this many, then the sender takes the next hook
 TURN_SECONDS = 1.0  # ... or stops after this long (plus the POST under way)
 SWEEP_SECONDS = 2.0  # how often each process looks in the store for hooks with work
+# The sessions told of are looked up at most this often: at a busy server one statement covers
+# the rolls of many tables (a lookup per event cost a millisecond of the process's CPU a roll).
+LOOKUP_SECONDS = 0.2
 SESSIONS_WAITING = 10_000  # sessions told of and not yet looked at; past it, one sweep instead
 RETRY_AFTER_CAP = 600.0  # the longest a receiver's Retry-After is honoured for
 
@@ -305,7 +308,9 @@ class Sender:
 
     def __init__(self) -> None:
         self.owner = f"{socket.gethostname()[:40]}:{os.getpid()}:{secrets.token_hex(4)}"
-        self.cond = threading.Condition()
+        lock = threading.RLock()
+        self.cond = threading.Condition(lock)  # the senders wait on it for hooks with work
+        self.told = threading.Condition(lock)  # the sweeper waits on it for sessions told of
         self.ready: deque[int] = deque()  # hooks with work, each at most once
         self.queued: set[int] = set()
         self.running: set[int] = set()
@@ -327,8 +332,9 @@ class Sender:
             if len(self.sessions) >= SESSIONS_WAITING:
                 self.sessions.clear()
                 self.sweep_now = True
+            if not self.sessions:  # else the sweeper knows it has sessions to look up
+                self.told.notify()
             self.sessions.add(session_id)
-            self.cond.notify_all()
 
     def wake(self, hook_ids: list[int]) -> None:
         self._revive()
@@ -381,27 +387,29 @@ class Sender:
             self.queued.clear()
             self.sessions.clear()
             self.cond.notify_all()
+            self.told.notify_all()
         deadline = time.monotonic() + timeout
         for thread in threads:
             thread.join(max(0.0, deadline - time.monotonic()))
 
     def _sweep(self, generation: int) -> None:
-        next_sweep = 0.0
+        next_sweep = next_lookup = 0.0
         while True:
-            with self.cond:
+            with self.told:
                 if generation != self.generation:
                     return
-                wait = next_sweep - time.monotonic()
-                if not self.sessions and not self.sweep_now and wait > 0:
-                    self.cond.wait(wait)
-                if generation != self.generation:
-                    return
+                due = min(next_sweep, next_lookup) if self.sessions else next_sweep
+                wait = due - time.monotonic()
+                if not self.sweep_now and wait > 0:
+                    self.told.wait(wait)
+                    continue  # look again at what it was woken for
                 sessions, self.sessions = self.sessions, set()
                 sweep = self.sweep_now or time.monotonic() >= next_sweep
                 self.sweep_now = False
             try:
                 hooks: list[int] = []
                 if sessions:
+                    next_lookup = time.monotonic() + LOOKUP_SECONDS
                     hooks += Webhook.objects.filter(
                         active=True, campaign__sessions__in=sessions
                     ).values_list("pk", flat=True)

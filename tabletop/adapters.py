@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import pprint
 import sys
 from collections.abc import Callable
 from types import SimpleNamespace
@@ -132,6 +133,100 @@ def close_with_reason(
     transport = getattr(connection, "transport", None)
     if drop and transport is not None:
         transport.abortConnection()
+
+
+def write_at_once(connection: Any) -> None:
+    """Hand each frame to the network as it is written, when nothing is waiting before it.
+
+    Twisted's ``FileDescriptor.write`` only queues a frame and registers the socket for writing;
+    the reactor's next turn sends it and unregisters the socket: three system calls a frame
+    (``epoll_ctl``, ``send``, ``epoll_ctl``), for every socket of a room, for every event. Here a
+    frame that finds the connection's buffers empty is sent at once (one ``send``, through the
+    transport's own ``writeSomeData``); whatever the network does not take, and every frame while
+    anything waits, goes through Twisted's own ``write``, so the bytes keep their order and the
+    send buffer (``unsent_bytes``) counts the same. Only a plain TCP connection (daphne's
+    ``tcp.Server``: no TLS layer, no producer) is changed."""
+    from twisted.internet import tcp
+
+    transport = getattr(connection, "transport", None)
+    if type(transport) is not tcp.Server:
+        return  # (TLS, a test's transport: Twisted's write as it is)
+    missing = [
+        a
+        for a in (
+            "dataBuffer",
+            "offset",
+            "_tempDataBuffer",
+            "_writeDisconnected",
+            "writeSomeData",
+            "producer",
+        )
+        if not hasattr(transport, a)
+    ]
+    if missing:
+        _moved("Twisted's TCP transport", f"no {', '.join(missing)}")
+        return
+    queue = transport.write
+
+    def write(data: bytes) -> None:
+        if (
+            transport.connected
+            and not transport.disconnecting
+            and not transport._writeDisconnected
+            and transport.producer is None
+            and not transport._tempDataBuffer
+            and len(transport.dataBuffer) == transport.offset
+            and isinstance(data, bytes)
+        ):
+            sent = transport.writeSomeData(data)
+            if isinstance(sent, int):
+                if sent >= len(data):
+                    return
+                data = data[sent:]
+        queue(data)  # (a lost connection is found by the reactor, as before)
+
+    transport.write = write
+
+
+class _Pretty:
+    """``pprint.pformat(value)``, made only when a log line that shows it is written."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __format__(self, spec: str) -> str:
+        return format(pprint.pformat(self.value), spec)
+
+    def __str__(self) -> str:
+        return pprint.pformat(self.value)
+
+    __repr__ = __str__
+
+
+def defer_autobahn_debug_dumps() -> None:
+    """Autobahn pretty-prints its whole configuration (about 40 options) and the transport's
+    details for a debug line on every connection (``WebSocketProtocol._connectionMade``,
+    ``startHandshake``), before the logger is asked whether debug lines are wanted: no log
+    level or txaio setting skips the ``pformat``, which was 7-12 % of the event loop's time in
+    a burst of connects (docs/benchmarks.md). Its module's ``pformat`` becomes one that formats
+    when the line is written, so a debug log, when on, reads as before. (The module's ``Timings``
+    prints with the real ``pformat``, as its ``__str__`` must answer a string.)"""
+    try:
+        from autobahn.websocket import protocol
+    except ImportError:  # another server
+        return
+    if protocol.__dict__.get("pformat") is not pprint.pformat:
+        if protocol.__dict__.get("pformat") is not _Pretty:
+            _moved("autobahn's pformat of its configuration", "not pprint.pformat")
+        return
+    timings = getattr(protocol, "Timings", None)
+    if timings is None or "__str__" not in timings.__dict__:
+        _moved("autobahn's Timings", "no Timings.__str__")
+        return
+    timings.__str__ = lambda self: pprint.pformat(self._timings)
+    protocol.pformat = _Pretty
 
 
 # -- daphne: its access logs --------------------------------------------------------------------

@@ -205,3 +205,75 @@ async def test_the_user_is_read_only_when_something_asks(monkeypatch) -> None:
     await adapters.LazyUserMiddleware(inner)(scope, None, None)
     # Channels' AuthMiddleware still hands the scope to resolve_scope, which reads nothing yet
     assert asked == [] and seen["user"]._wrapped is empty
+
+
+def test_a_frame_leaves_at_once_when_nothing_waits_before_it_and_queues_behind_what_does() -> None:
+    wire = Wire()  # (a transport of another type, a test's, is left as it is) ...
+    adapters.write_at_once(type("Connection", (), {"transport": wire})())
+    assert "write" not in vars(wire)
+    # ... daphne's plain TCP connection gets the write that sends at once.
+    server = tcp.Server.__new__(tcp.Server)
+    Wire.__init__(server)
+    sent: list[bytes] = []
+    taking = [10**6]
+    registered: list[str] = []
+
+    def write_some(data: Any) -> int:
+        n = min(taking[0], len(data))
+        sent.append(bytes(data[:n]))
+        return n
+
+    server.writeSomeData = write_some  # type: ignore[method-assign]
+    server.startWriting = lambda: registered.append("writer")  # type: ignore[method-assign]
+    adapters.write_at_once(type("Connection", (), {"transport": server})())
+    unsent = adapters.unsent_bytes(type("Connection", (), {"transport": server})())
+    server.write(b"frame one")
+    assert sent == [b"frame one"] and registered == [] and unsent() == 0
+    # The network takes part of the next: the rest waits in Twisted's buffer, in order, and
+    # every frame behind it waits too, counted by the send buffer.
+    taking[0] = 4
+    server.write(b"frame two")
+    server.write(b"frame three")
+    assert sent[1:] == [b"fram"] and registered == ["writer", "writer"]
+    assert unsent() == len(b"e two") + len(b"frame three")
+    assert b"".join(server._tempDataBuffer) == b"e twoframe three"
+
+
+def test_twisteds_tcp_transport_still_has_what_the_write_at_once_reads() -> None:
+    for name in ("dataBuffer", "offset", "_tempDataBuffer", "_writeDisconnected", "producer"):
+        assert hasattr(tcp.Server, name) or name in vars(abstract.FileDescriptor()), name
+    assert tcp.Connection.writeSomeData is tcp.Server.writeSomeData  # the socket's own send
+
+
+def test_autobahns_configuration_is_pretty_printed_only_for_a_debug_line_that_is_written(
+    monkeypatch,
+) -> None:
+    import inspect
+    import pprint
+
+    from autobahn.websocket import protocol as autobahn_protocol
+
+    # Autobahn's pinned version formats its configuration before the logger is asked ...
+    source = inspect.getsource(autobahn_protocol.WebSocketProtocol._connectionMade)
+    assert "pformat(configAttrLog)" in source, "autobahn no longer pprints: the override can go"
+    made = []
+    monkeypatch.setattr(pprint, "pformat", lambda value, *a, **k: made.append(value) or "")
+    if autobahn_protocol.__dict__.get("pformat") is not adapters._Pretty:
+        monkeypatch.setattr(autobahn_protocol, "pformat", pprint.pformat)
+        daphne_protocol()
+        assert made, "autobahn does not pprint its configuration on every connection any more"
+        made.clear()
+    # ... and after the adapter, a connection formats nothing while debug lines are off ...
+    monkeypatch.undo()
+    adapters.defer_autobahn_debug_dumps()
+    assert autobahn_protocol.pformat is adapters._Pretty
+    monkeypatch.setattr(pprint, "pformat", lambda value, *a, **k: made.append(value) or "")
+    daphne_protocol()
+    assert made == []
+    monkeypatch.undo()
+    # ... a debug line, when written, reads as before, and Timings still prints as a string.
+    pretty = adapters._Pretty([("openHandshakeTimeout", 5, "WebSocketFactory")])
+    assert f"\n{pretty}" == "\n" + pprint.pformat([("openHandshakeTimeout", 5, "WebSocketFactory")])
+    timings = autobahn_protocol.Timings()
+    timings.track("onOpen")
+    assert isinstance(str(timings), str) and "onOpen" in str(timings)

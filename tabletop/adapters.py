@@ -145,7 +145,9 @@ def write_at_once(connection: Any) -> None:
     transport's own ``writeSomeData``); whatever the network does not take, and every frame while
     anything waits, goes through Twisted's own ``write``, so the bytes keep their order and the
     send buffer (``unsent_bytes``) counts the same. Only a plain TCP connection (daphne's
-    ``tcp.Server``: no TLS layer, no producer) is changed."""
+    ``tcp.Server``, no TLS layer) is changed; its producer (Twisted's HTTP channel, which daphne
+    upgraded to the socket, registers itself as a streaming one) is paused and resumed by what
+    waits in the buffer, and nothing that leaves at once waits there."""
     from twisted.internet import tcp
 
     transport = getattr(connection, "transport", None)
@@ -160,6 +162,8 @@ def write_at_once(connection: Any) -> None:
             "_writeDisconnected",
             "writeSomeData",
             "producer",
+            "streamingProducer",
+            "producerPaused",
         )
         if not hasattr(transport, a)
     ]
@@ -173,7 +177,10 @@ def write_at_once(connection: Any) -> None:
             transport.connected
             and not transport.disconnecting
             and not transport._writeDisconnected
-            and transport.producer is None
+            and (
+                transport.producer is None
+                or (transport.streamingProducer and not transport.producerPaused)
+            )
             and not transport._tempDataBuffer
             and len(transport.dataBuffer) == transport.offset
             and isinstance(data, bytes)

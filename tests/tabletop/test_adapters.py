@@ -227,6 +227,8 @@ def test_a_frame_leaves_at_once_when_nothing_waits_before_it_and_queues_behind_w
     server.startWriting = lambda: registered.append("writer")  # type: ignore[method-assign]
     adapters.write_at_once(type("Connection", (), {"transport": server})())
     unsent = adapters.unsent_bytes(type("Connection", (), {"transport": server})())
+    # (daphne's upgraded HTTP channel is the connection's streaming producer, not paused)
+    server.registerProducer(type("Channel", (), {"pauseProducing": lambda self: None})(), True)
     server.write(b"frame one")
     assert sent == [b"frame one"] and registered == [] and unsent() == 0
     # The network takes part of the next: the rest waits in Twisted's buffer, in order, and
@@ -237,6 +239,18 @@ def test_a_frame_leaves_at_once_when_nothing_waits_before_it_and_queues_behind_w
     assert sent[1:] == [b"fram"] and registered == ["writer", "writer"]
     assert unsent() == len(b"e two") + len(b"frame three")
     assert b"".join(server._tempDataBuffer) == b"e twoframe three"
+    # Once the buffer drains, frames leave at once again; never while the producer is paused.
+    server._tempDataBuffer.clear()
+    server._tempDataLen = 0
+    taking[0] = 10**6
+    server.producerPaused = True
+    server.write(b"frame four")
+    assert sent[-1] == b"fram" and unsent() == len(b"frame four")
+    server._tempDataBuffer.clear()
+    server._tempDataLen = 0
+    server.producerPaused = False
+    server.write(b"frame five")
+    assert sent[-1] == b"frame five" and unsent() == 0
 
 
 def test_twisteds_tcp_transport_still_has_what_the_write_at_once_reads() -> None:

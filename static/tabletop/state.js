@@ -12,6 +12,15 @@ function upsert(items, item, key) {
   return items.map((x, i) => (i === at ? item : x));
 }
 
+/** A seat as the room's list holds it: its keys at their defaults left out (``role`` "player",
+ * ``characters`` none), as in hello (seat_entry in tabletop/selectors/room.py). */
+function seatEntry(seat) {
+  const entry = {id: seat.id, name: seat.name};
+  if ((seat.role || "player") !== "player") entry.role = seat.role;
+  if ((seat.characters || []).length) entry.characters = seat.characters;
+  return entry;
+}
+
 /** An open roll's new state: listed while open (in seq order), gone once closed. */
 function bySeq(rolls, roll) {
   const rest = rolls.filter((r) => r.seq !== roll.seq);
@@ -26,7 +35,7 @@ export function applyEvent(state, event) {
   const next = {...state};
   const kind = event.kind;
   if (kind === "seat.join") {
-    next.seats = upsert(state.seats, data.seat, (s) => s.id);
+    next.seats = upsert(state.seats, seatEntry(data.seat), (s) => s.id);
   } else if (kind === "seat.leave") {
     next.seats = state.seats.filter((s) => s.id !== data.seat);
   } else if (kind === "session.start") {

@@ -192,7 +192,8 @@ def write_at_once(connection: Any) -> None:
                 data = data[sent:]
         queue(data)  # (a lost connection is found by the reactor, as before)
 
-    transport.write = write
+    # (an attribute of this connection's transport only: Twisted's class is left as it is)
+    transport.write = write  # type: ignore[method-assign]
 
 
 class _Pretty:
@@ -233,7 +234,8 @@ def defer_autobahn_debug_dumps() -> None:
         _moved("autobahn's Timings", "no Timings.__str__")
         return
     timings.__str__ = lambda self: pprint.pformat(self._timings)
-    protocol.pformat = _Pretty
+    # (called as pformat(value) and only formatted into log lines: a lazy stand-in for the str)
+    protocol.pformat = _Pretty  # type: ignore[assignment]
 
 
 # -- daphne: its access logs --------------------------------------------------------------------

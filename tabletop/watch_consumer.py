@@ -183,7 +183,9 @@ class WatchConsumer(AsyncWebsocketConsumer):
         except TooFarBehind:
             await self._let_go()
 
-    async def hub_notice(self, notice: dict[str, Any], seats: list[int] | None = None) -> None:
+    async def hub_notice(
+        self, notice: dict[str, Any], seats: list[int] | None = None, *, text: str = ""
+    ) -> None:
         """Notices lead players on to the campaign's next session; a watch link shows its own
         session only (the next one has watch links of its own)."""
 

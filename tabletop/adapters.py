@@ -144,12 +144,13 @@ def write_at_once(connection: Any) -> None:
     the reactor's next turn sends it and unregisters the socket: three system calls a frame
     (``epoll_ctl``, ``send``, ``epoll_ctl``), for every socket of a room, for every event. Here a
     frame that finds the connection's buffers empty is sent at once (one ``send``, through the
-    transport's own ``writeSomeData``); whatever the network does not take, and every frame while
-    anything waits, goes through Twisted's own ``write``, so the bytes keep their order and the
-    send buffer (``unsent_bytes``) counts the same. Only a plain TCP connection (daphne's
-    ``tcp.Server``, no TLS layer) is changed; its producer (Twisted's HTTP channel, which daphne
-    upgraded to the socket, registers itself as a streaming one) is paused and resumed by what
-    waits in the buffer, and nothing that leaves at once waits there."""
+    transport's own ``writeSomeData``); what the network does not take of it is left where
+    Twisted leaves a frame it is part way through (its ``dataBuffer``), and every frame while
+    anything waits goes through Twisted's own ``write``, so the bytes keep their order, the queue
+    holds whole frames only, and the send buffer (``unsent_bytes``) counts the same. Only a plain
+    TCP connection (daphne's ``tcp.Server``, no TLS layer) is changed; its producer (Twisted's
+    HTTP channel, which daphne upgraded to the socket, registers itself as a streaming one) is
+    paused and resumed by what waits in the buffer, as before."""
     from twisted.internet import tcp
 
     transport = getattr(connection, "transport", None)
@@ -166,6 +167,8 @@ def write_at_once(connection: Any) -> None:
             "producer",
             "streamingProducer",
             "producerPaused",
+            "_maybePauseProducer",
+            "startWriting",
         )
         if not hasattr(transport, a)
     ]
@@ -191,7 +194,13 @@ def write_at_once(connection: Any) -> None:
             if isinstance(sent, int):
                 if sent >= len(data):
                     return
-                data = data[sent:]
+                # The rest is what Twisted's own write would be sending now: the buffer being
+                # written (``dataBuffer``), never the queue of whole frames behind it, which a
+                # close for a client too far behind forgets (``close_with_reason``).
+                transport.dataBuffer, transport.offset = data[sent:], 0
+                transport._maybePauseProducer()
+                transport.startWriting()
+                return
         queue(data)  # (a lost connection is found by the reactor, as before)
 
     # (an attribute of this connection's transport only: Twisted's class is left as it is)

@@ -236,16 +236,22 @@ def test_a_frame_leaves_at_once_when_nothing_waits_before_it_and_queues_behind_w
     taking[0] = 4
     server.write(b"frame two")
     server.write(b"frame three")
-    assert sent[1:] == [b"fram"] and registered == ["writer", "writer"]
+    assert sent[1:] == [b"fram"] and "writer" in registered
     assert unsent() == len(b"e two") + len(b"frame three")
-    assert b"".join(server._tempDataBuffer) == b"e twoframe three"
+    # The rest of the frame part way out is where Twisted keeps it; the queue behind it holds
+    # whole frames, which a close for a client too far behind forgets, the stream left whole.
+    assert bytes(server.dataBuffer[server.offset :]) == b"e two"
+    assert server._tempDataBuffer == [b"frame three"]
+    protocol = type("Connection", (), {"transport": server, "sendClose": lambda *a, **k: None})()
+    adapters.close_with_reason(protocol, code=4408, reason="behind", drop=False, drop_queued=1.0)
+    assert unsent() == len(b"e two")
     # Once the buffer drains, frames leave at once again; never while the producer is paused.
-    server._tempDataBuffer.clear()
-    server._tempDataLen = 0
     taking[0] = 10**6
+    server.doWrite()
+    assert sent[-1] == b"e two" and unsent() == 0
     server.producerPaused = True
     server.write(b"frame four")
-    assert sent[-1] == b"fram" and unsent() == len(b"frame four")
+    assert sent[-1] == b"e two" and unsent() == len(b"frame four")
     server._tempDataBuffer.clear()
     server._tempDataLen = 0
     server.producerPaused = False

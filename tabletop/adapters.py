@@ -137,20 +137,35 @@ def close_with_reason(
         transport.abortConnection()
 
 
-def write_at_once(connection: Any) -> None:
-    """Hand each frame to the network as it is written, when nothing is waiting before it.
+# Connections with frames written this turn of the reactor, each sent once at its end.
+_due: list[Callable[[], None]] = []
 
-    Twisted's ``FileDescriptor.write`` only queues a frame and registers the socket for writing;
-    the reactor's next turn sends it and unregisters the socket: three system calls a frame
-    (``epoll_ctl``, ``send``, ``epoll_ctl``), for every socket of a room, for every event. Here a
-    frame that finds the connection's buffers empty is sent at once (one ``send``, through the
-    transport's own ``writeSomeData``); what the network does not take of it is left where
-    Twisted leaves a frame it is part way through (its ``dataBuffer``), and every frame while
-    anything waits goes through Twisted's own ``write``, so the bytes keep their order, the queue
-    holds whole frames only, and the send buffer (``unsent_bytes``) counts the same. Only a plain
-    TCP connection (daphne's ``tcp.Server``, no TLS layer) is changed; its producer (Twisted's
-    HTTP channel, which daphne upgraded to the socket, registers itself as a streaming one) is
-    paused and resumed by what waits in the buffer, as before."""
+
+def _send_due() -> None:
+    due = _due[:]
+    _due.clear()
+    for send in due:
+        try:
+            send()
+        except Exception:  # one connection's fault must not keep the others' frames back
+            log.exception("sending a connection's frames failed")
+
+
+def write_at_once(connection: Any) -> None:
+    """Send what a connection is written in one turn of the reactor with one system call.
+
+    Twisted's ``FileDescriptor.write`` queues a frame and registers the socket for writing; the
+    reactor's next turn sends it and unregisters the socket: three system calls (``epoll_ctl``,
+    ``send``, ``epoll_ctl``) for every socket of a room, for every event. Here a frame for a
+    connection with nothing waiting goes into Twisted's own queue (``_tempDataBuffer``, so the
+    send buffer, ``unsent_bytes``, counts it as before, and a close for a client too far behind
+    forgets it as before) without registering the socket, and at the end of the turn the
+    transport's own ``doWrite`` sends everything queued for it in one ``send`` (a room's events
+    that arrive together leave together). Whatever the network does not take, a connection
+    closing, and every frame while Twisted is itself waiting to send, are left to Twisted's
+    reactor as before. Only a plain TCP connection (daphne's ``tcp.Server``, no TLS layer) is
+    changed; its producer (Twisted's HTTP channel, which daphne upgraded to the socket) is paused
+    and resumed by what waits in the queue, as before."""
     from twisted.internet import tcp
 
     transport = getattr(connection, "transport", None)
@@ -162,13 +177,12 @@ def write_at_once(connection: Any) -> None:
             "dataBuffer",
             "offset",
             "_tempDataBuffer",
+            "_tempDataLen",
             "_writeDisconnected",
-            "writeSomeData",
-            "producer",
-            "streamingProducer",
-            "producerPaused",
             "_maybePauseProducer",
+            "doWrite",
             "startWriting",
+            "reactor",
         )
         if not hasattr(transport, a)
     ]
@@ -176,32 +190,36 @@ def write_at_once(connection: Any) -> None:
         _moved("Twisted's TCP transport", f"no {', '.join(missing)}")
         return
     queue = transport.write
+    due = False  # this connection's frames wait for the end of the turn
+
+    def send() -> None:
+        nonlocal due
+        due = False
+        if not transport.connected or transport.disconnecting:
+            return  # (closing: Twisted's reactor sends what waits, then closes)
+        lost = transport.doWrite()
+        if (
+            lost is not None
+            or transport._tempDataBuffer
+            or transport.offset < len(transport.dataBuffer)
+        ):
+            transport.startWriting()  # the rest, or the loss, is the reactor's to handle
 
     def write(data: bytes) -> None:
-        if (
-            transport.connected
-            and not transport.disconnecting
-            and not transport._writeDisconnected
-            and (
-                transport.producer is None
-                or (transport.streamingProducer and not transport.producerPaused)
-            )
-            and not transport._tempDataBuffer
-            and len(transport.dataBuffer) == transport.offset
-            and isinstance(data, bytes)
-        ):
-            sent = transport.writeSomeData(data)
-            if isinstance(sent, int):
-                if sent >= len(data):
-                    return
-                # The rest is what Twisted's own write would be sending now: the buffer being
-                # written (``dataBuffer``), never the queue of whole frames behind it, which a
-                # close for a client too far behind forgets (``close_with_reason``).
-                transport.dataBuffer, transport.offset = data[sent:], 0
-                transport._maybePauseProducer()
-                transport.startWriting()
-                return
-        queue(data)  # (a lost connection is found by the reactor, as before)
+        nonlocal due
+        closing = not transport.connected or transport.disconnecting or transport._writeDisconnected
+        waiting = transport._tempDataBuffer or transport.offset < len(transport.dataBuffer)
+        if closing or not data or not isinstance(data, bytes) or (waiting and not due):
+            queue(data)  # (Twisted's own write: it is sending, or the connection is going)
+            return
+        transport._tempDataBuffer.append(data)
+        transport._tempDataLen += len(data)
+        transport._maybePauseProducer()
+        if not due:
+            due = True
+            if not _due:
+                transport.reactor.callLater(0, _send_due)
+            _due.append(send)
 
     # (an attribute of this connection's transport only: Twisted's class is left as it is)
     transport.write = write  # type: ignore[method-assign]

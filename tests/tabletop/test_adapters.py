@@ -207,16 +207,17 @@ async def test_the_user_is_read_only_when_something_asks(monkeypatch) -> None:
     assert asked == [] and seen["user"]._wrapped is empty
 
 
-def test_a_frame_leaves_at_once_when_nothing_waits_before_it_and_queues_behind_what_does() -> None:
+def test_a_turns_frames_leave_together_in_one_send_without_registering_the_socket() -> None:
     wire = Wire()  # (a transport of another type, a test's, is left as it is) ...
     adapters.write_at_once(type("Connection", (), {"transport": wire})())
     assert "write" not in vars(wire)
-    # ... daphne's plain TCP connection gets the write that sends at once.
+    # ... daphne's plain TCP connection gets the write that sends at the end of the turn.
     server = tcp.Server.__new__(tcp.Server)
     Wire.__init__(server)
     sent: list[bytes] = []
     taking = [10**6]
     registered: list[str] = []
+    later: list[Any] = []
 
     def write_some(data: Any) -> int:
         n = min(taking[0], len(data))
@@ -225,42 +226,46 @@ def test_a_frame_leaves_at_once_when_nothing_waits_before_it_and_queues_behind_w
 
     server.writeSomeData = write_some  # type: ignore[method-assign]
     server.startWriting = lambda: registered.append("writer")  # type: ignore[method-assign]
+    server.reactor.callLater = lambda delay, f: later.append(f)  # type: ignore[attr-defined]
+
+    def end_of_turn() -> None:
+        while later:
+            later.pop(0)()
+
     adapters.write_at_once(type("Connection", (), {"transport": server})())
     unsent = adapters.unsent_bytes(type("Connection", (), {"transport": server})())
-    # (daphne's upgraded HTTP channel is the connection's streaming producer, not paused)
+    # (daphne's upgraded HTTP channel is the connection's streaming producer)
     server.registerProducer(type("Channel", (), {"pauseProducing": lambda self: None})(), True)
     server.write(b"frame one")
-    assert sent == [b"frame one"] and registered == [] and unsent() == 0
-    # The network takes part of the next: the rest waits in Twisted's buffer, in order, and
-    # every frame behind it waits too, counted by the send buffer.
-    taking[0] = 4
     server.write(b"frame two")
+    assert sent == [] and unsent() == len(b"frame oneframe two")  # (counted while it waits)
+    end_of_turn()
+    assert sent == [b"frame oneframe two"] and registered == [] and unsent() == 0
+    # The network takes part of the next turn's: the rest is Twisted's reactor's to send, and
+    # a frame written meanwhile waits behind it, whole, where a close for a client too far
+    # behind forgets it.
+    taking[0] = 4
     server.write(b"frame three")
-    assert sent[1:] == [b"fram"] and "writer" in registered
-    assert unsent() == len(b"e two") + len(b"frame three")
-    # The rest of the frame part way out is where Twisted keeps it; the queue behind it holds
-    # whole frames, which a close for a client too far behind forgets, the stream left whole.
-    assert bytes(server.dataBuffer[server.offset :]) == b"e two"
-    assert server._tempDataBuffer == [b"frame three"]
+    end_of_turn()
+    server.write(b"frame four")
+    assert sent[1:] == [b"fram"] and "writer" in registered and later == []
+    assert unsent() == len(b"e three") + len(b"frame four")
+    assert bytes(server.dataBuffer[server.offset :]) == b"e three"
+    assert server._tempDataBuffer == [b"frame four"]
     protocol = type("Connection", (), {"transport": server, "sendClose": lambda *a, **k: None})()
     adapters.close_with_reason(protocol, code=4408, reason="behind", drop=False, drop_queued=1.0)
-    assert unsent() == len(b"e two")
-    # Once the buffer drains, frames leave at once again; never while the producer is paused.
+    assert unsent() == len(b"e three")
+    # Once the reactor has sent the rest, frames wait for the end of the turn again.
     taking[0] = 10**6
     server.doWrite()
-    assert sent[-1] == b"e two" and unsent() == 0
-    server.producerPaused = True
-    server.write(b"frame four")
-    assert sent[-1] == b"e two" and unsent() == len(b"frame four")
-    server._tempDataBuffer.clear()
-    server._tempDataLen = 0
-    server.producerPaused = False
     server.write(b"frame five")
-    assert sent[-1] == b"frame five" and unsent() == 0
+    end_of_turn()
+    assert sent[-2:] == [b"e three", b"frame five"] and unsent() == 0
 
 
 def test_twisteds_tcp_transport_still_has_what_the_write_at_once_reads() -> None:
-    for name in ("dataBuffer", "offset", "_tempDataBuffer", "_writeDisconnected", "producer"):
+    names = ("dataBuffer", "offset", "_tempDataBuffer", "_tempDataLen", "_writeDisconnected")
+    for name in (*names, "_maybePauseProducer", "doWrite", "startWriting"):
         assert hasattr(tcp.Server, name) or name in vars(abstract.FileDescriptor()), name
     assert tcp.Connection.writeSomeData is tcp.Server.writeSomeData  # the socket's own send
 

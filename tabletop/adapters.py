@@ -3,8 +3,9 @@
 ASGI and the frameworks' documented APIs do not say everything the table needs: how many bytes
 a socket's client has not read yet, closing a socket with a reason, keeping seat tokens out of
 daphne's access log, a consumer that does not hop to the database thread for every message, a
-logged-in user read only when something asks, a frame sent in one system call rather than three,
-and no debug dump of autobahn's configuration on every connection when no debug line is written.
+logged-in user read only when something asks, a socket's frames of one turn sent in one system
+call rather than three each, and no debug dump of autobahn's configuration on every connection
+when no debug line is written.
 Each such read lives here, named for what it reads (daphne, autobahn, Twisted, Channels),
 and ``tests/tabletop/test_adapters.py`` checks every one against the versions pyproject.toml pins,
 so an upgrade that moves one fails there, by name, and not in a room.

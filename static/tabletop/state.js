@@ -1,7 +1,6 @@
-// One room state for the room page and the GM dashboard: hello's state, and every event applied
-// to it by the same rule as the server's reducer (apply_event in tabletop/selectors/room.py; a
-// test runs both on the same events). An event carries the absolute values it changes, so
-// nothing here knows a game's rules: pages only draw what this holds (a system's keys: seam.js).
+// The room state of the room page and the GM dashboard: hello's state and every event applied by
+// the server's rule (apply_event, tabletop/selectors/room.py; a test runs both). Events carry the
+// values they change, so nothing here knows a game's rules (a system's keys: seam.js).
 import {tableSystem} from "./seam.js";
 
 /** Replace the item with the same key, or add it at the end. */
@@ -12,14 +11,9 @@ function upsert(items, item, key) {
   return items.map((x, i) => (i === at ? item : x));
 }
 
-/** A seat as the room's list holds it: its keys at their defaults left out (``role`` "player",
- * ``characters`` none), as in hello (seat_entry in tabletop/selectors/room.py). */
-function seatEntry(seat) {
-  const entry = {id: seat.id, name: seat.name};
-  if ((seat.role || "player") !== "player") entry.role = seat.role;
-  if ((seat.characters || []).length) entry.characters = seat.characters;
-  return entry;
-}
+// As hello lists seats (seat_entry): no player role, no empty characters.
+const seatEntry = ({role, characters: c, ...s}) =>
+  ({...s, ...(role !== "player" && {role}), ...(c?.length && {characters: c})});
 
 /** An open roll's new state: listed while open (in seq order), gone once closed. */
 function bySeq(rolls, roll) {

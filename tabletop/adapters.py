@@ -2,14 +2,17 @@
 
 ASGI and the frameworks' documented APIs do not say everything the table needs: how many bytes
 a socket's client has not read yet, closing a socket with a reason, keeping seat tokens out of
-daphne's access log, a consumer that does not hop to the database thread for every message, and
-a logged-in user read only when something asks.
+daphne's access log, a consumer that does not hop to the database thread for every message, a
+logged-in user read only when something asks, a socket's frames of one turn sent in one system
+call rather than three each, and no debug dump of autobahn's configuration on every connection
+when no debug line is written.
 Each such read lives here, named for what it reads (daphne, autobahn, Twisted, Channels),
 and ``tests/tabletop/test_adapters.py`` checks every one against the versions pyproject.toml pins,
 so an upgrade that moves one fails there, by name, and not in a room.
 
 At run time a read that finds its internal gone logs an ERROR naming it (once) and the table
-does without what it gave (a socket's send buffer goes unbounded, a close loses its reason);
+does without what it gave (a socket's send buffer goes unbounded, a close loses its reason, a
+frame takes Twisted's three system calls);
 the access log refuses to load rather than print tokens.
 """
 
@@ -18,6 +21,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import pprint
 import sys
 from collections.abc import Callable
 from types import SimpleNamespace
@@ -132,6 +136,136 @@ def close_with_reason(
     transport = getattr(connection, "transport", None)
     if drop and transport is not None:
         transport.abortConnection()
+
+
+# Connections with frames written this turn of the reactor, each sent once at its end.
+_due: list[Callable[[], None]] = []
+
+
+def _send_due() -> None:
+    due = _due[:]
+    _due.clear()
+    for send in due:
+        try:
+            send()
+        except Exception:  # one connection's fault must not keep the others' frames back
+            log.exception("sending a connection's frames failed")
+
+
+def write_at_once(connection: Any) -> None:
+    """Send what a connection is written in one turn of the reactor with one system call.
+
+    Twisted's ``FileDescriptor.write`` queues a frame and registers the socket for writing; the
+    reactor's next turn sends it and unregisters the socket: three system calls (``epoll_ctl``,
+    ``send``, ``epoll_ctl``) for every socket of a room, for every event. Here a frame for a
+    connection with nothing waiting goes into Twisted's own queue (``_tempDataBuffer``, so the
+    send buffer, ``unsent_bytes``, counts it as before, and a close for a client too far behind
+    forgets it as before) without registering the socket, and at the end of the turn the
+    transport's own ``doWrite`` sends everything queued for it in one ``send`` (a room's events
+    that arrive together leave together). Whatever the network does not take, a connection
+    closing, and every frame while Twisted is itself waiting to send, are left to Twisted's
+    reactor as before. Only a plain TCP connection (daphne's ``tcp.Server``, no TLS layer) is
+    changed; its producer (Twisted's HTTP channel, which daphne upgraded to the socket) is paused
+    and resumed by what waits in the queue, as before."""
+    from twisted.internet import tcp
+
+    transport = getattr(connection, "transport", None)
+    if type(transport) is not tcp.Server:
+        return  # (TLS, a test's transport: Twisted's write as it is)
+    missing = [
+        a
+        for a in (
+            "dataBuffer",
+            "offset",
+            "_tempDataBuffer",
+            "_tempDataLen",
+            "_writeDisconnected",
+            "_maybePauseProducer",
+            "doWrite",
+            "startWriting",
+            "reactor",
+        )
+        if not hasattr(transport, a)
+    ]
+    if missing:
+        _moved("Twisted's TCP transport", f"no {', '.join(missing)}")
+        return
+    queue = transport.write
+    due = False  # this connection's frames wait for the end of the turn
+
+    def send() -> None:
+        nonlocal due
+        due = False
+        if not transport.connected or transport.disconnecting:
+            return  # (closing: Twisted's reactor sends what waits, then closes)
+        lost = transport.doWrite()
+        if (
+            lost is not None
+            or transport._tempDataBuffer
+            or transport.offset < len(transport.dataBuffer)
+        ):
+            transport.startWriting()  # the rest, or the loss, is the reactor's to handle
+
+    def write(data: bytes) -> None:
+        nonlocal due
+        closing = not transport.connected or transport.disconnecting or transport._writeDisconnected
+        waiting = transport._tempDataBuffer or transport.offset < len(transport.dataBuffer)
+        if closing or not data or not isinstance(data, bytes) or (waiting and not due):
+            queue(data)  # (Twisted's own write: it is sending, or the connection is going)
+            return
+        transport._tempDataBuffer.append(data)
+        transport._tempDataLen += len(data)
+        transport._maybePauseProducer()
+        if not due:
+            due = True
+            if not _due:
+                transport.reactor.callLater(0, _send_due)
+            _due.append(send)
+
+    # (an attribute of this connection's transport only: Twisted's class is left as it is)
+    transport.write = write  # type: ignore[method-assign]
+
+
+class _Pretty:
+    """``pprint.pformat(value)``, made only when a log line that shows it is written."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __format__(self, spec: str) -> str:
+        return format(pprint.pformat(self.value), spec)
+
+    def __str__(self) -> str:
+        return pprint.pformat(self.value)
+
+    __repr__ = __str__
+
+
+def defer_autobahn_debug_dumps() -> None:
+    """Autobahn pretty-prints its whole configuration (about 40 options) and the transport's
+    details for a debug line on every connection (``WebSocketProtocol._connectionMade``,
+    ``startHandshake``), before the logger is asked whether debug lines are wanted: no log
+    level or txaio setting skips the ``pformat``, which was 7-12 % of the event loop's time in
+    a burst of connects (docs/benchmarks.md). Its module's ``pformat`` becomes one that formats
+    when the line is written, so a debug log, when on, reads as before. (The module's ``Timings``
+    prints with the real ``pformat``, as its ``__str__`` must answer a string.)"""
+    try:
+        from autobahn.websocket import protocol
+    except ImportError:  # another server
+        return
+    if protocol.__dict__.get("pformat") is not pprint.pformat:
+        if protocol.__dict__.get("pformat") is not _Pretty:
+            _moved("autobahn's pformat of its configuration", "not pprint.pformat")
+        return
+    timings = getattr(protocol, "Timings", None)
+    if timings is None or "__str__" not in timings.__dict__:
+        _moved("autobahn's Timings", "no Timings.__str__")
+        return
+    timings.__str__ = lambda self: pprint.pformat(self._timings)
+    # (called as pformat(value) and only formatted into log lines: a lazy stand-in for the str)
+    protocol.pformat = _Pretty  # type: ignore[assignment]
 
 
 # -- daphne: its access logs --------------------------------------------------------------------

@@ -103,6 +103,7 @@ class RoomConsumer(LeanWebsocketConsumer):
     present = False
     joined = False
     closing: asyncio.Future[None] | None = None
+    notices = False  # the socket asked for the table's notices (``notices=1``)
 
     @property
     def delivered(self) -> int:
@@ -137,6 +138,7 @@ class RoomConsumer(LeanWebsocketConsumer):
             await self.close(code=CLOSE_FORBIDDEN)
             return
         self.access = access
+        self.notices = wants_notices(self.scope)
         self.viewer = Viewer(seat_id=access.seat.pk, is_gm=access.seat.is_gm)
         self.group = room_group(access.session.pk)
         session_id = access.session.pk
@@ -346,12 +348,16 @@ class RoomConsumer(LeanWebsocketConsumer):
         if self.delivery is not None:
             await self._guarded(self.delivery.offer(message))
 
-    async def hub_presence(self, here: list[int]) -> None:
-        """Who is at the table now (the room's notice): ``{"type": "here", "here": [seat ids]}``."""
-        if self.delivery is not None and self.delivery.ready and wants_notices(self.scope):
-            await self._guarded(self.delivery.send({"type": "here", "here": here}))
+    async def hub_presence(self, here: list[int], *, text: str = "") -> None:
+        """Who is at the table now (the room's notice): ``{"type": "here", "here": [seat ids]}``
+        (``text``: that message as JSON, made once for the room)."""
+        if self.delivery is not None and self.delivery.ready and self.notices:
+            message = {"type": "here", "here": here}
+            await self._guarded(self.delivery.send(message, text=text or None))
 
-    async def hub_notice(self, notice: dict[str, Any], seats: list[int] | None = None) -> None:
+    async def hub_notice(
+        self, notice: dict[str, Any], seats: list[int] | None = None, *, text: str = ""
+    ) -> None:
         """A notice to the room (the campaign's next session): sent as it is, after what this
         socket was sent so far; hello comes first, so a socket still opening is not sent it.
         One for ``seats`` (a character's new quick rolls, for the seats playing it) goes to
@@ -359,10 +365,10 @@ class RoomConsumer(LeanWebsocketConsumer):
         if self.delivery is None or not self.delivery.ready:
             return
         if seats is not None and not (
-            wants_notices(self.scope) and (self.viewer.is_gm or self.viewer.seat_id in seats)
+            self.notices and (self.viewer.is_gm or self.viewer.seat_id in seats)
         ):
             return
-        await self._guarded(self.delivery.send(notice))
+        await self._guarded(self.delivery.send(notice, text=text or None))
 
     async def _send(self, message: dict[str, Any]) -> None:
         if self.delivery is not None:

@@ -32,7 +32,7 @@ from django.conf import settings
 
 from . import timing
 from .models import GameSession
-from .selectors.events import events_after
+from .selectors.events import dumps, events_after
 from .services.events import message_payload
 
 log = logging.getLogger(__name__)
@@ -51,7 +51,9 @@ class Member(Protocol):
 
     async def hub_deliver(self, message: dict[str, Any]) -> None: ...
 
-    async def hub_notice(self, notice: dict[str, Any], seats: list[int] | None = None) -> None: ...
+    async def hub_notice(
+        self, notice: dict[str, Any], seats: list[int] | None = None, *, text: str = ""
+    ) -> None: ...
 
 
 def _seats_here(session_id: int) -> list[int]:
@@ -108,21 +110,24 @@ class _Room:
 
     async def tell_presence(self, here: list[int]) -> None:
         """Who is here now, to the sockets that show it (the seats' rooms; spectators are not
-        told)."""
+        told): the same message to each, its JSON made once."""
+        text = dumps({"type": "here", "here": here})
         for member in list(self.members):
             tell = getattr(member, "hub_presence", None)
             if tell is None:
                 continue
             try:
-                await tell(here)
+                await tell(here, text=text)
             except Exception:  # one broken socket must not stop the room
                 log.exception("telling a socket who is here failed")
 
     async def tell_notice(self, notice: dict[str, Any], seats: list[int] | None) -> None:
-        """A notice to every socket of the room (``seats``: for those seats and the GM)."""
+        """A notice to every socket of the room (``seats``: for those seats and the GM), its JSON
+        made once."""
+        text = dumps(notice)
         for member in list(self.members):
             try:
-                await member.hub_notice(notice, seats)
+                await member.hub_notice(notice, seats, text=text)
             except Exception:  # one broken socket must not stop the room
                 log.exception("sending a notice to a socket failed")
 

@@ -30,12 +30,14 @@ CLOSE_READ_SECONDS = 10.0
 class SocketProbe:
     def __init__(self, app: Any) -> None:
         self.app = app
+        adapters.defer_autobahn_debug_dumps()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "websocket":
             connection = adapters.daphne_connection(send)
             if connection is not None:
                 adapters.close_frame_on_protocol_faults(connection)
+                adapters.write_at_once(connection)
                 scope = {**scope, SCOPE_KEY: connection}
         elif scope["type"] == "http":
             # (a download streams only as fast as its client reads: tabletop/views/export.py)

@@ -16,10 +16,10 @@ import json
 from typing import Any
 
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.layers import get_channel_layer
 from django.conf import settings
 
+from .adapters import LeanWebsocketConsumer
 from .delivery import Delivery, TooFarBehind
 from .hub import hub
 from .limits import TokenBucket
@@ -68,7 +68,9 @@ def _snapshot(session: GameSession) -> dict[str, Any]:
     }
 
 
-class WatchConsumer(AsyncWebsocketConsumer):
+class WatchConsumer(LeanWebsocketConsumer):
+    # (lean: a frame goes straight to the server, and a message hops to the database thread only
+    # for what reads the store, through database_sync_to_async)
     # A channel of its own (unlike a seat's socket): revoking the link reaches it by its group.
     channel_layer_alias = "default"
     delivery: Delivery | None = None
@@ -162,7 +164,7 @@ class WatchConsumer(AsyncWebsocketConsumer):
         )
 
     async def _send_text(self, text: str) -> None:
-        await self.send(text_data=text)
+        await self.send_text(text)
 
     async def _fetch_after(self, after: int, limit: int) -> list[dict[str, Any]]:
         return await database_sync_to_async(events_after)(
@@ -183,7 +185,9 @@ class WatchConsumer(AsyncWebsocketConsumer):
         except TooFarBehind:
             await self._let_go()
 
-    async def hub_notice(self, notice: dict[str, Any], seats: list[int] | None = None) -> None:
+    async def hub_notice(
+        self, notice: dict[str, Any], seats: list[int] | None = None, *, text: str = ""
+    ) -> None:
         """Notices lead players on to the campaign's next session; a watch link shows its own
         session only (the next one has watch links of its own)."""
 

@@ -1,7 +1,6 @@
-// One room state for the room page and the GM dashboard: hello's state, and every event applied
-// to it by the same rule as the server's reducer (apply_event in tabletop/selectors/room.py; a
-// test runs both on the same events). An event carries the absolute values it changes, so
-// nothing here knows a game's rules: pages only draw what this holds (a system's keys: seam.js).
+// The room state of the room page and the GM dashboard: hello's state and every event applied by
+// the server's rule (apply_event, tabletop/selectors/room.py; a test runs both). Events carry the
+// values they change, so nothing here knows a game's rules (a system's keys: seam.js).
 import {tableSystem} from "./seam.js";
 
 /** Replace the item with the same key, or add it at the end. */
@@ -11,6 +10,10 @@ function upsert(items, item, key) {
   if (at < 0) return [...items, item];
   return items.map((x, i) => (i === at ? item : x));
 }
+
+// As hello lists seats (seat_entry): no player role, no empty characters.
+const seatEntry = ({role, characters: c, ...s}) =>
+  ({...s, ...(role !== "player" && {role}), ...(c?.length && {characters: c})});
 
 /** An open roll's new state: listed while open (in seq order), gone once closed. */
 function bySeq(rolls, roll) {
@@ -26,7 +29,7 @@ export function applyEvent(state, event) {
   const next = {...state};
   const kind = event.kind;
   if (kind === "seat.join") {
-    next.seats = upsert(state.seats, data.seat, (s) => s.id);
+    next.seats = upsert(state.seats, seatEntry(data.seat), (s) => s.id);
   } else if (kind === "seat.leave") {
     next.seats = state.seats.filter((s) => s.id !== data.seat);
   } else if (kind === "session.start") {

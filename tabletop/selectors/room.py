@@ -10,7 +10,7 @@ from collections import OrderedDict, defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from ..models import Character, GameSession, Seat, Visibility
+from ..models import Character, GameSession, Seat, SeatRole, Visibility
 from ..services.withheld import pending_withheld_of, seen_counts, withheld_view
 from ..systems.registry import keeping_state, state_keys, table_system
 from .campaigns import sheet_of, talk_settings, with_sheets
@@ -33,6 +33,19 @@ def seat_summary(seat: Seat) -> dict[str, Any]:
         "role": seat.role,
         "characters": [{"id": c.pk, "name": c.name} for c in seat.characters.all()],
     }
+
+
+def seat_entry(summary: dict[str, Any]) -> dict[str, Any]:
+    """A seat as the room's list (``hello.state.seats``) holds it: its keys at their defaults
+    left out (``role`` "player", ``characters`` none). A room of 200 sends the list to each of its
+    200 sockets as they arrive, and those two keys were half of it; every page reads them with
+    those defaults. The browser's reducer (``static/tabletop/state.js``) lists seats alike."""
+    entry = {"id": summary["id"], "name": summary["name"]}
+    if summary.get("role", SeatRole.PLAYER) != SeatRole.PLAYER:
+        entry["role"] = summary["role"]
+    if summary.get("characters"):
+        entry["characters"] = summary["characters"]
+    return entry
 
 
 def session_summary(session: GameSession) -> dict[str, Any]:
@@ -142,7 +155,7 @@ def table_states(sessions: Sequence[GameSession]) -> dict[int, dict[str, Any]]:
         .prefetch_related("characters")
         .order_by("created_at")
     ):
-        seats[seat.session_id].append(seat_summary(seat))
+        seats[seat.session_id].append(seat_entry(seat_summary(seat)))
     characters: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for c in with_sheets(
         Character.objects.filter(campaign_id__in={s.campaign_id for s in sessions}).order_by("name")
@@ -223,7 +236,7 @@ def apply_event(state: dict[str, Any], message: dict[str, Any]) -> dict[str, Any
     kind = message["kind"]
     new = dict(state)
     if kind == "seat.join":
-        new["seats"] = _upsert(state["seats"], data["seat"], lambda s: s["id"])
+        new["seats"] = _upsert(state["seats"], seat_entry(data["seat"]), lambda s: s["id"])
     elif kind == "seat.leave":
         new["seats"] = [s for s in state["seats"] if s["id"] != data["seat"]]
     elif kind == "session.start":

@@ -205,3 +205,100 @@ async def test_the_user_is_read_only_when_something_asks(monkeypatch) -> None:
     await adapters.LazyUserMiddleware(inner)(scope, None, None)
     # Channels' AuthMiddleware still hands the scope to resolve_scope, which reads nothing yet
     assert asked == [] and seen["user"]._wrapped is empty
+
+
+def test_a_turns_frames_leave_together_in_one_send_without_registering_the_socket() -> None:
+    wire = Wire()  # (a transport of another type, a test's, is left as it is) ...
+    adapters.write_at_once(type("Connection", (), {"transport": wire})())
+    assert "write" not in vars(wire)
+    # ... daphne's plain TCP connection gets the write that sends at the end of the turn.
+    server = tcp.Server.__new__(tcp.Server)
+    Wire.__init__(server)
+    sent: list[bytes] = []
+    taking = [10**6]
+    registered: list[str] = []
+    later: list[Any] = []
+
+    def write_some(data: Any) -> int:
+        n = min(taking[0], len(data))
+        sent.append(bytes(data[:n]))
+        return n
+
+    server.writeSomeData = write_some  # type: ignore[method-assign]
+    server.startWriting = lambda: registered.append("writer")  # type: ignore[method-assign]
+    server.reactor.callLater = lambda delay, f: later.append(f)  # type: ignore[attr-defined]
+
+    def end_of_turn() -> None:
+        while later:
+            later.pop(0)()
+
+    adapters.write_at_once(type("Connection", (), {"transport": server})())
+    unsent = adapters.unsent_bytes(type("Connection", (), {"transport": server})())
+    # (daphne's upgraded HTTP channel is the connection's streaming producer)
+    server.registerProducer(type("Channel", (), {"pauseProducing": lambda self: None})(), True)
+    server.write(b"frame one")
+    server.write(b"frame two")
+    assert sent == [] and unsent() == len(b"frame oneframe two")  # (counted while it waits)
+    end_of_turn()
+    assert sent == [b"frame oneframe two"] and registered == [] and unsent() == 0
+    # The network takes part of the next turn's: the rest is Twisted's reactor's to send, and
+    # a frame written meanwhile waits behind it, whole, where a close for a client too far
+    # behind forgets it.
+    taking[0] = 4
+    server.write(b"frame three")
+    end_of_turn()
+    server.write(b"frame four")
+    assert sent[1:] == [b"fram"] and "writer" in registered and later == []
+    assert unsent() == len(b"e three") + len(b"frame four")
+    assert bytes(server.dataBuffer[server.offset :]) == b"e three"
+    assert server._tempDataBuffer == [b"frame four"]
+    protocol = type("Connection", (), {"transport": server, "sendClose": lambda *a, **k: None})()
+    adapters.close_with_reason(protocol, code=4408, reason="behind", drop=False, drop_queued=1.0)
+    assert unsent() == len(b"e three")
+    # Once the reactor has sent the rest, frames wait for the end of the turn again.
+    taking[0] = 10**6
+    server.doWrite()
+    server.write(b"frame five")
+    end_of_turn()
+    assert sent[-2:] == [b"e three", b"frame five"] and unsent() == 0
+
+
+def test_twisteds_tcp_transport_still_has_what_the_write_at_once_reads() -> None:
+    names = ("dataBuffer", "offset", "_tempDataBuffer", "_tempDataLen", "_writeDisconnected")
+    for name in (*names, "_maybePauseProducer", "doWrite", "startWriting"):
+        assert hasattr(tcp.Server, name) or name in vars(abstract.FileDescriptor()), name
+    assert tcp.Connection.writeSomeData is tcp.Server.writeSomeData  # the socket's own send
+
+
+def test_autobahns_configuration_is_pretty_printed_only_for_a_debug_line_that_is_written(
+    monkeypatch,
+) -> None:
+    import inspect
+    import pprint
+
+    from autobahn.websocket import protocol as autobahn_protocol
+
+    # Autobahn's pinned version formats its configuration before the logger is asked ...
+    source = inspect.getsource(autobahn_protocol.WebSocketProtocol._connectionMade)
+    assert "pformat(configAttrLog)" in source, "autobahn no longer pprints: the override can go"
+    made = []
+    monkeypatch.setattr(pprint, "pformat", lambda value, *a, **k: made.append(value) or "")
+    if autobahn_protocol.__dict__.get("pformat") is not adapters._Pretty:
+        monkeypatch.setattr(autobahn_protocol, "pformat", pprint.pformat)
+        daphne_protocol()
+        assert made, "autobahn does not pprint its configuration on every connection any more"
+        made.clear()
+    # ... and after the adapter, a connection formats nothing while debug lines are off ...
+    monkeypatch.undo()
+    adapters.defer_autobahn_debug_dumps()
+    assert autobahn_protocol.pformat is adapters._Pretty
+    monkeypatch.setattr(pprint, "pformat", lambda value, *a, **k: made.append(value) or "")
+    daphne_protocol()
+    assert made == []
+    monkeypatch.undo()
+    # ... a debug line, when written, reads as before, and Timings still prints as a string.
+    pretty = adapters._Pretty([("openHandshakeTimeout", 5, "WebSocketFactory")])
+    assert f"\n{pretty}" == "\n" + pprint.pformat([("openHandshakeTimeout", 5, "WebSocketFactory")])
+    timings = autobahn_protocol.Timings()
+    timings.track("onOpen")
+    assert isinstance(str(timings), str) and "onOpen" in str(timings)

@@ -104,3 +104,27 @@ async def test_a_failed_publish_still_reaches_this_process_and_raises_nothing():
     await hub.publish(layer, "room.1", event(1))
     assert member.seqs == [1]
     await hub.leave(layer, "room.1", member)
+
+
+async def test_who_is_here_and_a_notice_are_encoded_once_for_the_whole_room():
+    class Showing(Member):
+        async def hub_presence(self, here: list[int], *, text: str = "") -> None:
+            texts.append(text)
+
+        async def hub_notice(
+            self, notice: dict[str, Any], seats: list[int] | None = None, *, text: str = ""
+        ) -> None:
+            texts.append(text)
+
+    layer, hub, texts = InMemoryChannelLayer(), RoomHub(), []
+    members = [Showing() for _ in range(3)]
+    for member in members:
+        await hub.join(layer, "room.1", member)
+    await layer.group_send("room.1", {"type": "room.presence", "here": [1, 2]})
+    await layer.group_send("room.1", {"type": "room.notice", "notice": {"type": "next"}})
+    await settle()
+    here, notice = texts[:3], texts[3:]
+    assert here == ['{"type":"here","here":[1,2]}'] * 3 and len({id(t) for t in here}) == 1
+    assert notice == ['{"type":"next"}'] * 3 and len({id(t) for t in notice}) == 1
+    for member in members:
+        await hub.leave(layer, "room.1", member)

@@ -361,8 +361,9 @@ class EventAdmin(OwnCampaignsMixin, admin.ModelAdmin):
     campaign_path = "session__campaign__gm"
 
     def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None = None) -> bool:
-        # Filtering on what an event holds would read hidden rolls back, one guess at a time.
-        if lookup.startswith("data"):
+        # Filtering on what an event holds would read hidden rolls back, one guess at a time;
+        # filtering on who made it would name the sender of a whisper the GM may not read.
+        if lookup.startswith(("data", "actor", "owner")):
             return False
         return super().lookup_allowed(lookup, value, request)
 

@@ -233,7 +233,8 @@ class RoomConsumer(LeanWebsocketConsumer):
         if not allowed and len(raw) > settings.TABLETOP["MAX_MESSAGE_BYTES"]:
             await self._error(None, "rate-limited", _("slow down: too many messages"))
             return
-        if len(raw.encode()) > settings.TABLETOP["MAX_MESSAGE_BYTES"]:
+        size = len(raw.encode())
+        if size > settings.TABLETOP["MAX_MESSAGE_BYTES"]:
             await self._error(
                 None,
                 "too-large",
@@ -272,7 +273,7 @@ class RoomConsumer(LeanWebsocketConsumer):
         if decoded.command.precheck is not None:
             system = access.session.campaign.system
             message = decoded
-            if len(raw) <= PRECHECK_ON_THE_LOOP_BYTES:
+            if size <= PRECHECK_ON_THE_LOOP_BYTES:
                 checked = precheck(message, system=system)
             else:
                 # In a copy of this context, so the refusal speaks the reader's language.

@@ -5,8 +5,9 @@ A message's way, read from the signatures:
     socket   consumers.RoomConsumer.receive(text)
     edge     wire.decode(raw, system=..., is_gm=...) -> commands.Decoded | commands.Refused
              wire.precheck(decoded, system=...) -> commands.Decoded | commands.Refused
-               Command.precheck(*, table, **checked) -> the handler's values  (once; a thread
-               of its own: a roll's is services.rolls.check_roll -> CheckedRoll)
+               Command.precheck(*, table, **checked) -> the handler's values  (once; the event loop
+               for a short message, a thread of its own for a long one: a roll's is
+               services.rolls.check_roll -> CheckedRoll)
     service  wire.perform(decoded, seat_id=..., deadline=...) -> wire.Done        (ORM thread)
                services.events.unit_of_work(work) -> (result, [Event])            (one transaction)
                  Command.handler(*, uow, seat_id: int, **values) -> Event         (core.py, systems)

@@ -189,7 +189,11 @@ def join_body(data: Mapping[str, Any], *, form: bool) -> JoinBody:
         character = body.get("character")
         if character in ("", None):
             body.pop("character", None)
-        elif isinstance(character, str) and character.strip().isdigit():
+        elif (
+            isinstance(character, str)
+            and character.strip().isascii()
+            and character.strip().isdigit()
+        ):
             body["character"] = int(character)
     values = check_fields(JOIN.fields, body)
     return JoinBody(name=values["name"], character=values.get("character"))

@@ -37,7 +37,8 @@ class Command:
     gm_only: bool = False
     # precheck(*, table: str, **checked_fields) -> the handler's values: what can be refused
     # without the database (a roll of too many dice), run once, before the command waits for
-    # the ORM thread, in a thread of its own (never on the event loop); it raises ServiceError
+    # the ORM thread (on the event loop for a short message, in a thread of its own for a long
+    # one: tabletop/consumers.py, PRECHECK_ON_THE_LOOP_BYTES); it raises ServiceError
     # to refuse, and what it answers (a roll: the checked roll) is what the handler takes, so
     # nothing it checked is checked again.
     precheck: Callable[..., Mapping[str, Any]] | None = None

@@ -2,7 +2,7 @@
 edge, then run as one unit of work whose stored events come back to the socket to publish.
 
     decode(raw, system=..., is_gm=...) -> Decoded | Refused      (the socket's event loop)
-    precheck(decoded, system=...) -> Decoded | Refused           (a thread of its own)
+    precheck(decoded, system=...) -> Decoded | Refused           (event loop, or a thread if long)
     perform(decoded, seat_id=..., deadline=...) -> Done          (the ORM thread)
     hub.publish(layer, group, payload) for each of Done.payloads (the socket's event loop)
 """

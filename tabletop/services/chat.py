@@ -163,8 +163,8 @@ def _inline_visibility(said: Said) -> str:
 
 
 def check_line(*, table: str, text: str, client_seed: str = "") -> LineValues:
-    """What of a line can be refused with no database (``Command.precheck``, in a thread of
-    its own before the line waits for the database thread): an unknown command, too many
+    """What of a line can be refused with no database (``Command.precheck``, before the
+    line waits for the database thread): an unknown command, too many
     inline rolls, and rolls their engine refuses or that would list too many dice. Every roll
     of the line is checked here, once, for a table playing ``table``."""
     said = read_line(text)

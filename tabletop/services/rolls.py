@@ -10,6 +10,7 @@ from django.utils.translation import gettext as _
 
 from rules.engines import FairStream, GameSystem, RuleError, get_system
 from rules.engines.fair import new_client_seed
+from rules.engines.schema import validate
 
 from ..models import Event, GameSession, Seat, SessionStatus, Visibility, status_word
 from ..models.pools import OpenRoll
@@ -85,7 +86,7 @@ def check_roll(
     """The one check of a roll at a table playing ``table``, none of it needing the database:
     its system, its engine's request (one that would list too many dice is refused from the
     request alone, before a die is drawn), and which options a hidden roll may not carry. The
-    socket runs it once per roll (``Command.precheck``) off the event loop and before the roll
+    socket runs it once per roll (``Command.precheck``), before the roll
     waits for the database thread; every other caller runs it before ``make_roll``. The
     fields' types and the options' declarations are the edge's (``protocol.core``)."""
     engine = _engine(table, system)
@@ -95,6 +96,13 @@ def check_roll(
     except RuleError as exc:
         raise ServiceError.from_rule(exc) from None
     rules = table_system(engine.id if engine.id == table else "")
+    if rules is not table_system(table) and options:
+        # The socket's declaration refuses a table option on an ordinary-notation roll; a
+        # caller that is not the socket is held to the same rule here, not let drop it.
+        try:
+            validate(rules.roll_options, dict(options))
+        except RuleError as exc:
+            raise ServiceError.from_rule(exc, prefix="") from None
     for name in rules.public_options:
         if (options or {}).get(name) and visibility != Visibility.PUBLIC:
             # Their effect is public table state: it would tell everyone of the hidden roll.

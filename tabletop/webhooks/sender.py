@@ -486,9 +486,10 @@ class Sender:
                 finally:
                     close_old_connections()
                 self.start()
-                with self.cond:
+                with self.told:
+                    # The sweeper waits on ``told``: wake it to sweep now, not at its next turn.
                     self.sweep_now = True
-                    self.cond.notify_all()
+                    self.told.notify_all()
             time.sleep(0.02)
         return False
 

@@ -224,6 +224,9 @@ def test_a_whisper_reaches_its_two_seats_and_no_third_anywhere(client, table, gm
     assert f"/admin/tabletop/event/{roll.pk}/change/" not in listed
     everything = client.get("/admin/tabletop/event/").content.decode()
     assert f"/admin/tabletop/event/{said.pk}/change/" in everything
+    # Nor does a filter in the address name the sender: the admin refuses it.
+    for lookup in ({"actor_name": "Ana"}, {"actor": seats["ana"].pk}, {"owner__isnull": "0"}):
+        assert client.get("/admin/tabletop/event/", lookup).status_code == 400
 
 
 def test_the_gm_reads_whispers_to_the_gm_and_between_players_only_when_the_campaign_says(table):

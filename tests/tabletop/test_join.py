@@ -183,3 +183,15 @@ def test_checking_as_one_types_answers_200_with_ok_false(client, live_session):
     # Without check=1 the same refusal is the documented 400.
     plain = {key: value for key, value in typing.items() if key != "check"}
     assert client.get(url, plain).status_code == 400
+
+
+@pytest.mark.parametrize("character", ["x", "²", "١٢"])
+def test_a_form_join_with_a_character_that_is_not_a_number_names_the_field(
+    client, live_session, character
+):
+    # "²" passes str.isdigit() but not int(): it is refused as the field it is, never a 500.
+    response = client.post(
+        f"/play/{live_session.invite_code}/join", {"name": "A", "character": character}
+    )
+    assert response.status_code == 400
+    assert not Seat.objects.filter(role="player").exists()

@@ -304,6 +304,22 @@ def test_a_hidden_roll_may_not_carry_an_option_the_whole_table_sees():
     assert caught.value.code == "invalid" and caught.value.field == "group_extra"
 
 
+def test_an_ordinary_notation_roll_takes_no_option_of_the_table():
+    """The socket's declaration refuses it; a caller that is not the socket is refused too,
+    not let drop the option without a word."""
+    from tabletop.services.rolls import check_roll
+
+    with pytest.raises(ServiceError) as caught:
+        check_roll(
+            table="roll-and-keep",
+            request={"notation": "1d20"},
+            system="generic",
+            options={"extended": 3},
+        )
+    assert caught.value.code == "invalid" and caught.value.field == "extended"
+    assert "extended" in caught.value.message
+
+
 def test_a_roll_checked_for_another_table_is_refused_not_rolled(live_session):
     from tabletop.services.rolls import check_roll, make_roll
 

@@ -8,18 +8,15 @@ from typing import Any, TypedDict
 from rules.engines import system_ids
 from rules.engines.schema import Field
 
-from ..models import ROLL_VISIBILITIES, Event, Seat, Visibility
+from ..models import ROLL_VISIBILITIES, Event, Visibility
 from ..services.events import UnitOfWork, change
 from ..services.initiative import enter_roller
 from ..services.rolls import CheckedRoll, check_roll, make_roll, reveal_roll
 from ..services.seats import remove_seat
 from ..services.sessions import end_session, start_session
+from ..services.store import seat_at_table
 from .commands import ID, Command
 from .talk import TALK
-
-
-def _seat(seat_id: int) -> Seat:
-    return Seat.objects.select_related("session__campaign").get(pk=seat_id)
 
 
 def _last(uow: UnitOfWork, kind: str) -> Event:
@@ -70,22 +67,23 @@ def roll(*, uow: UnitOfWork, seat_id: int, roll: CheckedRoll, turn_order: bool) 
         return make_roll(uow=uow, seat_id=seat_id, roll=roll)
     with change(uow) as uow:  # the roll and its place in the turn order: one change
         event = make_roll(uow=uow, seat_id=seat_id, roll=roll)
-        enter_roller(uow, seat=_seat(seat_id), roll=event, name=event.data.get("label") or "")
+        assert event.actor is not None  # the roller, read by make_roll: no second read
+        enter_roller(uow, seat=event.actor, roll=event, name=event.data.get("label") or "")
         return event
 
 
 def reveal(*, uow: UnitOfWork, seat_id: int, seq: int) -> Event:
-    return reveal_roll(uow=uow, seat=_seat(seat_id), seq=seq)
+    return reveal_roll(uow=uow, seat=seat_at_table(seat_id), seq=seq)
 
 
 def session_start(*, uow: UnitOfWork, seat_id: int) -> Event:
-    seat = _seat(seat_id)
+    seat = seat_at_table(seat_id)
     start_session(uow=uow, session_id=seat.session_id, by=seat)
     return _last(uow, "session.start")
 
 
 def session_end(*, uow: UnitOfWork, seat_id: int) -> Event:
-    seat = _seat(seat_id)
+    seat = seat_at_table(seat_id)
     end_session(uow=uow, session_id=seat.session_id, by=seat)
     return _last(uow, "session.end")
 

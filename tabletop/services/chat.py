@@ -31,6 +31,7 @@ from .errors import ServiceError, conflict, forbidden, invalid
 from .events import UnitOfWork, change, take_seq
 from .initiative import enter_roller
 from .rolls import CheckedRoll, check_roll, make_roll
+from .store import seat_at_table, seated
 
 MAX_MESSAGE_CHARS = 1000  # what one message may hold, as typed
 MAX_INLINE_ROLLS = 5  # inline rolls in one message
@@ -259,9 +260,7 @@ def send_message(*, uow: UnitOfWork | None = None, seat_id: int, line: Line) -> 
     """One line of the box, checked (``check_line``): a message, an emote, a whisper or a roll;
     its rolls take the line's client seed (none: each gets a fresh random one, as any roll
     does)."""
-    seat = Seat.objects.select_related("session__campaign").get(pk=seat_id)
-    if seat.removed_at is not None:
-        raise forbidden(_("the GM removed this seat from the table"))
+    seat = seated(seat_id)
     said = line.said
     if said.what == "roll":
         with change(uow) as uow:
@@ -314,7 +313,7 @@ def set_talk(
 ) -> Event:
     """The GM changes the campaign's talk settings; the room is told (players see whether the
     GM can read their whispers to each other). Whispers already sent keep what they said."""
-    seat = Seat.objects.select_related("session__campaign").get(pk=seat_id)
+    seat = seat_at_table(seat_id)
     if not seat.is_gm:
         raise forbidden(_("only the GM changes the table's talk settings"))
     with change(uow) as uow:

@@ -25,6 +25,7 @@ from ..models import Event, GameSession, Seat, SessionStatus, Visibility, status
 from ..systems.registry import table_system
 from .errors import conflict, forbidden, invalid, not_found
 from .events import UnitOfWork, change, lock_session, take_seq
+from .store import seated
 
 MAX_ENTRIES = 50  # a battle with more combatants than this is several groups of them
 KEY = "turns"
@@ -141,13 +142,6 @@ def _changing(uow: UnitOfWork | None, seat: Seat) -> Iterator[_Changing]:
         yield _Changing(unit, seat)
 
 
-def _seat(seat_id: int) -> Seat:
-    seat = Seat.objects.select_related("session__campaign").get(pk=seat_id)
-    if seat.removed_at is not None:
-        raise forbidden(_("the GM removed this seat from the table"))
-    return seat
-
-
 def _may_move(seat: Seat, entry: dict[str, Any]) -> None:
     if not seat.is_gm and entry.get("seat") != seat.pk:
         raise forbidden(_("only the GM or %(name)s's player can do that") % {"name": entry["name"]})
@@ -213,7 +207,7 @@ def _new(turns: dict[str, Any], **fields: Any) -> dict[str, Any]:
 
 def add_npc(*, uow: UnitOfWork | None = None, seat_id: int, name: str, value: int) -> Event:
     """The GM puts a combatant of their own in the order with a result they rolled or chose."""
-    seat = _seat(seat_id)
+    seat = seated(seat_id)
     if not seat.is_gm:
         raise forbidden(_("only the GM adds to the turn order by hand"))
     name = " ".join(name.split())
@@ -228,7 +222,7 @@ def add_npc(*, uow: UnitOfWork | None = None, seat_id: int, name: str, value: in
 
 
 def remove_entry(*, uow: UnitOfWork | None = None, seat_id: int, entry: int) -> Event:
-    seat = _seat(seat_id)
+    seat = seated(seat_id)
     with _changing(uow, seat) as move:
         turns = move.turns
         found = _entry(turns, entry)
@@ -245,7 +239,7 @@ def remove_entry(*, uow: UnitOfWork | None = None, seat_id: int, entry: int) -> 
 
 def set_turn(*, uow: UnitOfWork | None = None, seat_id: int, entry: int) -> Event:
     """The GM gives the turn to an entry (a delayed one acts: see ``act_delayed``)."""
-    seat = _seat(seat_id)
+    seat = seated(seat_id)
     if not seat.is_gm:
         raise forbidden(_("only the GM sets whose turn it is"))
     with _changing(uow, seat) as move:
@@ -261,7 +255,7 @@ def set_turn(*, uow: UnitOfWork | None = None, seat_id: int, entry: int) -> Even
 def delay_entry(*, uow: UnitOfWork | None = None, seat_id: int, entry: int) -> Event:
     """An entry holds its action: out of the order until it acts. If it had the turn, the turn
     passes on (to nobody at the end of the round: the next turn starts a new round)."""
-    seat = _seat(seat_id)
+    seat = seated(seat_id)
     with _changing(uow, seat) as move:
         turns = move.turns
         found = _entry(turns, entry)
@@ -280,7 +274,7 @@ def delay_entry(*, uow: UnitOfWork | None = None, seat_id: int, entry: int) -> E
 def act_delayed(*, uow: UnitOfWork | None = None, seat_id: int, entry: int) -> Event:
     """A delayed entry acts now: it goes right after whoever had the turn and takes it; from
     then on it keeps that place in the order."""
-    seat = _seat(seat_id)
+    seat = seated(seat_id)
     with _changing(uow, seat) as move:
         turns = move.turns
         found = _entry(turns, entry)
@@ -298,7 +292,7 @@ def act_delayed(*, uow: UnitOfWork | None = None, seat_id: int, entry: int) -> E
 
 def clear_order(*, uow: UnitOfWork | None = None, seat_id: int) -> Event:
     """The fight is over: the order is emptied (the round count stays the table's)."""
-    seat = _seat(seat_id)
+    seat = seated(seat_id)
     if not seat.is_gm:
         raise forbidden(_("only the GM clears the turn order"))
     with _changing(uow, seat) as move:
@@ -313,7 +307,7 @@ def pass_turn(*, uow: UnitOfWork | None = None, seat_id: int, round: bool = Fals
     """The turn passes to the next in the order; after the last (or with ``round``: at once) a
     new round begins with the first. Whoever has the turn may end it; only the GM starts a
     round. At a table whose system keeps rounds, its new round is the tracker's."""
-    seat = _seat(seat_id)
+    seat = seated(seat_id)
     with change(uow) as uow:
         locked = lock_session(session_id=seat.session_id)
         if locked.status != SessionStatus.LIVE:

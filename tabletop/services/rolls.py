@@ -29,7 +29,7 @@ from .events import (
 )
 from .names import clean_label
 from .pools import character_for
-from .store import seat_at_table
+from .store import seated
 from .withheld import record_reveal, tie_notes_to_roll
 
 
@@ -157,9 +157,7 @@ def make_roll(
     # The seat, its session and the campaign: one statement, before the session's lock. All
     # that can be checked is checked before the lock is taken (the other processes' rolls of
     # the room wait while it is held); what may have changed meanwhile comes back with it.
-    seat = seat_at_table(seat_id)
-    if seat.removed_at is not None:
-        raise forbidden(_("the GM removed this seat from the table"))
+    seat = seated(seat_id)
     session = seat.session
     if roll.table != session.campaign.system:
         # Checked for another table: its engine and options are not this table's.

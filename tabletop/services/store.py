@@ -23,8 +23,10 @@ from django.db.models import Field, Model
 from django.db.models.expressions import Col
 from django.db.models.signals import post_save
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from ..models import Campaign, Event, GameSession, Seat
+from .errors import forbidden
 
 Converter = Callable[[Any, Any, Any], Any]
 
@@ -124,6 +126,14 @@ def seat_at_table(seat_id: int) -> Seat:
     session = read.session.instance(row[first:second])
     session.campaign = read.campaign.instance(row[second:])
     seat.session = session
+    return seat
+
+
+def seated(seat_id: int) -> Seat:
+    """``seat_at_table`` for a seat that acts: one the GM removed from the table is refused."""
+    seat = seat_at_table(seat_id)
+    if seat.removed_at is not None:
+        raise forbidden(_("the GM removed this seat from the table"))
     return seat
 
 

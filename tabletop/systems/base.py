@@ -29,6 +29,7 @@ from ..services.pools import (
     record_pool_event,
     spend_resource,
 )
+from ..services.store import seat_at_table as seat_of
 from .registry import RollContext
 
 # Field declarations the systems' commands share.
@@ -56,10 +57,6 @@ def seen_by(seat: Seat, event: Event) -> bool:
     return Event.objects.filter(
         session_id=event.session_id, kind="roll.reveal", data__seq=event.data.get("roll")
     ).exists()
-
-
-def seat_of(seat_id: int) -> Seat:
-    return Seat.objects.select_related("session__campaign").get(pk=seat_id)
 
 
 def live_seq(*, session_id: int) -> int:

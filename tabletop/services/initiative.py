@@ -114,12 +114,16 @@ def _record(
 def _live(seat: Seat) -> tuple[int, dict[str, Any]]:
     """Take the change's seq with the session locked; its rule state as the lock found it."""
     taken = take_seq(session_id=seat.session_id)
-    if taken.status != SessionStatus.LIVE:
+    _must_be_live(taken.status)
+    return taken.seq, dict(taken.table_state or {})
+
+
+def _must_be_live(status: str) -> None:
+    if status != SessionStatus.LIVE:
         raise conflict(
             _("the session is %(status)s: the turn order changes only while live")
-            % {"status": status_word(taken.status)}
+            % {"status": status_word(status)}
         )
-    return taken.seq, dict(taken.table_state or {})
 
 
 class _Changing:
@@ -310,11 +314,7 @@ def pass_turn(*, uow: UnitOfWork | None = None, seat_id: int, round: bool = Fals
     seat = seated(seat_id)
     with change(uow) as uow:
         locked = lock_session(session_id=seat.session_id)
-        if locked.status != SessionStatus.LIVE:
-            raise conflict(
-                _("the session is %(status)s: the turn order changes only while live")
-                % {"status": status_word(locked.status)}
-            )
+        _must_be_live(locked.status)
         turns = turns_of(locked.table_state)
         order = _in_order(turns)
         current = next((e for e in order if e["id"] == turns["current"]), None)

@@ -275,10 +275,15 @@ def test_a_prechecked_roll_is_not_checked_again_by_a_second_precheck(monkeypatch
 @pytest.mark.parametrize(
     ("asked", "code", "field", "words"),
     [
-        ({"request": {"notation": "2d"}, "system": "generic"}, "invalid", "request.notation", ""),
+        (
+            {"request": {"notation": "2d"}, "system": "generic"},
+            "invalid",
+            "request.notation",
+            "after 'd'",
+        ),
         ({"request": {"notation": "150d100!>2"}, "system": "generic"}, "too-large", None, "most"),
         ({"request": {"dice": 2}, "system": "zoria"}, "invalid", "system", "plays d6-chance"),
-        ({"request": {"dice": 0}}, "invalid", "request.dice", ""),
+        ({"request": {"dice": 0}}, "invalid", "request.dice", "at least 1"),
     ],
 )
 def test_check_roll_refuses_bad_rolls_clearly(asked, code, field, words):

@@ -9,7 +9,6 @@ send buffer bounded) is ``tabletop/delivery.py``'s part.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -276,12 +275,16 @@ class RoomConsumer(LeanWebsocketConsumer):
             if size <= PRECHECK_ON_THE_LOOP_BYTES:
                 checked = precheck(message, system=system)
             else:
-                # In a copy of this context, so the refusal speaks the reader's language.
-                checked = await asyncio.get_running_loop().run_in_executor(
-                    _prechecks,
-                    contextvars.copy_context().run,
-                    lambda: precheck(message, system=system),
-                )
+                # Django's active language is the event loop thread's own, which a copy of the
+                # context does not carry to another thread: the refusal is made in the reader's
+                # language by naming it there.
+                language = translation.get_language()
+
+                def in_language() -> Decoded | Refused:
+                    with translation.override(language):
+                        return precheck(message, system=system)
+
+                checked = await asyncio.get_running_loop().run_in_executor(_prechecks, in_language)
             if isinstance(checked, Refused):
                 await self._send(checked.as_message())
                 return

@@ -504,3 +504,48 @@ async def test_one_room_subscription_per_process_however_many_sockets():
         await comm.disconnect()
     if in_memory:
         assert group not in layer.groups
+
+
+async def test_a_short_message_is_prechecked_on_the_loop_a_long_one_on_a_thread_alike(
+    monkeypatch,
+):
+    """The same refused roll, once short and once padded past the size checked on the event
+    loop: the short one never leaves the loop, the long one goes to the precheck thread, and
+    both are answered alike, in the reader's language."""
+    from tabletop import consumers
+
+    threaded: list[bool] = []
+    submit = consumers._prechecks.submit
+
+    def counted_submit(*args: Any, **kwargs: Any) -> Any:
+        threaded.append(True)
+        return submit(*args, **kwargs)
+
+    monkeypatch.setattr(consumers._prechecks, "submit", counted_submit)
+    table = await make_table()
+    token = await seat_token(table["session"], "Ana")
+    answers = {}
+    for language in ("en", "de"):
+        comm, _ = await connect(
+            table["code"], token=token, headers=[ORIGIN, (b"accept-language", language.encode())]
+        )
+        for size, seed in (("short", ""), ("long", "s" * 120)):
+            message = {
+                "type": "roll",
+                "ref": size,
+                "system": "zoria",
+                "request": {"check": "1d20"},
+                "client_seed": seed,
+            }
+            raw = json.dumps(message)
+            assert (len(raw.encode()) <= consumers.PRECHECK_ON_THE_LOOP_BYTES) == (size == "short")
+            before = len(threaded)
+            await comm.send_to(text_data=raw)
+            error = await comm.receive_json_from(timeout=5)
+            assert error["type"] == "error" and error["code"] == "invalid"
+            assert error["ref"] == size and error["field"] == "system"
+            assert len(threaded) - before == (size == "long")
+            answers[language, size] = error["message"]
+        await comm.disconnect()
+    assert answers["de", "short"] == answers["de", "long"] != answers["en", "long"]
+    assert answers["en", "short"] == answers["en", "long"]

@@ -53,6 +53,15 @@ def known_users(request: HttpRequest) -> QuerySet:
     ).distinct()
 
 
+@admin.display(description=gettext_lazy("invite link"))
+def invite_link(_admin: object, obj: GameSession) -> str:
+    """A session's invite link (its inline in the campaign, and its own page)."""
+    if not obj.pk:
+        return _("made when saved")
+    path = reverse("room", args=[obj.invite_code])
+    return format_html('<a href="{0}">{0}</a>', path)
+
+
 class OwnCampaignsMixin:
     """A GM who is staff but not superuser sees and changes only the campaigns they run: lists,
     change pages, the choices a form offers (a campaign, a session, a user) and the list
@@ -115,11 +124,7 @@ class SessionInline(admin.StackedInline):
     readonly_fields = ("status", "invite", "started_at", "ended_at")
     show_change_link = True
 
-    @admin.display(description=gettext_lazy("invite link"))
-    def invite(self, obj: GameSession) -> str:
-        if not obj.pk:
-            return _("made when saved")
-        return format_html('<a href="/play/{0}/">/play/{0}/</a>', obj.invite_code)
+    invite = invite_link
 
 
 class PlayerInline(admin.StackedInline):
@@ -305,15 +310,13 @@ class GameSessionAdmin(OwnCampaignsMixin, admin.ModelAdmin):
     def seat_count(self, obj: GameSession) -> int:
         return obj.n_seats  # type: ignore[attr-defined]  # annotated by get_queryset
 
-    @admin.display(description=gettext_lazy("invite link"))
-    def invite(self, obj: GameSession) -> str:
-        if not obj.pk:
-            return _("made when saved")
-        return format_html('<a href="/play/{0}/">/play/{0}/</a>', obj.invite_code)
+    invite = invite_link
 
     @admin.display(description=gettext_lazy("GM dashboard"))
     def gm_dashboard(self, obj: GameSession) -> str:
-        return format_html('<a href="/gm/{0}/">/gm/{0}/</a>', obj.pk) if obj.pk else "-"
+        if not obj.pk:
+            return "-"
+        return format_html('<a href="{0}">{0}</a>', reverse("dashboard", args=[obj.pk]))
 
     @admin.display(description=gettext_lazy("event log"))
     def event_log(self, obj: GameSession) -> str:

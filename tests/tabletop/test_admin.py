@@ -45,8 +45,12 @@ def test_change_pages_render(admin_client_gm, campaign, live_session):
     page = admin_client_gm.get(
         f"/admin/tabletop/gamesession/{live_session.pk}/change/"
     ).content.decode()
-    assert live_session.invite_code in page
+    assert f'href="/play/{live_session.invite_code}/"' in page
+    assert f'href="/gm/{live_session.pk}/"' in page
     assert live_session.commitment in page
+    # The campaign's page lists its sessions with the same invite link.
+    listed = admin_client_gm.get(f"/admin/tabletop/campaign/{campaign.pk}/change/")
+    assert f'href="/play/{live_session.invite_code}/"' in listed.content.decode()
     assert bytes(live_session.server_seed).hex() not in page
 
 

@@ -54,6 +54,14 @@ def _missing(what: str) -> str | None:
         except ImportError:
             return "needs Playwright for Python: pip install -e '.[test]'"
         return None
+    if what == "node":
+        if shutil.which("node") is None:
+            return "needs Node.js to run the browser's modules: apt-get install nodejs"
+        return None
+    if what == "gettext":
+        if shutil.which("xgettext") is None or shutil.which("msgfmt") is None:
+            return "needs GNU gettext to extract the texts: apt-get install gettext"
+        return None
     if what == "nginx":
         from bench.harness import nginx_binary
 
@@ -68,7 +76,7 @@ MISSING = pytest.StashKey[str]()
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        for what in ("postgres", "redis", "browser", "nginx"):
+        for what in ("postgres", "redis", "browser", "nginx", "node", "gettext"):
             if item.get_closest_marker(what) is None:
                 continue
             reason = _missing(what)

@@ -22,7 +22,7 @@ from tabletop.services.seats import gm_seat, join_session
 from tabletop.services.sessions import create_session, start_session
 
 from .commands import send
-from .reducer_js import NODE, fold_in_node
+from .reducer_js import fold_in_node
 
 pytestmark = pytest.mark.django_db
 
@@ -184,7 +184,7 @@ def test_hello_at_n_plus_the_events_after_n_is_the_hello_at_m(django_user_model,
             assert state == at_m, f"{name}: hello at {n} + events {n + 1}..{m} != hello at {m}"
 
 
-@pytest.mark.skipif(NODE is None, reason="needs Node.js to run the browser's state.js")
+@pytest.mark.node
 def test_the_browser_applies_events_exactly_as_the_server_does(django_user_model):
     gm_user = django_user_model.objects.create(username="reducer-js-gm")
     session, seats = _table(gm_user)
@@ -247,7 +247,7 @@ def test_the_browser_applies_events_exactly_as_the_server_does(django_user_model
     assert plain != folded
 
 
-@pytest.mark.skipif(NODE is None, reason="needs Node.js to run the browser's state.js")
+@pytest.mark.node
 def test_the_browser_folds_an_extended_action_as_the_server_does(django_user_model):
     gm_user = django_user_model.objects.create(username="reducer-rk-gm")
     campaign = Campaign.objects.create(name="Reducer rk", system="roll-and-keep", gm=gm_user)

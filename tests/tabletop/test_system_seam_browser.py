@@ -19,11 +19,11 @@ from tabletop.services.sessions import create_session, start_session
 
 from .coin_flips import ID, coin_flips
 from .commands import send
-from .reducer_js import NODE, fold_in_node
+from .reducer_js import fold_in_node
 
 pytestmark = [
     pytest.mark.django_db,
-    pytest.mark.skipif(NODE is None, reason="needs Node.js to run the browser's modules"),
+    pytest.mark.node,
 ]
 MODULE = Path(__file__).resolve().parent / "static" / "coin-flips.js"
 

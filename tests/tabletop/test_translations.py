@@ -25,10 +25,7 @@ CATALOGUES = ROOT / "tabletop" / "locale"
 SOURCES = ("templates", "static", "tabletop", "rules")
 GERMAN = "de"
 
-needs_gettext = pytest.mark.skipif(
-    shutil.which("xgettext") is None or shutil.which("msgfmt") is None,
-    reason="needs GNU gettext (apt-get install gettext) to extract the texts",
-)
+needs_gettext = pytest.mark.gettext
 
 
 def copy_sources(into: Path) -> Path:

@@ -245,29 +245,27 @@ async def one_run(
     }
 
 
+PER_PROCESS = (
+    "server_cpu_each",
+    "server_rss_mb_each",
+    "server_wait_ms_per_s_each",
+    "server_cpu_ms_per_roll_each",
+)
+
+
+def _each_process(runs: list[dict[str, Any]], key: str) -> list[Any]:
+    """Each process's median of ``key`` over the runs."""
+    width = max(len(r[key]) for r in runs)
+    return [median_of([{"v": r[key][i]} for r in runs], ["v"])["v"] for i in range(width)]
+
+
 def summary(label: str, tables: int, runs: list[dict[str, Any]]) -> dict[str, Any]:
-    width = max(len(r["server_cpu_each"]) for r in runs)
     return {
         "setup": label,
         "tables": tables,
         "runs": runs,
         "median": median_of(runs, STATS),
-        "server_cpu_each": [
-            median_of([{"v": r["server_cpu_each"][i]} for r in runs], ["v"])["v"]
-            for i in range(width)
-        ],
-        "server_rss_mb_each": [
-            median_of([{"v": r["server_rss_mb_each"][i]} for r in runs], ["v"])["v"]
-            for i in range(width)
-        ],
-        "server_wait_ms_per_s_each": [
-            median_of([{"v": r["server_wait_ms_per_s_each"][i]} for r in runs], ["v"])["v"]
-            for i in range(width)
-        ],
-        "server_cpu_ms_per_roll_each": [
-            median_of([{"v": r["server_cpu_ms_per_roll_each"][i]} for r in runs], ["v"])["v"]
-            for i in range(width)
-        ],
+        **{key: _each_process(runs, key) for key in PER_PROCESS},
         "store_per_roll": median_of(
             runs, sorted({k for r in runs for k in r if k.endswith("_per_roll")})
         ),
@@ -367,7 +365,7 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
                 r["refused_total"],
                 " / ".join(f"{c:.0f}" for c in r["server_cpu_each"]),
                 " / ".join(f"{c:.1f}" for c in r["server_cpu_ms_per_roll_each"]),
-                m["proxy_cpu"] if m["proxy_cpu"] is not None else "-",
+                m["proxy_cpu"],
                 " / ".join(f"{w:.0f}" for w in r["server_wait_ms_per_s_each"]),
                 " / ".join(f"{v:.0f}" for v in r["server_rss_mb_each"] if v),
                 m["client_cpu"],

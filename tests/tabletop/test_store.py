@@ -70,3 +70,29 @@ def test_a_recorded_event_is_the_row_the_orm_reads_back_and_its_receivers_are_to
     )
     assert stored.data["name"] == "Bo é \u2603"
     assert told == [(event, True)]
+
+
+@pytest.mark.django_db
+def test_an_event_without_actor_or_owner_is_the_orms_row_and_its_actor_costs_no_query(
+    live_session, django_assert_num_queries
+):
+    ana = join_session(session=live_session, name="Ana").seat
+    with change(None) as uow:
+        nobody = uow.record(
+            session_id=live_session.pk,
+            kind="seat.leave",
+            actor=None,
+            data={"seat": ana.pk, "name": "Ana"},
+        )
+        by_ana = uow.record(
+            session_id=live_session.pk,
+            kind="seat.leave",
+            actor=ana,
+            data={"seat": ana.pk, "name": "Ana"},
+        )
+    stored = Event.objects.get(pk=nobody.pk)
+    assert model_to_dict(nobody) == model_to_dict(stored)
+    assert (stored.actor_id, stored.actor_name, stored.owner_id) == (None, "", None)
+    # The roller is handed back as the seat it was given: reading it again is no statement.
+    with django_assert_num_queries(0):
+        assert by_ana.actor is ana and by_ana.owner is None

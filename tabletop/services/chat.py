@@ -28,10 +28,10 @@ from django.utils.translation import gettext_noop
 from ..models import Campaign, Event, Seat, SessionStatus, Visibility
 from ..selectors.campaigns import talk_settings
 from .errors import ServiceError, conflict, forbidden, invalid
-from .events import UnitOfWork, change, take_seq
+from .events import UnitOfWork, change
 from .initiative import enter_roller
 from .rolls import CheckedRoll, check_roll, make_roll
-from .store import seat_at_table, seated
+from .store import seat_at_table, seated, take_seq
 
 MAX_MESSAGE_CHARS = 1000  # what one message may hold, as typed
 MAX_INLINE_ROLLS = 5  # inline rolls in one message

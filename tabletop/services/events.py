@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, TypeVar
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
@@ -26,6 +26,7 @@ from ..protocol.events import with_log_line
 from ..selectors.events import dumps, event_message, for_everyone, redacted
 from . import store
 from .errors import ServiceError, invalid
+from .store import Locked, take_seq
 
 log = logging.getLogger(__name__)
 
@@ -76,15 +77,6 @@ def next_seq(*, session_id: int) -> int:
     return take_seq(session_id=session_id).seq
 
 
-class Locked(NamedTuple):
-    """What the session row said as a change locked it, and the seq it took (0: none yet;
-    seqs start at 1)."""
-
-    seq: int
-    status: str
-    table_state: Any
-
-
 def lock_session(*, session_id: int) -> Locked:
     """Lock the session row without taking a seq (a change whose first events are not its
     own: a roll's payments come before it), reading its status and table state fresh."""
@@ -94,30 +86,6 @@ def lock_session(*, session_id: int) -> Locked:
         .get(pk=session_id)
     )
     return Locked(0, status, table_state)
-
-
-def take_seq(*, session_id: int) -> Locked:
-    """``next_seq``, with the session's status and table state read in the same statement, so
-    a change can check and read what it depends on before the lock (one statement earlier,
-    with the row not locked) and again, fresh, as it locks it. A busy room's changes wait for
-    each other only from here to their commit: every statement in that span is a round trip
-    the other processes' changes of the room wait through."""
-    if not connection.in_atomic_block:
-        raise RuntimeError("take_seq must run inside transaction.atomic()")
-    table = GameSession._meta.db_table
-    state = GameSession._meta.get_field("table_state")
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {table} SET last_seq = last_seq + 1 WHERE id = %s "
-            f"RETURNING last_seq, status, {state.column}",
-            [session_id],
-        )
-        row = cursor.fetchone()
-    if row is None:
-        raise GameSession.DoesNotExist(session_id)
-    # Django passes no expression when it converts a raw value itself; the stubs require one.
-    table_state = state.from_db_value(row[2], None, connection)  # type: ignore[arg-type]
-    return Locked(int(row[0]), row[1], table_state)
 
 
 class UnitOfWork:

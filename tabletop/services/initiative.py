@@ -24,8 +24,8 @@ from django.utils.translation import gettext as _
 from ..models import Event, GameSession, Seat, SessionStatus, Visibility, status_word
 from ..systems.registry import table_system
 from .errors import conflict, forbidden, invalid, not_found
-from .events import UnitOfWork, change, lock_session, take_seq
-from .store import seated
+from .events import UnitOfWork, change, lock_session
+from .store import seated, take_seq
 
 MAX_ENTRIES = 50  # a battle with more combatants than this is several groups of them
 KEY = "turns"

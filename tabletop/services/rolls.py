@@ -20,16 +20,14 @@ from .errors import ServiceError, conflict, forbidden, invalid, not_found
 from .events import (
     MAX_EVENT_BYTES,
     MAX_ROLL_DICE,
-    Locked,
     UnitOfWork,
     change,
     lock_session,
     next_seq,
-    take_seq,
 )
 from .names import clean_label
 from .pools import character_for
-from .store import seated
+from .store import Locked, seated, seated_taking_seq
 from .withheld import record_reveal, tie_notes_to_roll
 
 
@@ -136,6 +134,29 @@ def _fresh(session: GameSession, locked: Locked) -> int:
     return session.last_seq
 
 
+def _context(uow: UnitOfWork, seat: Seat, roll: CheckedRoll) -> RollContext:
+    """The roll's context at this seat's table: refused if it was checked for another table,
+    or names a character the seat may not roll for."""
+    session = seat.session
+    if roll.table != session.campaign.system:
+        # Checked for another table: its engine and options are not this table's.
+        raise conflict(
+            _("this table plays %(campaign_system)s (and ordinary notation)")
+            % {"campaign_system": session.campaign.system}
+        )
+    who = None if roll.character is None else character_for(seat=seat, character_id=roll.character)
+    return RollContext(
+        uow=uow,
+        seat=seat,
+        session=session,
+        system=roll.engine.id,
+        character=who,
+        options=dict(roll.options),
+        visibility=roll.visibility,
+        label=roll.label,
+    )
+
+
 def make_roll(
     *,
     seat_id: int,
@@ -151,47 +172,31 @@ def make_roll(
     inline roll: its whisper's recipient)."""
     label = roll.label
     engine = roll.engine
-    visibility = roll.visibility
     client_seed = roll.client_seed
     normalised = roll.request
-    # The seat, its session and the campaign: one statement, before the session's lock. All
-    # that can be checked is checked before the lock is taken (the other processes' rolls of
-    # the room wait while it is held); what may have changed meanwhile comes back with it.
-    seat = seated(seat_id)
-    session = seat.session
-    if roll.table != session.campaign.system:
-        # Checked for another table: its engine and options are not this table's.
-        raise conflict(
-            _("this table plays %(campaign_system)s (and ordinary notation)")
-            % {"campaign_system": session.campaign.system}
-        )
-    who = None if roll.character is None else character_for(seat=seat, character_id=roll.character)
-    _must_be_live(session.status)
-    # The table's own rules apply to rolls in its system, not to the notation box.
-    table = table_system(engine.id if engine.id == session.campaign.system else "")
-    checked = dict(roll.options)
+    # The table's own rules apply to rolls in its system, not to the notation box (a roll
+    # checked for another table than this seat's is refused below).
+    table = table_system(engine.id if engine.id == roll.table else "")
     drawn: list[tuple[int, int]] = []
     with change(uow, roll_being_made=True) as uow:
-        ctx = RollContext(
-            uow=uow,
-            seat=seat,
-            session=session,
-            system=engine.id,
-            character=who,
-            options=checked,
-            visibility=visibility,
-            label=label,
-        )
+        # The seat, its session and the campaign in one statement. A table that takes payments
+        # for the roll reads them before the session's lock (the other processes' rolls of the
+        # room wait while it is held) and locks after paying; any other reads them as the
+        # statement that locks the session and takes the roll's seq.
+        read = seated if table.pays_before_rolling else seated_taking_seq
+        seat = read(seat_id)
+        session = seat.session
+        ctx = _context(uow, seat, roll)
+        _must_be_live(session.status)
         try:
             if table.pays_before_rolling:
-                # Its payments are stored before the roll: lock, pay, then the roll's seq.
                 _fresh(session, lock_session(session_id=session.pk))
                 prepared = table.prepare(ctx, normalised)
                 if prepared != normalised:  # the table's rules changed it: a request anew
                     normalised = engine.normalise(prepared)
                 seq = next_seq(session_id=session.pk)
-            else:  # the roll's seq is the lock
-                seq = _fresh(session, take_seq(session_id=session.pk))
+            else:
+                seq = session.last_seq
             stream, client_seed = fair_stream(
                 server_seed=session.seed, client_seed=client_seed, seq=seq
             )

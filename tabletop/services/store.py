@@ -1,4 +1,5 @@
-"""The roll's own statements, written once: the seat read and the event's ``INSERT``.
+"""The roll's own statements, written once: the seat read, the seq's lock and the event's
+``INSERT``.
 
 A roll at a busy table is a handful of statements on the one database thread of a process,
 and the ORM's building of them (a queryset cloned, its joins resolved, its SQL compiled, every
@@ -7,16 +8,21 @@ time) cost as much as the statements themselves: half the database thread's time
 database from the models' own declarations (their tables, columns and converters) and run as
 parameterised statements on Django's connection (its cursor, its transaction, its query log;
 SQLite's statement cache keeps them prepared). The event's data is stored as the JSON text the
-unit of work wrote to check its size, not encoded again. The seq's ``UPDATE ... RETURNING`` is
-``events.take_seq``'s, the transaction is the unit of work's; the rest of the product reads and
-writes through the ORM.
+unit of work wrote to check its size, not encoded again. The transaction is the unit of
+work's; the rest of the product reads and writes through the ORM.
+
+On PostgreSQL every statement is a round trip, and a room's rolls wait for each other from the
+session row's lock to the commit. A roll there reads its seat and takes its seq in one statement
+(``seated_taking_seq``): four round trips a roll (``BEGIN``, that one, the ``INSERT``, the
+``COMMIT``) where it was five. The dice are drawn from the seq, so the seq comes back before the
+event can be written: at least two round trips, whatever the driver.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db import connection
 from django.db.models import Field, Model
@@ -76,6 +82,28 @@ class _SeatRead:
         self.split = (len(self.seat.names), len(self.seat.names) + len(self.session.names))
 
 
+class _SeatTakingSeq(_SeatRead):
+    """PostgreSQL's: the seat read of ``_SeatRead`` as the ``UPDATE`` that takes the session's
+    next seq (and so locks its row; the seat's and the campaign's rows are only read), every
+    column handed back as it is after the update."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        quote = connection.ops.quote_name
+        columns = self.seat.select + self.session.select + self.campaign.select
+        last_seq = quote(_column(GameSession, "last_seq"))
+        session_of_seat = quote(_column(Seat, "session"))
+        campaign_of_session = quote(_column(GameSession, "campaign"))
+        self.sql = (
+            f"UPDATE {quote(GameSession._meta.db_table)} g SET {last_seq} = g.{last_seq} + 1 "
+            f"FROM {quote(Seat._meta.db_table)} s, {quote(Campaign._meta.db_table)} c "
+            f"WHERE s.{quote(Seat._meta.pk.column)} = %s "
+            f"AND g.{quote(GameSession._meta.pk.column)} = s.{session_of_seat} "
+            f"AND c.{quote(Campaign._meta.pk.column)} = g.{campaign_of_session} "
+            f"RETURNING {', '.join(columns)}"
+        )
+
+
 class _EventInsert:
     """The event's ``INSERT``, handing back the new row's id."""
 
@@ -108,8 +136,55 @@ def _seat_read(vendor: str) -> _SeatRead:
 
 
 @cache
+def _seat_taking_seq(vendor: str) -> _SeatTakingSeq:
+    return _SeatTakingSeq()
+
+
+@cache
 def _event_insert(vendor: str) -> _EventInsert:
     return _EventInsert()
+
+
+def _seat_from(read: _SeatRead, row: Sequence[Any]) -> Seat:
+    first, second = read.split
+    seat = read.seat.instance(row[:first])
+    session = read.session.instance(row[first:second])
+    session.campaign = read.campaign.instance(row[second:])
+    seat.session = session
+    return seat
+
+
+class Locked(NamedTuple):
+    """What the session row said as a change locked it, and the seq it took (0: none yet;
+    seqs start at 1)."""
+
+    seq: int
+    status: str
+    table_state: Any
+
+
+def take_seq(*, session_id: int) -> Locked:
+    """``next_seq``, with the session's status and table state read in the same statement, so
+    a change can check and read what it depends on before the lock (one statement earlier,
+    with the row not locked) and again, fresh, as it locks it. A busy room's changes wait for
+    each other only from here to their commit: every statement in that span is a round trip
+    the other processes' changes of the room wait through."""
+    if not connection.in_atomic_block:
+        raise RuntimeError("take_seq must run inside transaction.atomic()")
+    table = GameSession._meta.db_table
+    state = GameSession._meta.get_field("table_state")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} SET last_seq = last_seq + 1 WHERE id = %s "
+            f"RETURNING last_seq, status, {state.column}",
+            [session_id],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        raise GameSession.DoesNotExist(session_id)
+    # Django passes no expression when it converts a raw value itself; the stubs require one.
+    table_state = state.from_db_value(row[2], None, connection)  # type: ignore[arg-type]
+    return Locked(int(row[0]), row[1], table_state)
 
 
 def seat_at_table(seat_id: int) -> Seat:
@@ -121,20 +196,42 @@ def seat_at_table(seat_id: int) -> Seat:
         row = cursor.fetchone()
     if row is None:
         raise Seat.DoesNotExist(f"no seat {seat_id}")
-    first, second = read.split
-    seat = read.seat.instance(row[:first])
-    session = read.session.instance(row[first:second])
-    session.campaign = read.campaign.instance(row[second:])
-    seat.session = session
-    return seat
+    return _seat_from(read, row)
 
 
 def seated(seat_id: int) -> Seat:
     """``seat_at_table`` for a seat that acts: one the GM removed from the table is refused."""
-    seat = seat_at_table(seat_id)
+    return _acting(seat_at_table(seat_id))
+
+
+def _acting(seat: Seat) -> Seat:
     if seat.removed_at is not None:
         raise forbidden(_("the GM removed this seat from the table"))
     return seat
+
+
+def seated_taking_seq(seat_id: int) -> Seat:
+    """``seated``, with the seat's session locked and its next seq taken
+    (``seat.session.last_seq``; its status and table state read as it was locked). On
+    PostgreSQL one statement; elsewhere the seat read, then ``take_seq`` (SQLite's
+    ``RETURNING`` cannot name the tables an ``UPDATE`` reads from, and its statements are calls
+    in the process, not round trips). A refusal after it (the seat removed, the session not
+    live) rolls the seq back with the transaction."""
+    if connection.vendor != "postgresql":
+        seat = seated(seat_id)
+        locked = take_seq(session_id=seat.session_id)
+        session = seat.session
+        session.last_seq, session.status, session.table_state = locked
+        return seat
+    if not connection.in_atomic_block:
+        raise RuntimeError("seated_taking_seq must run inside transaction.atomic()")
+    read = _seat_taking_seq(connection.vendor)
+    with connection.cursor() as cursor:
+        cursor.execute(read.sql, [seat_id])
+        row = cursor.fetchone()
+    if row is None:
+        raise Seat.DoesNotExist(f"no seat {seat_id}")
+    return _acting(_seat_from(read, row))
 
 
 def save_event(

@@ -20,7 +20,7 @@ from ..protocol.commands import ID, Command
 from ..selectors.events import Viewer, can_see
 from ..selectors.pools import resource_snapshot
 from ..services.errors import conflict, forbidden, invalid, not_found
-from ..services.events import UnitOfWork, change, take_seq
+from ..services.events import UnitOfWork, change
 from ..services.initiative import round_began
 from ..services.pools import (
     character_for,
@@ -30,6 +30,7 @@ from ..services.pools import (
     spend_resource,
 )
 from ..services.store import seat_at_table as seat_of
+from ..services.store import take_seq
 from .registry import RollContext
 
 # Field declarations the systems' commands share.

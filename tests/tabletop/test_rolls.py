@@ -42,33 +42,75 @@ def test_a_roll_locks_its_session_only_to_take_its_seq_and_store_its_event(live_
     roll(seat.pk)  # warm
     with CaptureQueriesContext(connection) as queries:
         seq = roll(seat.pk)
-    # the seat with its session and campaign, not locked; the seq, which locks the session and
-    # reads its status and table state again; the event. No savepoint in the unit of work.
-    assert statements(queries.captured_queries) == ["SELECT", "UPDATE", "INSERT"]
     sql = [q["sql"] for q in queries.captured_queries]
     assert not [q for q in sql if q.upper().startswith(("SAVEPOINT", "RELEASE"))]
-    (select,) = [q for q in sql if q.startswith("SELECT")]
-    (update,) = [q for q in sql if q.startswith("UPDATE")]
-    assert "FOR UPDATE" not in select
-    assert "RETURNING last_seq, status" in update
+    if connection.vendor == "postgresql":
+        # the seat with its session and campaign read by the statement that takes the seq
+        # (and so locks the session, not the seat or the campaign); then the event
+        assert statements(queries.captured_queries) == ["UPDATE", "INSERT"]
+        (update,) = [q for q in sql if q.startswith("UPDATE")]
+        assert '"tabletop_seat" s' in update and "FOR UPDATE" not in update
+    else:
+        # the seat with its session and campaign, not locked; the seq, which locks the session
+        # and reads its status and table state again; the event
+        assert statements(queries.captured_queries) == ["SELECT", "UPDATE", "INSERT"]
+        (select,) = [q for q in sql if q.startswith("SELECT")]
+        (update,) = [q for q in sql if q.startswith("UPDATE")]
+        assert "FOR UPDATE" not in select
+        assert "RETURNING last_seq, status" in update
     event = Event.objects.get(session=live_session, seq=seq)
-    assert event.actor_id == seat.pk and event.kind == "roll"
+    assert event.actor_id == seat.pk and event.kind == "roll" and event.actor_name == "Ana"
+
+
+@pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="round trips are PostgreSQL's (SQLite is in-process)"
+)
+def test_a_roll_on_postgresql_is_four_round_trips(live_session, tmp_path):
+    """BEGIN, the statement that reads the seat and takes the seq, the event, COMMIT: each
+    answered by one ReadyForQuery in libpq's trace of the connection."""
+    seat = join_session(session=live_session, name="Ana").seat
+    roll(seat.pk)  # warm
+    trace = tmp_path / "trace"
+    pgconn = connection.connection.pgconn
+    with trace.open("w") as out:
+        pgconn.trace(out.fileno())
+        try:
+            roll(seat.pk)
+        finally:
+            pgconn.untrace()
+    lines = trace.read_text().splitlines()
+    answered = [line for line in lines if "ReadyForQuery" in line]
+    assert len(answered) == 4, "\n".join(lines)
 
 
 def test_a_session_that_ends_before_the_roll_locks_it_refuses_the_roll(live_session, monkeypatch):
-    """The roll reads the session before its lock: what it checked then is checked again with
-    the lock, so a roll overtaken by the session's end stores nothing."""
-    from tabletop.services import rolls
+    """What a roll reads before its lock is read again with it, so a roll overtaken by the
+    session's end stores nothing: on SQLite the seat is read before the statement that locks;
+    on PostgreSQL that statement reads it, so the session ends just before it."""
+    from tabletop.services import rolls, store
 
     seat = join_session(session=live_session, name="Ana").seat
     last = GameSession.objects.get(pk=live_session.pk).last_seq
-    take_seq = rolls.take_seq
 
-    def ended_meanwhile(*, session_id: int):
+    def end(session_id: int) -> None:
         GameSession.objects.filter(pk=session_id).update(status="ended", ended_at=timezone.now())
-        return take_seq(session_id=session_id)
 
-    monkeypatch.setattr(rolls, "take_seq", ended_meanwhile)
+    if connection.vendor == "postgresql":
+        taking = rolls.seated_taking_seq
+
+        def ended_meanwhile(seat_id: int):
+            end(seat.session_id)
+            return taking(seat_id)
+
+        monkeypatch.setattr(rolls, "seated_taking_seq", ended_meanwhile)
+    else:
+        take_seq = store.take_seq
+
+        def ended_before_the_lock(*, session_id: int):
+            end(session_id)
+            return take_seq(session_id=session_id)
+
+        monkeypatch.setattr(store, "take_seq", ended_before_the_lock)
     with pytest.raises(ServiceError) as err:
         roll(seat.pk)
     assert err.value.code == "conflict"

@@ -3,14 +3,20 @@
 - ``ServerProcess``: a process we started, waited for until its port answers, stopped by its own
   pid (never by name);
 - ``daphne_command``: how the table is served (``python -m daphne`` with this interpreter);
-- ``Setup``: a benchmark setup (``bare``, ``default``, ``deployed``): its database made and
-  migrated, its processes started, rooms made and players seated;
+- ``Setup``: a benchmark setup (``bare``, ``daphne-floor``, ``uvicorn-floor``, ``default``,
+  ``deployed``): its database made and migrated, its processes started, rooms made and players
+  seated;
 - ``WHATIF``: one-change experiments, each a setting of the served table (never a patch of its
   code): ``python -m bench.scenarios.fanout --whatif db-pool`` serves the table with that setting.
 
-Three setups:
+The setups:
 
 * ``bare``: ``bench/servers/bare.py``, a bare ``websockets`` broadcast server (the floor);
+* ``daphne-floor``: the same room protocol as a plain ASGI application
+  (``bench/servers/bare_asgi.py``: no Django, no Channels) served by daphne with the table's
+  command line and the table's adapters of the socket stack: the floor of the table's own
+  socket stack (daphne, Twisted, autobahn, asgiref);
+* ``uvicorn-floor``: that application served by uvicorn (its ``websockets`` protocol);
 * ``default``: the table with its defaults: one daphne process, SQLite in a temporary data
   directory, the in-memory channel layer;
 * ``deployed``: daphne processes (two unless told) sharing PostgreSQL (a scratch database,
@@ -52,7 +58,10 @@ HOST = "127.0.0.1"
 PG_BASE = "postgres://postgres@127.0.0.1:5432"
 PG_DATABASE = os.environ.get("BENCH_DATABASE", "bench")
 REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/6")
-SETUPS = ("bare", "default", "deployed")
+# Servers of the room protocol alone, no table behind them: their rooms and seats are names.
+FLOORS = ("bare", "daphne-floor", "uvicorn-floor")
+SETUPS = (*FLOORS, "default", "deployed")
+FLOOR_APP = "bench.servers.bare_asgi:application"
 MAX_PLAYERS = 500  # tabletop.services.seats.MAX_PLAYERS
 
 
@@ -83,12 +92,33 @@ def server_command(
     server's own per-connection and per-frame work costs (daphne's send-buffer bound, which reads
     daphne's transport, is then not in force)."""
     if os.environ.get("BENCH_SERVER") == "uvicorn":
-        return [
-            PY, "-m", "uvicorn", app, "--host", HOST, "--port", str(port), "--ws", "websockets",
-            "--log-level", "warning", "--no-access-log",
-            *(["--proxy-headers"] if proxy_headers else []),
-        ]  # fmt: skip
+        return uvicorn_command(port, app, proxy_headers=proxy_headers)
     return daphne_command(port, app, proxy_headers=proxy_headers)
+
+
+def uvicorn_command(port: int, app: str, *, proxy_headers: bool = False) -> list[str]:
+    return [
+        PY, "-m", "uvicorn", app, "--host", HOST, "--port", str(port), "--ws", "websockets",
+        "--log-level", "warning", "--no-access-log",
+        *(["--proxy-headers"] if proxy_headers else []),
+    ]  # fmt: skip
+
+
+def floor_command(kind: str, port: int) -> list[str]:
+    """How a floor setup is served: the bare server, or the ASGI floor under daphne (exactly as
+    the table: ``daphne_command``) or uvicorn."""
+    if kind == "bare":
+        return [PY, "-m", "bench.servers.bare", "--port", str(port)]
+    if kind == "daphne-floor":
+        return daphne_command(port, FLOOR_APP)
+    if kind == "uvicorn-floor":
+        return uvicorn_command(port, FLOOR_APP)
+    raise ValueError(kind)
+
+
+def is_floor(label: str) -> bool:
+    """Whether a result's setup label (``daphne-floor``, ``bare+no-db-pool``) is a floor's."""
+    return label.split("+", 1)[0] in FLOORS
 
 
 class ServerProcess:
@@ -334,7 +364,8 @@ class Setup:
         if proxy and kind != "deployed":
             raise ValueError("only the deployed setup runs behind nginx")
         self.kind, self.tag, self.app = kind, tag, app
-        base = self.BASE_PORTS.get(tag, 19000) + {"bare": 0, "default": 10, "deployed": 20}[kind]
+        offset = {"bare": 0, "daphne-floor": 1, "uvicorn-floor": 2, "default": 10, "deployed": 20}
+        base = self.BASE_PORTS.get(tag, 19000) + offset[kind]
         count = processes or (2 if kind == "deployed" else 1)
         self.ports = [base + i for i in range(count)]
         # nginx's port: past the deployed processes' (at most 8 of them), below the next tag's
@@ -361,11 +392,12 @@ class Setup:
         env.update(
             {
                 "PYTHONPATH": str(CODE),
-                "DJANGO_SETTINGS_MODULE": "bench.servers.settings",
                 "DEBUG": "0",  # DEBUG keeps every query in memory; no deployment runs with it
                 "LOG_LEVEL": "WARNING",
             }
         )
+        if self.kind not in FLOORS:  # (a floor reads no settings: one that did would fail)
+            env["DJANGO_SETTINGS_MODULE"] = "bench.servers.settings"
         if self.kind == "default":
             assert self.data_dir
             env["TABLETOP_DATA_DIR"] = self.data_dir
@@ -388,16 +420,15 @@ class Setup:
         (``serve=False``: the database only)."""
         stamp = dt.datetime.now().strftime("%H%M%S")
         self._server_side_modules()
-        if self.kind == "bare":
+        if self.kind in FLOORS:
             for i, port in enumerate(self.ports):
                 self.processes.append(
                     ServerProcess(
-                        f"bare{i + 1}",
-                        [PY, "-m", "bench.servers.bare", "--port", str(port)],
-                        env=dict(os.environ),
+                        f"{self.kind}{i + 1}",
+                        floor_command(self.kind, port),
+                        env=self.env(),
                         port=port,
-                        cwd=ROOT,
-                        log=self.logs / f"{self.tag}-bare-{port}-{stamp}.log",
+                        log=self.logs / f"{self.tag}-{self.kind}-{port}-{stamp}.log",
                     )
                 )
             return self
@@ -472,7 +503,7 @@ class Setup:
 
     def new_rooms(self, count: int = 1, rolls: int = 0) -> list[str]:
         """Fresh live rooms; ``rolls``: the GM rolls that many times in each first."""
-        if self.kind == "bare":
+        if self.kind in FLOORS:
             return [f"bare{time.monotonic_ns()}x{i}" for i in range(count)]
         out = _run(
             [PY, "-m", "bench.servers.mkroom", "--count", str(count), "--rolls", str(rolls)],
@@ -490,7 +521,7 @@ class Setup:
         self, codes: Sequence[str], per_room: int, prefix: str = "p", concurrency: int = 8
     ) -> list[list[str]]:
         """Seat ``per_room`` players in each room; the tokens of each room, in order."""
-        if self.kind == "bare":
+        if self.kind in FLOORS:
             return [[f"t{i}" for i in range(per_room)] for _ in codes]
         import httpx
 
@@ -528,7 +559,7 @@ class Setup:
 
     def url(self, code: str, token: str, port: int | None = None, after: int | None = None) -> str:
         port = port or self.client_ports[0]
-        if self.kind == "bare":
+        if self.kind in FLOORS:
             return f"ws://{HOST}:{port}/room/{code}"
         tail = f"&after={after}" if after is not None else ""
         return f"ws://{HOST}:{port}/ws/play/{code}/?token={token}{tail}"

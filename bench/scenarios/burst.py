@@ -4,7 +4,8 @@ How many sockets connect and get ``hello``, and how long each took (TCP connect 
 received). The seats are made first (JSON join); then all sockets are opened at once with
 ``asyncio.gather``: to one daphne process (the table's defaults), to two processes on Redis and
 PostgreSQL (the deployed setup; alternate sockets on each port), and to the bare websockets server
-for reference. ``--rooms 200`` spreads the sockets over that many rooms (a service's evening
+for reference (and, asked for, the socket stack's own floors: ``daphne-floor``,
+``uvicorn-floor``). ``--rooms 200`` spreads the sockets over that many rooms (a service's evening
 starting at once) instead of one. Each burst runs ``--runs`` times on the same seats; the table
 shows medians.
 
@@ -245,7 +246,11 @@ async def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--setups", default="bare,default,deployed")
+    parser.add_argument(
+        "--setups",
+        default="bare,default,deployed",
+        help="of bare, daphne-floor, uvicorn-floor, default, deployed",
+    )
     parser.add_argument("--sockets", type=int, default=200)
     parser.add_argument("--rooms", type=int, default=1, help="spread the sockets over this many")
     parser.add_argument("--runs", type=int, default=3)

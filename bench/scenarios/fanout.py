@@ -1,14 +1,15 @@
 """Fan-out: one player rolls, everyone in the room sees it. How long does it take, is anything lost?
 
-For each setup (bare websockets floor, the table's defaults, the table as deployed) and each room
-size N, N sockets join one room (one of them the roller; in the deployed setup the sockets
-alternate between the two daphne processes, the roller on the first). The roller sends
-``--rate`` rolls a second of ``3d6`` for ``--seconds`` on a fixed schedule (open loop, one seat:
-under the 25/s per-seat limit). Latency is from the roll sent to the event received, at every
-socket, the roller's own copy included. Lost: rolls a socket never got (after a drain), plus gaps
-and repeats in the seqs it saw. Each size runs ``--runs`` times; the table shows medians.
-``--rollers 2`` shares the rate between two seats (deployed: one on each process, so events
-are published by both); ``--whatif`` serves a changed table (see bench.harness.WHATIF).
+For each setup (bare websockets floor, the table's defaults, the table as deployed; the socket
+stack's own floors ``daphne-floor`` and ``uvicorn-floor`` when asked) and each room size N, N
+sockets join one room (one of them the roller; in the deployed setup the sockets alternate between
+the two daphne processes, the roller on the first). The roller sends ``--rate`` rolls a second of
+``3d6`` for ``--seconds`` on a fixed schedule (open loop, one seat: under the 25/s per-seat limit).
+Latency is from the roll sent to the event received, at every socket, the roller's own copy
+included. Lost: rolls a socket never got (after a drain), plus gaps and repeats in the seqs it saw.
+Each size runs ``--runs`` times; the table shows medians. ``--rollers 2`` shares the rate between
+two seats (deployed: one on each process, so events are published by both); ``--whatif`` serves a
+changed table (see bench.harness.WHATIF).
 
     .venv/bin/python -m bench.scenarios.fanout                      # everything, about 10 minutes
     .venv/bin/python -m bench.scenarios.fanout --setups bare --players 10 --runs 1
@@ -24,7 +25,7 @@ import json
 import time
 from typing import Any
 
-from bench.harness import RESULTS, Setup, whatif_env
+from bench.harness import RESULTS, Setup, is_floor, whatif_env
 from bench.measure import (
     CpuMeter,
     LoopLag,
@@ -189,7 +190,7 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
         m = r["median"]
         ratio = m["p99"] / bare[r["players"]] if bare.get(r["players"]) and m["p99"] else None
         target = ""
-        if r["setup"] != "bare" and r["players"] >= 50 and ratio is not None:
+        if not is_floor(r["setup"]) and r["players"] >= 50 and ratio is not None:
             bound = bound_for(r["players"])
             target = f"<= {bound:g}x: " + ("met" if ratio <= bound else "MISSED")
             verdicts.append(ratio <= bound)
@@ -250,7 +251,11 @@ async def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--setups", default="bare,default,deployed")
+    parser.add_argument(
+        "--setups",
+        default="bare,default,deployed",
+        help="of bare, daphne-floor, uvicorn-floor, default, deployed",
+    )
     parser.add_argument("--players", default="10,50,200")
     parser.add_argument("--rate", type=float, default=20.0)
     parser.add_argument("--seconds", type=float, default=10.0)

@@ -6,7 +6,9 @@ rolls a second in all); the schedule (when, which room, which player) comes from
 generator, so every setup, the bare floor included, is fed the same pattern. Every socket also
 sends the room page's heartbeat (``ping`` every 20 s, spread out).
 
-Setups: ``bare`` (the floor), ``default`` (one process, SQLite), ``deployed`` (PostgreSQL and
+Setups: ``bare`` (the floor), ``daphne-floor`` and ``uvicorn-floor`` (the bare server's protocol
+as a plain ASGI application under daphne, as the table is served, or uvicorn: the socket stack's
+own floor), ``default`` (one process, SQLite), ``deployed`` (PostgreSQL and
 Redis, ``--processes`` daphne processes behind nginx serving the shipped ``deploy/nginx.conf``:
 each room's sockets on one process) and ``spread`` (the same processes without the proxy, each
 room's sockets alternating between them, as a plain load balancer spreads them). With
@@ -40,7 +42,7 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from bench.harness import HOST, REDIS_URL, Setup, whatif_env
+from bench.harness import HOST, REDIS_URL, SETUPS, Setup, is_floor, whatif_env
 from bench.measure import (
     CpuMeter,
     LoopLag,
@@ -345,7 +347,7 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
     rows = []
     for r in results:
         m, x = r["median"], ratio(r, floor)
-        judged = r["setup"] != "bare"
+        judged = not is_floor(r["setup"])
         met = x is not None and x <= 3 and r["lost_total"] == 0
         rows.append(
             [
@@ -374,7 +376,7 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
             ]
         )
     most = []
-    for setup in dict.fromkeys(r["setup"] for r in results if r["setup"] != "bare"):
+    for setup in dict.fromkeys(r["setup"] for r in results if not is_floor(r["setup"])):
         held = [
             r["tables"]
             for r in results
@@ -455,7 +457,7 @@ async def main(
         description=doc or __doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "--setups", default="bare,default,deployed", help="of bare, default, deployed, spread"
+        "--setups", default="bare,default,deployed", help=f"of {', '.join(SETUPS)}, spread"
     )
     parser.add_argument(
         "--processes",
@@ -481,7 +483,7 @@ async def main(
     args.most = sorted(int(n) for n in args.most.split(",") if n)
     args.processes = [int(n) for n in args.processes.split(",") if n]
     kinds = args.setups.split(",")
-    unknown = set(kinds) - {"bare", "default", "deployed", "spread"}
+    unknown = set(kinds) - {*SETUPS, "spread"}
     if unknown or not args.processes or not all(1 <= n <= 8 for n in args.processes):
         parser.error(f"unknown setups {sorted(unknown)} or processes not 1-8: {args.processes}")
     stop_on_sigterm()

@@ -4,6 +4,8 @@ It speaks just enough of the room protocol for the benchmark clients: ``hello`` 
 answered by ``pong``, and every ``roll`` broadcast to every socket of the same path as an event of
 the same shape and size as the table's (``seq`` per room, the sender's copy carries its ``ref``).
 No database, no channel layer, no per-socket redaction: the event is serialised once for the room.
+What a socket is answered is ``hello_frame`` and ``answer``, which ``bench/servers/bare_asgi.py``
+(the same floor as an ASGI application, served by daphne or uvicorn) answers too.
 
     .venv/bin/python -m bench.servers.bare --port 18700
 """
@@ -16,18 +18,20 @@ import datetime as dt
 import json
 import random
 import signal
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from websockets.asyncio.server import ServerConnection, broadcast, serve
 
+Socket = TypeVar("Socket")
 
-class Room:
+
+class Room(Generic[Socket]):
     def __init__(self) -> None:
-        self.sockets: set[ServerConnection] = set()
+        self.sockets: set[Socket] = set()
         self.seq = 0
 
 
-ROOMS: dict[str, Room] = {}
+ROOMS: dict[str, Room[ServerConnection]] = {}
 
 
 def roll_event(seq: int, message: dict[str, Any]) -> dict[str, Any]:
@@ -58,32 +62,42 @@ def roll_event(seq: int, message: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def hello_frame(room: Room[Any]) -> str:
+    return json.dumps({"type": "hello", "role": "player", "last_seq": room.seq, "state": {}})
+
+
+def answer(room: Room[Any], raw: str | bytes) -> tuple[str | None, str | None]:
+    """The frames one message from a socket of ``room`` is answered with: (for the sender, for
+    every other socket of the room), None for none. A roll takes the room's next seq."""
+    try:
+        message = json.loads(raw)
+    except ValueError:
+        return None, None
+    if not isinstance(message, dict):
+        return None, None
+    kind = message.get("type")
+    if kind == "ping":
+        return json.dumps({"type": "pong", "ref": message.get("ref"), "last_seq": room.seq}), None
+    if kind == "roll":
+        room.seq += 1
+        event = roll_event(room.seq, message)
+        own = json.dumps({**event, "ref": message.get("ref")}, separators=(",", ":"))
+        return own, json.dumps(event, separators=(",", ":"))
+    return None, None
+
+
 async def handler(ws: ServerConnection) -> None:
     path = ws.request.path.split("?", 1)[0] if ws.request else "/"
     room = ROOMS.setdefault(path, Room())
     room.sockets.add(ws)
     try:
-        await ws.send(
-            json.dumps({"type": "hello", "role": "player", "last_seq": room.seq, "state": {}})
-        )
+        await ws.send(hello_frame(room))
         async for raw in ws:
-            try:
-                message = json.loads(raw)
-            except ValueError:
-                continue
-            kind = message.get("type")
-            if kind == "ping":
-                await ws.send(
-                    json.dumps({"type": "pong", "ref": message.get("ref"), "last_seq": room.seq})
-                )
-            elif kind == "roll":
-                room.seq += 1
-                event = roll_event(room.seq, message)
-                others = [s for s in room.sockets if s is not ws]
-                broadcast(others, json.dumps(event, separators=(",", ":")))
-                await ws.send(
-                    json.dumps({**event, "ref": message.get("ref")}, separators=(",", ":"))
-                )
+            own, others = answer(room, raw)
+            if others is not None:
+                broadcast([s for s in room.sockets if s is not ws], others)
+            if own is not None:
+                await ws.send(own)
     finally:
         room.sockets.discard(ws)
 

@@ -169,3 +169,41 @@ def test_opening_a_long_session_on_a_phone_times_the_newest_roll_and_counts_the_
     assert run["newest"] >= run["hello"] > 0
     assert run["bytes"] > 0 and 2 <= run["messages"] <= 8  # hello, then the replay in frames
     assert run["ScriptDuration"] > 0
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("kind", ["daphne-floor", "uvicorn-floor"])
+async def test_the_socket_stacks_floor_answers_as_the_bare_server_does(kind, monkeypatch, tmp_path):
+    """The ASGI floor (bench/servers/bare_asgi.py), under daphne as the table is served and
+    under uvicorn: hello first, ping answered by pong, a roll sent to every socket of its room
+    with the room's next seq, the sender's copy with its ref."""
+    import json
+
+    from websockets.asyncio.client import connect
+
+    from bench import harness
+
+    monkeypatch.setenv("BENCH_FREE_PORTS", "1")
+    monkeypatch.setattr(harness, "RESULTS", tmp_path)
+    with harness.Setup(kind, "floor-test") as setup:
+        (code,) = setup.new_rooms()
+        async with (
+            connect(setup.url(code, "t0")) as roller,
+            connect(setup.url(code, "t1")) as other,
+        ):
+            for ws in (roller, other):
+                assert json.loads(await ws.recv()) == {
+                    "type": "hello",
+                    "role": "player",
+                    "last_seq": 0,
+                    "state": {},
+                }
+            await roller.send(json.dumps({"type": "ping", "ref": "p1"}))
+            assert json.loads(await roller.recv()) == {"type": "pong", "ref": "p1", "last_seq": 0}
+            await roller.send(json.dumps({"type": "roll", "ref": "r1", "client_seed": "s"}))
+            own, seen = json.loads(await roller.recv()), json.loads(await other.recv())
+    assert own["ref"] == "r1" and "ref" not in seen
+    assert own["seq"] == seen["seq"] == 1 and seen["kind"] == "roll"
+    assert seen["data"]["client_seed"] == "s" and seen["data"]["total"] == sum(
+        d["value"] for d in seen["data"]["dice"]
+    )

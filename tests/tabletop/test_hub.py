@@ -78,6 +78,18 @@ async def test_an_in_memory_layer_is_skipped_when_this_loop_has_the_only_room():
     await hub.publish(layer, "room.1", event(1))
     assert member.seqs == [1] and sent == []
 
+    def come_and_go_on_another_loop() -> None:
+        async def run() -> None:
+            passing = Member()
+            await hub.join(layer, "room.1", passing)
+            await hub.leave(layer, "room.1", passing)
+
+        asyncio.run(run())
+
+    await asyncio.to_thread(come_and_go_on_another_loop)
+    await hub.publish(layer, "room.1", event(2))
+    assert member.seqs == [1, 2] and sent == [], "the other loop's room is gone with its socket"
+
     other_loop_joined = asyncio.Event()
 
     def join_on_another_loop() -> None:
@@ -89,8 +101,8 @@ async def test_an_in_memory_layer_is_skipped_when_this_loop_has_the_only_room():
 
     await asyncio.to_thread(join_on_another_loop)  # (a second event loop in this process)
     assert other_loop_joined.is_set()
-    await hub.publish(layer, "room.1", event(2))
-    assert member.seqs == [1, 2] and sent == [2], "another loop has the room: the layer is used"
+    await hub.publish(layer, "room.1", event(3))
+    assert member.seqs == [1, 2, 3] and sent == [3], "another loop has the room: the layer is used"
 
 
 async def test_a_failed_publish_still_reaches_this_process_and_raises_nothing():

@@ -104,6 +104,7 @@ class RoomConsumer(LeanWebsocketConsumer):
     joined = False
     closing: asyncio.Future[None] | None = None
     notices = False  # the socket asked for the table's notices (``notices=1``)
+    language: str | None = None
 
     @property
     def delivered(self) -> int:
@@ -219,8 +220,11 @@ class RoomConsumer(LeanWebsocketConsumer):
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         if self.access is None:
             return
-        # Errors come back in the reader's language (their codes stay the same in every one).
-        with translation.override(scope_language(self.scope)):
+        # Errors come back in the reader's language (their codes stay the same in every one),
+        # chosen once: a socket's cookies and headers are those of its handshake.
+        if self.language is None:
+            self.language = scope_language(self.scope)
+        with translation.override(self.language):
             await self._guarded(self._receive(self.access, text_data, bytes_data))
 
     async def _receive(

@@ -220,9 +220,21 @@ def test_a_refusal_keeps_its_code_in_every_language() -> None:
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.asyncio
-async def test_a_german_socket_gets_its_refusals_in_german_with_the_same_codes() -> None:
+async def test_a_german_socket_gets_its_refusals_in_german_with_the_same_codes(
+    monkeypatch,
+) -> None:
+    from tabletop import consumers
+
     from .test_consumer import ORIGIN, connect, make_table, seat_token
 
+    chosen = []
+
+    def counted(scope):
+        chosen.append(scope_language(scope))
+        return chosen[-1]
+
+    # the language is chosen once a socket, from its handshake, not again for every message
+    monkeypatch.setattr(consumers, "scope_language", counted)
     table = await make_table()
     token = await seat_token(table["session"], "Ana")
     german, _hello = await connect(
@@ -245,6 +257,7 @@ async def test_a_german_socket_gets_its_refusals_in_german_with_the_same_codes()
         "kein Wurf #1000000000 in dieser Sitzung",
         "Unbekannter Nachrichtentyp 'nonsense'",
     ]
+    assert chosen == ["de", "en"]
 
 
 def test_the_list_of_the_systems_words_is_current() -> None:

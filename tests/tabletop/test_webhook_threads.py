@@ -28,3 +28,25 @@ def test_committing_public_events_starts_no_sender_where_none_serves(campaign, s
     assert not [t for t in threading.enumerate() if t.name.startswith("webhooks")]
     # What is owed stays in the store for a serving process's sweep.
     assert store_has_work()
+
+
+def test_with_no_hook_in_the_store_an_event_tells_the_sweeper_nothing(campaign, settings):
+    """Most tables have no hook: their rolls wake no thread and start no lookup. A hook saved
+    turns the lookups back on at once, and the sweep finds what it owes."""
+    from tabletop.webhooks.sender import Sender
+
+    settings.TABLETOP = {**settings.TABLETOP, "WEBHOOK_PRIVATE_ADDRESSES": True}
+    session = start_session(session_id=create_session(campaign=campaign, title="Tonight").pk)
+    ana = join_session(session=session, name="Ana").seat
+    quiet = Sender()
+    quiet.any_hooks = False  # what a sweep of a store with no active hook leaves
+    quiet.session_changed(session.pk)
+    assert quiet.sessions == set() and not quiet.threads
+    sender.any_hooks = sender.sweep_now = False
+    add_webhook(campaign=campaign, user=campaign.gm, url="http://127.0.0.1:9/hook")
+    assert sender.any_hooks and sender.sweep_now  # the process's own sender, told on commit
+    quiet.hooks_changed()
+    quiet.session_changed(session.pk)
+    assert quiet.sessions == {session.pk}
+    rolled(seat_id=ana.pk, request={"notation": "d20"})
+    assert store_has_work()

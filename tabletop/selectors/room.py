@@ -98,7 +98,8 @@ def room_state(
 
 WITHHELD = "_withheld"  # internal: the moves not every seat sees yet (pending_withheld)
 EVERYONE = "_everyone"  # internal: the state as every seat sees it, when they all see the same
-PRIVATE = frozenset({WITHHELD, EVERYONE})
+SEATS = "_seats"  # internal: the room's seats' summaries by id (``seat_in_room``)
+PRIVATE = frozenset({WITHHELD, EVERYONE, SEATS})
 
 
 class SharedState(dict[str, Any]):
@@ -108,6 +109,28 @@ class SharedState(dict[str, Any]):
     (``python -m bench.scenarios.connects``)."""
 
     text: str
+
+
+def seat_in_room(table: dict[str, Any], seat: Seat) -> dict[str, Any]:
+    """``hello.seat``: ``seat_summary(seat)`` as the room's state (``table``) lists the seat,
+    read with it. The lookup by id is made once per room and seq for all of its sockets: a
+    burst of 200 sockets otherwise read each seat's characters again, one related manager per
+    socket on the database thread, after the room's read had them all. A seat the list does not
+    have (removed meanwhile) is summarised from the seat itself."""
+    by_id = table.get(SEATS)
+    if by_id is None:  # (built once per room and seq; the same answer if two threads race)
+        by_id = {
+            entry["id"]: {
+                "id": entry["id"],
+                "name": entry["name"],
+                "role": entry.get("role", SeatRole.PLAYER.value),
+                "characters": entry.get("characters", []),
+            }
+            for entry in table["seats"]
+        }
+        table[SEATS] = by_id
+    found = by_id.get(seat.pk)
+    return dict(found) if found is not None else seat_summary(seat)
 
 
 def _the_same_for_everyone(table: dict[str, Any]) -> bool:

@@ -8,11 +8,12 @@ a class logs in, hundreds of sockets arrive at once and each paid two trips of i
 sockets took ~0.8 s to get their hello.
 
 Here the sockets arriving while a read is under way wait for the next one and share it: one trip
-resolves every waiting token (a query for the rooms, one for the seats, one for their
-characters), and one trip reads the rooms' ``last_seq`` for every waiting hello (one query for
-all the rooms; the room's shared state, ``selectors.room.room_state``, is read once per room and
-``last_seq``). Each socket still joins the room before its hello's ``last_seq`` is read, so the
-order that makes the room lossless is unchanged; a lone socket pays what it paid before.
+resolves every waiting token (a query for the rooms, one for the seats), and one trip reads
+the rooms' ``last_seq`` for every waiting hello (one query for all the rooms; the room's shared
+state, ``selectors.room.room_state``, is read once per room and ``last_seq``, and each hello's
+``seat``, characters included, is the room's entry for it: ``selectors.room.seat_in_room``).
+Each socket still joins the room before its hello's ``last_seq`` is read, so the order that
+makes the room lossless is unchanged; a lone socket pays what it paid before.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from .adapters import LazyUserMiddleware
 from .models import GameSession
 from .outage import run_with_database
 from .selectors.events import Viewer, dumps, events_after
-from .selectors.room import SharedState, room_state, seat_summary, table_states_at
+from .selectors.room import SharedState, room_state, seat_in_room, table_states_at
 from .services import presence
 from .services.access import Access, Arrival, resolve_accesses
 
@@ -89,9 +90,11 @@ def hello_for(
     state at that ``last_seq`` (``selectors.room.table_states_at``), when already read."""
     session = access.session
     last_seq = session.last_seq
+    if table is None:
+        table = table_states_at([(session, last_seq)])[session.pk]
     hello = {
         "type": "hello",
-        "seat": seat_summary(access.seat),
+        "seat": seat_in_room(table, access.seat),
         "role": access.seat.role,
         "last_seq": last_seq,
         "state": room_state(
@@ -163,7 +166,7 @@ class Arrivals:
         self._gone: Coalescer[int, None] = Coalescer(_counted(presence.count_departures))
         # While the database is away, a socket is refused at once (tabletop/outage.py).
         self._access: Coalescer[Arrival, Access | None] = Coalescer(
-            lambda batch: run_with_database(lambda: resolve_accesses(batch))
+            lambda batch: run_with_database(lambda: resolve_accesses(batch, characters=False))
         )
         self._hello: Coalescer[
             tuple[Access, int | None], tuple[dict[str, Any], list[dict[str, Any]]]

@@ -120,12 +120,13 @@ class RoomConsumer(LeanWebsocketConsumer):
             return
         cookies = self.scope.get("cookies", {})
         try:
-            access = await arrivals.access(
-                code=code,
-                token=token,
-                cookie_token=cookies.get(seat_cookie_name(code)),
-                user=self.scope.get("user"),
-            )
+            with timing.span("access"):
+                access = await arrivals.access(
+                    code=code,
+                    token=token,
+                    cookie_token=cookies.get(seat_cookie_name(code)),
+                    user=self.scope.get("user"),
+                )
         except (DatabaseAway, DatabaseError):
             # Told, not dropped: the page tries again (a refused handshake looks like a ban).
             await self.accept()

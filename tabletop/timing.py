@@ -8,6 +8,8 @@ through its settings module, never by patching the table's code.
 The steps the table names (one recorded value per occurrence, in milliseconds):
 
 - ``decode``: a socket message parsed and checked (``consumers.py``);
+- ``access``: a connect's seat read from its token, cookie or login, the wait for the database
+  thread included (``consumers.py``);
 - ``hello``: a connect's hello read, the wait for the database thread included (``consumers.py``);
 - ``orm.wait``: an action waiting for the database thread, ``service``: the action running there
   (``protocol/wire.py``);

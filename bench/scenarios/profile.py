@@ -192,6 +192,7 @@ def derive(r: dict[str, Any]) -> list[dict[str, Any]]:
                 "fan-out ms (p99)": g("fanout", "p99"),
                 "send one frame ms (mean)": g("send"),
                 "event loop on fan-out %": busy("fanout"),
+                "seat lookup ms, the database wait included (p50)": g("access", "p50"),
                 "hello ms, the database wait included (p50)": g("hello", "p50"),
             }
         )

@@ -98,7 +98,8 @@ def room_state(
 
 WITHHELD = "_withheld"  # internal: the moves not every seat sees yet (pending_withheld)
 EVERYONE = "_everyone"  # internal: the state as every seat sees it, when they all see the same
-PRIVATE = frozenset({WITHHELD, EVERYONE})
+SEATS = "_seats"  # internal: the room's seats' summaries by id (``seat_in_room``)
+PRIVATE = frozenset({WITHHELD, EVERYONE, SEATS})
 
 
 class SharedState(dict[str, Any]):
@@ -108,6 +109,28 @@ class SharedState(dict[str, Any]):
     (``python -m bench.scenarios.connects``)."""
 
     text: str
+
+
+def seat_in_room(table: dict[str, Any], seat: Seat) -> dict[str, Any]:
+    """``hello.seat``: ``seat_summary(seat)`` as the room's state (``table``) lists the seat,
+    read with it. The lookup by id is made once per room and seq for all of its sockets: a
+    burst of 200 sockets otherwise read each seat's characters again, one related manager per
+    socket on the database thread, after the room's read had them all. A seat the list does not
+    have (removed meanwhile) is summarised from the seat itself."""
+    by_id = table.get(SEATS)
+    if by_id is None:  # (built once per room and seq; the same answer if two threads race)
+        by_id = {
+            entry["id"]: {
+                "id": entry["id"],
+                "name": entry["name"],
+                "role": entry.get("role", SeatRole.PLAYER.value),
+                "characters": entry.get("characters", []),
+            }
+            for entry in table["seats"]
+        }
+        table[SEATS] = by_id
+    found = by_id.get(seat.pk)
+    return dict(found) if found is not None else seat_summary(seat)
 
 
 def _the_same_for_everyone(table: dict[str, Any]) -> bool:
@@ -149,13 +172,7 @@ def table_states(sessions: Sequence[GameSession]) -> dict[int, dict[str, Any]]:
     """The rooms' states as the whole table has them, one query per part for all the rooms:
     sockets arriving in many rooms at once (an evening's tables starting) share the reads."""
     ids = [s.pk for s in sessions]
-    seats: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for seat in (
-        Seat.objects.filter(session_id__in=ids, removed_at__isnull=True)
-        .prefetch_related("characters")
-        .order_by("created_at")
-    ):
-        seats[seat.session_id].append(seat_entry(seat_summary(seat)))
+    seats = seats_of(ids)
     characters: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for c in with_sheets(
         Character.objects.filter(campaign_id__in={s.campaign_id for s in sessions}).order_by("name")
@@ -178,6 +195,32 @@ def table_states(sessions: Sequence[GameSession]) -> dict[int, dict[str, Any]]:
         }
         for s in sessions
     }
+
+
+def seats_of(session_ids: Sequence[int]) -> dict[int, list[dict[str, Any]]]:
+    """The rooms' seats as ``hello.state.seats`` lists them (``seat_entry(seat_summary(seat))``
+    for each seat at the table, oldest first), read as rows: the seats, then the characters they
+    play (in the order ``seat.characters.all()`` gives). A room of 200 seats read as models,
+    each with its characters prefetched, made 200 seats and 400 related managers on the database
+    thread for one hello, while the room's sockets waited behind it."""
+    seats: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    at_table = Seat.objects.filter(session_id__in=session_ids, removed_at__isnull=True)
+    played: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for seat_id, character_id, name in (
+        Seat.characters.through.objects.filter(seat__in=at_table)
+        .order_by(*(f"character__{key}" for key in Character._meta.ordering or ()))
+        .values_list("seat_id", "character_id", "character__name")
+    ):
+        played[seat_id].append({"id": character_id, "name": name})
+    for row in at_table.order_by("created_at").values("pk", "session_id", "name", "role"):
+        summary = {
+            "id": row["pk"],
+            "name": row["name"],
+            "role": row["role"],
+            "characters": played.get(row["pk"], []),
+        }
+        seats[row["session_id"]].append(seat_entry(summary))
+    return seats
 
 
 def systems_states(sessions: Sequence[GameSession]) -> dict[int, dict[str, Any]]:

@@ -68,16 +68,21 @@ def resolve_access(
     return found
 
 
-def resolve_accesses(arrivals: Sequence[Arrival]) -> list[Access | BaseException | None]:
+def resolve_accesses(
+    arrivals: Sequence[Arrival], *, characters: bool = True
+) -> list[Access | BaseException | None]:
     """``resolve_access`` for each arrival, in order, with shared queries; an arrival whose
-    lookup failed gets its exception (the others still get their answers)."""
+    lookup failed gets its exception (the others still get their answers). ``characters``:
+    the seats' characters read with them (a page shows them); a socket's hello takes them from
+    the room's state instead (``selectors.room.seat_in_room``), and reading them per seat was
+    a third of a burst's token lookups on the database thread."""
     sessions = {
         s.invite_code: s
         for s in GameSession.objects.select_related("campaign").filter(
             invite_code__in={a.code for a in arrivals}
         )
     }
-    known = _seats_sitting(sessions, arrivals)
+    known = _seats_sitting(sessions, arrivals, characters=characters)
     out: list[Access | BaseException | None] = []
     for a in arrivals:
         session = sessions.get(a.code)
@@ -96,7 +101,9 @@ def _usable(token: str | None) -> bool:
     return bool(token) and len(token or "") <= MAX_TOKEN
 
 
-def _seats_sitting(sessions: Mapping[str, GameSession], arrivals: Sequence[Arrival]) -> Sitting:
+def _seats_sitting(
+    sessions: Mapping[str, GameSession], arrivals: Sequence[Arrival], *, characters: bool
+) -> Sitting:
     """The seats the arrivals' tokens and seat cookies open, by (session, token hash): the
     seat a token was made for, or its player's seat carried into that session."""
     hashes: set[str] = set()
@@ -108,12 +115,11 @@ def _seats_sitting(sessions: Mapping[str, GameSession], arrivals: Sequence[Arriv
                 hashes.add(carried_token_hash(hash_token(token), session.pk))
     if not (sessions and hashes):
         return {}
+    seats = Seat.objects.filter(session__in=list(sessions.values()), token_hash__in=hashes)
+    if characters:
+        seats = seats.prefetch_related("characters")
     return {
-        (seat.session_id, seat.token_hash): seat
-        for seat in Seat.objects.filter(
-            session__in=list(sessions.values()), token_hash__in=hashes
-        ).prefetch_related("characters")
-        if seat.token_hash is not None
+        (seat.session_id, seat.token_hash): seat for seat in seats if seat.token_hash is not None
     }
 
 

@@ -237,3 +237,91 @@ async def test_the_socket_stack_reads_the_session_and_leaves_every_send_alone():
     assert seen["send"] is send
     assert seen["session"].session_key == key
     assert "session" not in scope  # the outer scope is not changed
+
+
+@pytest.mark.django_db
+def test_a_burst_reads_the_seats_characters_once_with_the_room(live_session):
+    """Each socket's ``hello.seat`` is the room's entry for its seat (characters included), the
+    summary a seat read alone gives; the sockets' token lookups leave the characters to the
+    room's read, so a burst reads each seat's characters once, not again per socket."""
+    from copy import copy
+    from unittest import mock
+
+    from tabletop.models import Character, Seat
+    from tabletop.selectors.room import seat_summary
+
+    vex = Character.objects.create(campaign=live_session.campaign, name="Vex")
+    ana = join_session(session=live_session, name="Ana", character_id=vex.pk).token
+    tokens = [ana] + [join_session(session=live_session, name=f"P{i}").token for i in range(19)]
+    arrivals = [Arrival(live_session.invite_code, t, None, None) for t in tokens]
+    with CaptureQueriesContext(connection) as lookups:
+        accesses = resolve_accesses(arrivals, characters=False)
+    assert len(lookups.captured_queries) == 2  # the rooms, the seats
+    assert len(resolve_accesses(arrivals[:1])) == 1  # (a page's lookup reads the characters too)
+    gm_seat = Seat.objects.get(session=live_session, role="gm")
+    sockets = [a for a in accesses if isinstance(a, Access)]
+    sockets.append(Access(copy(sockets[0].session), gm_seat, "login"))
+    room._shared.clear()
+    with mock.patch.object(room, "seat_summary", wraps=room.seat_summary) as summaries:
+        answers = hellos([(a, None) for a in sockets])
+    assert summaries.call_count == 0  # (the room's read lists its seats from rows)
+    alone = Seat.objects.prefetch_related("characters")
+    assert [hello["seat"] for hello, _ in answers] == [
+        seat_summary(alone.get(pk=a.seat.pk)) for a in sockets
+    ]
+    assert answers[0][0]["seat"]["characters"] == [{"id": vex.pk, "name": "Vex"}]
+    assert answers[-1][0]["seat"]["role"] == "gm"
+
+
+@pytest.mark.django_db
+def test_a_seat_the_rooms_list_lacks_is_summarised_from_itself(live_session):
+    from tabletop.selectors.room import seat_in_room, seat_summary, table_states
+
+    ana = join_session(session=live_session, name="Ana").seat
+    table = table_states([live_session])[live_session.pk]
+    table["seats"] = [s for s in table["seats"] if s["id"] != ana.pk]  # (removed meanwhile)
+    assert seat_in_room(table, ana) == seat_summary(ana)
+
+
+@pytest.mark.django_db
+def test_the_rooms_seats_read_as_rows_are_what_their_models_summarise(live_session):
+    """``hello.state.seats`` from rows, without a seat or a character made as a model: the
+    same entries, in the same order, characters in ``seat.characters.all()``'s order."""
+    from unittest import mock
+
+    from tabletop.models import Character, Seat
+    from tabletop.selectors.room import seat_entry, seat_summary, seats_of
+
+    campaign = live_session.campaign
+    zed, vex = (Character.objects.create(campaign=campaign, name=n) for n in ("Zed", "Vex"))
+    ana = join_session(session=live_session, name="Ana", character_id=zed.pk).seat
+    ana.characters.add(vex)
+    join_session(session=live_session, name="Bo")
+    gone = join_session(session=live_session, name="Cy").seat
+    Seat.objects.filter(pk=gone.pk).update(removed_at=live_session.started_at)
+    other = join_session(
+        session=start_session(session_id=create_session(campaign=campaign, title="B").pk),
+        name="Di",
+    )
+    seated = (
+        Seat.objects.filter(removed_at__isnull=True)
+        .prefetch_related("characters")
+        .order_by("created_at")
+    )
+    expected = {
+        pk: [seat_entry(seat_summary(s)) for s in seated.filter(session_id=pk)]
+        for pk in (live_session.pk, other.seat.session_id)
+    }
+    with (
+        mock.patch.object(Seat, "from_db", wraps=Seat.from_db) as seats_made,
+        mock.patch.object(Character, "from_db", wraps=Character.from_db) as characters_made,
+        CaptureQueriesContext(connection) as queries,
+    ):
+        read = seats_of(list(expected))
+    assert dict(read) == expected
+    assert [s["name"] for s in read[live_session.pk]] == ["GM", "Ana", "Bo"]
+    assert read[live_session.pk][1]["characters"] == [
+        {"id": vex.pk, "name": "Vex"},
+        {"id": zed.pk, "name": "Zed"},
+    ]
+    assert (seats_made.call_count, characters_made.call_count, len(queries)) == (0, 0, 2)

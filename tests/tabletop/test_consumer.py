@@ -14,6 +14,7 @@ from channels.testing import WebsocketCommunicator
 from django.conf import settings
 from django.contrib.auth import get_user_model
 
+from tabletop import timing
 from tabletop.asgi import application
 from tabletop.models import Campaign, GameSession
 from tabletop.room_threads import for_room
@@ -119,6 +120,29 @@ async def test_hello_carries_seat_role_last_seq_and_fairness():
     }
     assert state["session"]["status"] == "live" and "pools" in state and "open_rolls" in state
     await comm.disconnect()
+
+
+timed: list[str] = []
+
+
+def remember_step(step: str, ms: float) -> None:
+    timed.append(step)
+
+
+async def test_a_connect_times_its_seat_lookup_and_its_hello():
+    """With the timing hook on, a connect records its two reads, each the wait for the
+    database thread included (docs/benchmarks.md, "Joins")."""
+    table = await make_table()
+    token = await seat_token(table["session"], "Ana")
+    timed.clear()
+    try:
+        with mock.patch.dict(settings.TABLETOP, {"TIMING": f"{__name__}.remember_step"}):
+            timing.reset()
+            comm, _ = await connect(table["code"], token=token)
+            await comm.disconnect()
+    finally:
+        timing.reset()
+    assert [step for step in timed if step in {"access", "hello"}] == ["access", "hello"]
 
 
 async def test_outsiders_wrong_tokens_and_other_sessions_tokens_are_refused():

@@ -33,7 +33,6 @@ from .outage import DatabaseAway
 from .protocol.commands import Decoded, Refused
 from .protocol.wire import ANSWERED_BY_THE_SOCKET, decode, perform, precheck
 from .replays import BUSY, replay
-from .room_threads import for_room
 from .selectors.events import Viewer, dumps, events_after
 from .services.access import Access, seat_cookie_name
 from .services.errors import ServiceError
@@ -309,13 +308,13 @@ class RoomConsumer(LeanWebsocketConsumer):
         seat_id = access.seat.pk
         done = None
         try:
+            # database_sync_to_async closes stale connections around the call, on the ORM thread.
             deadline = time.monotonic() + settings.TABLETOP["ACTION_DEADLINE_SECONDS"]
-            # The seat that has asked least lately goes to the database first, on its room's
-            # thread (stale connections closed around the call).
+            # The seat that has asked least lately goes to the database thread first.
             done = await turns().run(
                 seat_id,
-                lambda: for_room(
-                    access.session.pk, perform, decoded, seat_id=seat_id, deadline=deadline
+                lambda: database_sync_to_async(perform)(
+                    decoded, seat_id=seat_id, deadline=deadline
                 ),
             )
         except ServiceError as exc:

@@ -123,8 +123,7 @@ if DATABASE_URL:
         DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps them instead
         DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
             "min_size": int(os.environ.get("TABLETOP_DB_POOL_MIN", "2")),
-            # The rooms' database threads, Channels' one, page requests and webhook senders.
-            "max_size": int(os.environ.get("TABLETOP_DB_POOL_MAX", "12")),
+            "max_size": int(os.environ.get("TABLETOP_DB_POOL_MAX", "8")),
             # A request waits this long for a free connection before it is answered 503
             # (while the database is away, only the first one waits: tabletop/outage.py).
             "timeout": float(os.environ.get("TABLETOP_DB_POOL_TIMEOUT", "1.5")),
@@ -235,15 +234,6 @@ TABLETOP: dict[str, Any] = {
     # seat's first ask in a second or two never waits). A bystander waits behind at most this
     # many; more keeps the thread busy while the event loop is (docs/benchmarks.md).
     "ACTIONS_IN_FLIGHT": int(os.environ.get("TABLETOP_ACTIONS_IN_FLIGHT", "4")),
-    # Database threads for the rooms' socket actions, per process (tabletop/room_threads.py):
-    # on PostgreSQL a room's actions run on one of these, so rooms do not wait for each other's
-    # round trips; on SQLite, one (Channels' own database thread).
-    "ROOM_THREADS": int(
-        os.environ.get(
-            "TABLETOP_ROOM_THREADS",
-            "4" if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" else "1",
-        )
-    ),
     "SEAT_COOKIE": "tabletop_seat",
     # Work budgets, in bytes of the events made (a roll weighs what its dice cost): per seat
     # and per room, a sustained rate and a burst. A 3d6 weighs ~300 bytes; a roll of thousands

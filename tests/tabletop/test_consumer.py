@@ -17,7 +17,6 @@ from django.contrib.auth import get_user_model
 from tabletop import timing
 from tabletop.asgi import application
 from tabletop.models import Campaign, GameSession
-from tabletop.room_threads import for_room
 from tabletop.services.errors import human_field
 from tabletop.services.seats import join_session
 from tabletop.services.sessions import create_session, start_session
@@ -311,8 +310,8 @@ async def test_an_action_that_waited_past_its_deadline_is_refused_busy_and_chang
     other, _ = await connect(table["code"], token=await seat_token(table["session"], "Bo"))
     last = (await next_event(comm))["seq"]  # Bo joined
     release = threading.Event()
-    # Hold the room's database thread, as a flood of other actions would.
-    held = asyncio.ensure_future(for_room(table["session"].pk, release.wait, 5))
+    # Hold the process's one ORM thread, as a flood of other actions would.
+    held = asyncio.ensure_future(database_sync_to_async(release.wait)(5))
     with mock.patch.dict(settings.TABLETOP, {"ACTION_DEADLINE_SECONDS": 0.2}):
         await roll(comm, ref="late")
         # A message that needs no database does not wait for the ORM thread.

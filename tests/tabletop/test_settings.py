@@ -43,16 +43,12 @@ def test_defaults_are_sqlite_wal_immediate_and_in_memory_layer():
     assert s["layer"]["BACKEND"] == "channels.layers.InMemoryChannelLayer"
     assert s["layer"]["CONFIG"]["capacity"] == 1000
     assert s["debug"] is True
-    assert s["tabletop"]["ROOM_THREADS"] == 1  # SQLite: one writer, Channels' own thread
 
 
 def test_database_url_selects_postgres():
     s = settings_with({"DATABASE_URL": "postgres://postgres@127.0.0.1:5432/test"})
     assert s["engine"] == "django.db.backends.postgresql"
     assert (s["db"]["NAME"], s["db"]["HOST"], s["db"]["PORT"]) == ("test", "127.0.0.1", 5432)
-    # the rooms' database threads, with room in the pool for Channels' thread and the pages
-    assert s["tabletop"]["ROOM_THREADS"] == 4
-    assert s["db"]["OPTIONS"]["pool"]["max_size"] == 12
 
 
 def test_redis_url_selects_the_pubsub_layer():

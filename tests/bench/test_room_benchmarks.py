@@ -3,6 +3,7 @@ running them, not by tests) and count what they promise to count."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -172,7 +173,19 @@ def test_opening_a_long_session_on_a_phone_times_the_newest_roll_and_counts_the_
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("kind", ["daphne-floor", "uvicorn-floor"])
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "daphne-floor",
+        pytest.param(
+            "uvicorn-floor",
+            marks=pytest.mark.skipif(
+                importlib.util.find_spec("uvicorn") is None,
+                reason="uvicorn comes with the benchmarks' extra: pip install -e '.[bench]'",
+            ),
+        ),
+    ],
+)
 async def test_the_socket_stacks_floor_answers_as_the_bare_server_does(kind, monkeypatch, tmp_path):
     """The ASGI floor (bench/servers/bare_asgi.py), under daphne as the table is served and
     under uvicorn: hello first, ping answered by pong, a roll sent to every socket of its room

@@ -32,6 +32,7 @@ _.response_status  # WebhookDelivery
 _.next_attempt_at  # WebhookDelivery
 _.updated_at  # WebhookDelivery
 _event_stored  # a post_save receiver
+_hook_saved  # a post_save receiver
 browser_catalog  # a template context processor, named in settings.TEMPLATES
 TEXTS  # tabletop/systems/texts.py: read by makemessages, not by code
 RedactingExceptionReporter  # settings.DEFAULT_EXCEPTION_REPORTER

@@ -145,7 +145,13 @@ def _event_insert(vendor: str) -> _EventInsert:
     return _EventInsert()
 
 
-def _seat_from(read: _SeatRead, row: Sequence[Any]) -> Seat:
+def _read_seat(read: _SeatRead, seat_id: int) -> Seat:
+    """Run ``read`` (a seat read, or the one that also takes the seq) for one seat."""
+    with connection.cursor() as cursor:
+        cursor.execute(read.sql, [seat_id])
+        row = cursor.fetchone()
+    if row is None:
+        raise Seat.DoesNotExist(f"no seat {seat_id}")
     first, second = read.split
     seat = read.seat.instance(row[:first])
     session = read.session.instance(row[first:second])
@@ -190,13 +196,7 @@ def take_seq(*, session_id: int) -> Locked:
 def seat_at_table(seat_id: int) -> Seat:
     """The seat with its session and the session's campaign (``seat.session.campaign`` read
     with it, as ``select_related`` would). ``Seat.DoesNotExist`` if there is none."""
-    read = _seat_read(connection.vendor)
-    with connection.cursor() as cursor:
-        cursor.execute(read.sql, [seat_id])
-        row = cursor.fetchone()
-    if row is None:
-        raise Seat.DoesNotExist(f"no seat {seat_id}")
-    return _seat_from(read, row)
+    return _read_seat(_seat_read(connection.vendor), seat_id)
 
 
 def seated(seat_id: int) -> Seat:
@@ -225,13 +225,7 @@ def seated_taking_seq(seat_id: int) -> Seat:
         return seat
     if not connection.in_atomic_block:
         raise RuntimeError("seated_taking_seq must run inside transaction.atomic()")
-    read = _seat_taking_seq(connection.vendor)
-    with connection.cursor() as cursor:
-        cursor.execute(read.sql, [seat_id])
-        row = cursor.fetchone()
-    if row is None:
-        raise Seat.DoesNotExist(f"no seat {seat_id}")
-    return _acting(_seat_from(read, row))
+    return _acting(_read_seat(_seat_taking_seq(connection.vendor), seat_id))
 
 
 def save_event(

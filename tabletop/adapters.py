@@ -4,8 +4,8 @@ ASGI and the frameworks' documented APIs do not say everything the table needs: 
 a socket's client has not read yet, closing a socket with a reason, keeping seat tokens out of
 daphne's access log, a consumer that does not hop to the database thread for every message, a
 logged-in user read only when something asks, a socket's frames of one turn sent in one system
-call rather than three each, and no debug dump of autobahn's configuration on every connection
-when no debug line is written.
+call rather than three each, and no debug dump of autobahn's configuration on every connection,
+nor colouring of its debug lines' arguments on every frame, when no debug line is written.
 Each such read lives here, named for what it reads (daphne, autobahn, Twisted, Channels),
 and ``tests/tabletop/test_adapters.py`` checks every one against the versions pyproject.toml pins,
 so an upgrade that moves one fails there, by name, and not in a room.
@@ -226,46 +226,85 @@ def write_at_once(connection: Any) -> None:
     transport.write = write  # type: ignore[method-assign]
 
 
-class _Pretty:
-    """``pprint.pformat(value)``, made only when a log line that shows it is written."""
+class _Later:
+    """A value for a log line, made only when a line that shows it is written."""
 
-    __slots__ = ("value",)
+    __slots__ = ("args", "kwargs", "make")
 
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-    def __format__(self, spec: str) -> str:
-        return format(pprint.pformat(self.value), spec)
+    def __init__(self, make: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]):
+        self.make = make
+        self.args = args
+        self.kwargs = kwargs
 
     def __str__(self) -> str:
-        return pprint.pformat(self.value)
+        return str(self.make(*self.args, **self.kwargs))
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
 
     __repr__ = __str__
 
 
+def _made_later(make: Callable[..., Any]) -> Callable[..., _Later]:
+    """``make``, called when a log line shows what it made and not before."""
+
+    def later(*args: Any, **kwargs: Any) -> _Later:
+        return _Later(make, args, kwargs)
+
+    later.makes = make  # type: ignore[attr-defined]
+    return later
+
+
+def _pformat(value: Any) -> str:
+    return pprint.pformat(value)  # (looked up when called: a debug line reads as pprint's)
+
+
 def defer_autobahn_debug_dumps() -> None:
-    """Autobahn pretty-prints its whole configuration (about 40 options) and the transport's
-    details for a debug line on every connection (``WebSocketProtocol._connectionMade``,
-    ``startHandshake``), before the logger is asked whether debug lines are wanted: no log
-    level or txaio setting skips the ``pformat``, which was 7-12 % of the event loop's time in
-    a burst of connects (docs/benchmarks.md). Its module's ``pformat`` becomes one that formats
-    when the line is written, so a debug log, when on, reads as before. (The module's ``Timings``
-    prints with the real ``pformat``, as its ``__str__`` must answer a string.)"""
+    """Autobahn builds the arguments of its debug lines before the logger is asked whether
+    debug lines are wanted (txaio turns ``debug`` into a do-nothing below the debug level, but
+    the arguments are made by then), and no log level or txaio setting skips them:
+
+    - on every connection it pretty-prints its whole configuration (about 40 options) and the
+      transport's details (``WebSocketProtocol._connectionMade``, ``startHandshake``): 7-12 %
+      of the event loop's time in a burst of connects;
+    - on every frame received and every frame sent (``dataReceived``, ``sendData``) it colours
+      the method's qualified name, the peer and the length with click (``hltype``, ``hlval``):
+      about 3 us a frame, 4 % of the event loop's samples at 200 tables (docs/benchmarks.md).
+
+    Those modules' ``pformat``, ``hltype`` and ``hlval`` become ones that make their text when
+    a line shows it, so a debug log, when on, reads as before. (The module's ``Timings`` prints
+    with the real ``pformat``, as its ``__str__`` must answer a string.)"""
     try:
+        from autobahn import util
+        from autobahn.twisted import websocket
         from autobahn.websocket import protocol
     except ImportError:  # another server
-        return
-    if protocol.__dict__.get("pformat") is not pprint.pformat:
-        if protocol.__dict__.get("pformat") is not _Pretty:
-            _moved("autobahn's pformat of its configuration", "not pprint.pformat")
         return
     timings = getattr(protocol, "Timings", None)
     if timings is None or "__str__" not in timings.__dict__:
         _moved("autobahn's Timings", "no Timings.__str__")
         return
+    # name: (what autobahn's modules call, what makes the text later)
+    deferred: dict[str, tuple[Any, Callable[..., Any]]] = {
+        "pformat": (pprint.pformat, _pformat),
+        "hltype": (util.hltype, util.hltype),
+        "hlval": (util.hlval, util.hlval),
+    }
+    for module, names in (
+        (protocol, ("pformat", "hltype", "hlval")),
+        (websocket, ("hltype", "hlval")),
+    ):
+        for name in names:
+            current = module.__dict__.get(name)
+            if getattr(current, "makes", None) is not None:
+                continue  # (deferred already)
+            called, make = deferred[name]
+            if current is not called:
+                _moved(f"{module.__name__}.{name}", f"not {called!r}: {current!r}")
+                continue
+            # (called only for keyword arguments of log lines: a lazy stand-in for the str)
+            setattr(module, name, _made_later(make))
     timings.__str__ = lambda self: pprint.pformat(self._timings)
-    # (called as pformat(value) and only formatted into log lines: a lazy stand-in for the str)
-    protocol.pformat = _Pretty  # type: ignore[assignment]
 
 
 # -- daphne: its access logs --------------------------------------------------------------------

@@ -283,22 +283,60 @@ def test_autobahns_configuration_is_pretty_printed_only_for_a_debug_line_that_is
     assert "pformat(configAttrLog)" in source, "autobahn no longer pprints: the override can go"
     made = []
     monkeypatch.setattr(pprint, "pformat", lambda value, *a, **k: made.append(value) or "")
-    if autobahn_protocol.__dict__.get("pformat") is not adapters._Pretty:
-        monkeypatch.setattr(autobahn_protocol, "pformat", pprint.pformat)
-        daphne_protocol()
-        assert made, "autobahn does not pprint its configuration on every connection any more"
-        made.clear()
+    monkeypatch.setattr(autobahn_protocol, "pformat", pprint.pformat)  # (as imported there)
+    daphne_protocol()
+    assert made, "autobahn does not pprint its configuration on every connection any more"
+    made.clear()
     # ... and after the adapter, a connection formats nothing while debug lines are off ...
     monkeypatch.undo()
     adapters.defer_autobahn_debug_dumps()
-    assert autobahn_protocol.pformat is adapters._Pretty
+    assert autobahn_protocol.pformat.makes is adapters._pformat
     monkeypatch.setattr(pprint, "pformat", lambda value, *a, **k: made.append(value) or "")
     daphne_protocol()
     assert made == []
     monkeypatch.undo()
     # ... a debug line, when written, reads as before, and Timings still prints as a string.
-    pretty = adapters._Pretty([("openHandshakeTimeout", 5, "WebSocketFactory")])
+    pretty = autobahn_protocol.pformat([("openHandshakeTimeout", 5, "WebSocketFactory")])
     assert f"\n{pretty}" == "\n" + pprint.pformat([("openHandshakeTimeout", 5, "WebSocketFactory")])
     timings = autobahn_protocol.Timings()
     timings.track("onOpen")
     assert isinstance(str(timings), str) and "onOpen" in str(timings)
+
+
+def test_autobahn_colours_nothing_for_the_debug_lines_of_frames_no_one_writes(monkeypatch) -> None:
+    from autobahn import util
+    from autobahn.twisted import websocket
+    from autobahn.websocket import protocol as autobahn_protocol
+
+    coloured: list[str] = []
+    real_hl = util.hl
+
+    def counting_hl(text: Any, *args: Any, **kwargs: Any) -> str:
+        coloured.append(text)
+        return real_hl(text, *args, **kwargs)
+
+    def frames_in_and_out() -> None:
+        protocol, _ = daphne_protocol()
+        coloured.clear()
+        protocol.dataReceived(b"GET")
+        protocol.sendData(b"x")
+
+    # The pinned autobahn colours a debug line's arguments for every frame in and out ...
+    monkeypatch.setattr(util, "hl", counting_hl)
+    for module in (websocket, autobahn_protocol):
+        for name in ("hltype", "hlval"):
+            made_later = module.__dict__[name]
+            if getattr(made_later, "makes", None) is not None:
+                monkeypatch.setattr(module, name, made_later.makes)
+    frames_in_and_out()
+    assert len(coloured) >= 6, coloured  # (a name in two parts, a peer and a length, twice)
+    # ... after the adapter, none while debug lines are off ...
+    monkeypatch.undo()
+    adapters.defer_autobahn_debug_dumps()
+    monkeypatch.setattr(util, "hl", counting_hl)
+    frames_in_and_out()
+    assert coloured == []
+    # ... and a line that is written shows what it showed before.
+    protocol, _ = daphne_protocol()
+    assert f"{websocket.hltype(protocol.dataReceived)}" == util.hltype(protocol.dataReceived)
+    assert str(autobahn_protocol.hlval(3)) == util.hlval(3) == f"{websocket.hlval(3)}"

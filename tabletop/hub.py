@@ -232,16 +232,19 @@ class RoomHub:
                 log.warning("room %s: a socket joins before its subscription is up", group)
 
     async def publish(self, layer: Any, group: str, message: dict[str, Any]) -> None:
-        """Send a committed event to the room: to the other processes through the layer first
-        (so they start at once), then to this process's sockets without the round trip."""
+        """Send a committed event to the room: to this process's sockets first, without the
+        round trip, then to the other processes through the layer. Behind the proxy a room's
+        sockets are all on one process (docs/operations.md): its screens do not wait for the
+        layer's answer (a round trip to Redis on every roll), only the rare socket elsewhere (a
+        spectator, a room spread by a plain balancer) waits for this process's frames."""
+        room = self._rooms.get(self._key(layer, group))
+        if room is not None:
+            await room.dispatch(message)
         if self._elsewhere(layer, group):
             try:
                 await layer.group_send(group, message)
             except Exception:  # the event is stored: the others fill the gap from the store
                 log.exception("publishing an event to the room's other processes failed")
-        room = self._rooms.get(self._key(layer, group))
-        if room is not None:
-            await room.dispatch(message)
 
     def presence_changed(self, layer: Any, group: str, session_id: int) -> None:
         """A socket of the room opened or closed: tell every screen of the room, in every

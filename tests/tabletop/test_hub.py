@@ -140,3 +140,29 @@ async def test_who_is_here_and_a_notice_are_encoded_once_for_the_whole_room():
     assert notice == ['{"type":"next"}'] * 3 and len({id(t) for t in notice}) == 1
     for member in members:
         await hub.leave(layer, "room.1", member)
+
+
+async def test_this_processs_sockets_do_not_wait_for_the_layers_answer():
+    """A room's sockets behind the proxy are all on the committing process: they get the event
+    before the layer (Redis, a round trip away) has taken it for the others."""
+    seen_when_sent: list[list[int]] = []
+
+    class AcrossProcesses:  # (a layer between processes, such as Redis: always used)
+        def __init__(self) -> None:
+            self.memory = InMemoryChannelLayer()
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.memory, name)
+
+        async def group_send(self, group: str, message: dict[str, Any]) -> None:
+            seen_when_sent.append(list(member.seqs))
+            await self.memory.group_send(group, message)
+
+    layer, hub, member = AcrossProcesses(), RoomHub(), Member()
+    await hub.join(layer, "room.1", member)
+    channel = await layer.new_channel("other-process.")
+    await layer.group_add("room.1", channel)
+    await hub.publish(layer, "room.1", event(1))
+    assert seen_when_sent == [[1]], "this process's socket had it before the layer was asked"
+    assert (await layer.receive(channel))["event"]["seq"] == 1
+    await hub.leave(layer, "room.1", member)

@@ -33,6 +33,7 @@ _.next_attempt_at  # WebhookDelivery
 _.updated_at  # WebhookDelivery
 _event_stored  # a post_save receiver
 _hook_saved  # a post_save receiver
+_check_quietly  # a connection_created receiver
 browser_catalog  # a template context processor, named in settings.TEMPLATES
 TEXTS  # tabletop/systems/texts.py: read by makemessages, not by code
 RedactingExceptionReporter  # settings.DEFAULT_EXCEPTION_REPORTER

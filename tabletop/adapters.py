@@ -354,6 +354,21 @@ def _wrap(owner: type, name: str, argument: str, clean: Callable[[Any], Any]) ->
     setattr(owner, name, wrapper)
 
 
+# -- psycopg_pool: how a pooled connection is checked when taken ---------------------------------
+
+
+def check_pooled_connections_with(pool: Any, check: Callable[[Any], None]) -> None:
+    """Have ``pool`` check each connection it hands out with ``check``, in place of the check
+    it was made with (``ConnectionPool._check``). Django makes its pool with psycopg_pool's own
+    check and passes ``check`` itself, so no setting can name another. A pool made without a
+    check (health checks turned off) is left without one."""
+    if not hasattr(pool, "_check"):
+        _moved("psycopg_pool's check of a connection taken from the pool", "no pool._check")
+        return
+    if pool._check is not None and pool._check is not check:
+        pool._check = check
+
+
 # -- Channels: consumers and middleware -------------------------------------------------------
 
 

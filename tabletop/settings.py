@@ -120,6 +120,8 @@ if DATABASE_URL:
     if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and os.environ.get(
         "TABLETOP_DB_POOL", "1"
     ) not in {"0", "false", "no"}:
+        # (checked when taken: without a round trip while its server has said nothing,
+        # tabletop/db_pool.py)
         DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps them instead
         DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
             "min_size": int(os.environ.get("TABLETOP_DB_POOL_MIN", "2")),

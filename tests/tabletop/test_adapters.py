@@ -340,3 +340,17 @@ def test_autobahn_colours_nothing_for_the_debug_lines_of_frames_no_one_writes(mo
     protocol, _ = daphne_protocol()
     assert f"{websocket.hltype(protocol.dataReceived)}" == util.hltype(protocol.dataReceived)
     assert str(autobahn_protocol.hlval(3)) == util.hlval(3) == f"{websocket.hlval(3)}"
+
+
+def test_a_pool_made_with_psycopg_pools_check_is_given_another() -> None:
+    from psycopg_pool import ConnectionPool
+
+    def quiet(conn: Any) -> None:
+        return None
+
+    checked = ConnectionPool("", open=False, check=ConnectionPool.check_connection)
+    adapters.check_pooled_connections_with(checked, quiet)
+    assert checked._check is quiet  # (what the pinned psycopg_pool calls on a connection taken)
+    unchecked = ConnectionPool("", open=False)
+    adapters.check_pooled_connections_with(unchecked, quiet)
+    assert unchecked._check is None

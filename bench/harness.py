@@ -61,6 +61,7 @@ REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/6")
 # Servers of the room protocol alone, no table behind them: their rooms and seats are names.
 FLOORS = ("bare", "daphne-floor", "uvicorn-floor")
 SETUPS = (*FLOORS, "default", "deployed")
+SPREAD = "spread"  # (Setup.named: the deployed processes without the proxy)
 FLOOR_APP = "bench.servers.bare_asgi:application"
 MAX_PLAYERS = 500  # tabletop.services.seats.MAX_PLAYERS
 
@@ -381,6 +382,16 @@ class Setup:
         RESULTS.mkdir(parents=True, exist_ok=True)
         self.logs = RESULTS / "logs"
         self.logs.mkdir(exist_ok=True)
+
+    @classmethod
+    def named(cls, name: str, tag: str, **options: Any) -> Setup:
+        """The setup a benchmark's ``--setups`` names. ``deployed`` is behind the proxy, as the
+        table is deployed (each room's sockets on one process); ``spread`` is the same processes
+        without it, a room's sockets alternating between them (as a plain balancer spreads
+        them, and as the table still works)."""
+        if name == SPREAD:
+            return cls("deployed", tag, **options)
+        return cls(name, tag, proxy=name == "deployed", **options)
 
     def env(self) -> dict[str, str]:
         """The environment of the table's processes."""

@@ -3,8 +3,9 @@
 How many sockets connect and get ``hello``, and how long each took (TCP connect to ``hello``
 received). The seats are made first (JSON join); then all sockets are opened at once with
 ``asyncio.gather``: to one daphne process (the table's defaults), to two processes on Redis and
-PostgreSQL (the deployed setup; alternate sockets on each port), and to the bare websockets server
-for reference (and, asked for, the socket stack's own floors: ``daphne-floor``,
+PostgreSQL behind nginx serving ``deploy/nginx.conf`` (the deployed setup: a room's sockets on
+one process), or without it (``spread``: alternate sockets on each process), and to the bare
+websockets server for reference (and, asked for, the socket stack's own floors: ``daphne-floor``,
 ``uvicorn-floor``). ``--rooms 200`` spreads the sockets over that many rooms (a service's evening
 starting at once) instead of one. Each burst runs ``--runs`` times on the same seats; the table
 shows medians.
@@ -89,7 +90,7 @@ async def everyone_rolls(rooms: list[list[Sock]], timeout: float) -> dict[str, A
 async def one_burst(
     setup: Setup, codes: list[str], tokens: list[list[str]], args: argparse.Namespace
 ) -> dict[str, Any]:
-    ports = setup.ports
+    ports = setup.client_ports
     rooms = [
         [Sock(setup.url(code, tok, ports[i % len(ports)])) for i, tok in enumerate(room_tokens)]
         for code, room_tokens in zip(codes, tokens, strict=True)
@@ -123,7 +124,7 @@ async def one_burst(
 
 
 async def bench_setup(kind: str, args: argparse.Namespace) -> dict[str, Any]:
-    with Setup(kind, "burst", env=whatif_env(args.whatif)) as setup:
+    with Setup.named(kind, "burst", env=whatif_env(args.whatif)) as setup:
         codes = setup.new_rooms(args.rooms)
         if args.rooms == 1:
             tokens = [await setup.sockets_tokens(codes[0], args.sockets)]
@@ -249,7 +250,7 @@ async def main() -> None:
     parser.add_argument(
         "--setups",
         default="bare,default,deployed",
-        help="of bare, daphne-floor, uvicorn-floor, default, deployed",
+        help="of bare, daphne-floor, uvicorn-floor, default, deployed, spread",
     )
     parser.add_argument("--sockets", type=int, default=200)
     parser.add_argument("--rooms", type=int, default=1, help="spread the sockets over this many")

@@ -2,18 +2,20 @@
 
 For each setup (bare websockets floor, the table's defaults, the table as deployed; the socket
 stack's own floors ``daphne-floor`` and ``uvicorn-floor`` when asked) and each room size N, N
-sockets join one room (one of them the roller; in the deployed setup the sockets alternate between
-the two daphne processes, the roller on the first). The roller sends ``--rate`` rolls a second of
-``3d6`` for ``--seconds`` on a fixed schedule (open loop, one seat: under the 25/s per-seat limit).
+sockets join one room (one of them the roller; the deployed setup is two daphne processes behind
+nginx serving ``deploy/nginx.conf``, the room's sockets on one of them; in ``spread``, the same
+processes without it, the sockets alternate between them, the roller on the first). The roller
+sends ``--rate`` rolls a second of ``3d6`` for ``--seconds`` on a fixed schedule (open loop, one
+seat: under the 25/s per-seat limit).
 Latency is from the roll sent to the event received, at every socket, the roller's own copy
 included. Lost: rolls a socket never got (after a drain), plus gaps and repeats in the seqs it saw.
 Each size runs ``--runs`` times; the table shows medians. ``--rollers 2`` shares the rate between
-two seats (deployed: one on each process, so events are published by both); ``--whatif`` serves a
+two seats (spread: one on each process, so events are published by both); ``--whatif`` serves a
 changed table (see bench.harness.WHATIF).
 
     .venv/bin/python -m bench.scenarios.fanout                      # everything, about 10 minutes
     .venv/bin/python -m bench.scenarios.fanout --setups bare --players 10 --runs 1
-    .venv/bin/python -m bench.scenarios.fanout --setups deployed --players 50,200 --rollers 2
+    .venv/bin/python -m bench.scenarios.fanout --setups spread --players 50,200 --rollers 2
 """
 
 from __future__ import annotations
@@ -72,7 +74,7 @@ async def one_run(
     # survivors aside, so its garbage collector does the same work in every run, first or last.
     gc.collect()
     gc.freeze()
-    ports = setup.ports
+    ports = setup.client_ports
     socks = [
         Sock(setup.url(code, tok, ports[i % len(ports)]), f"s{i}") for i, tok in enumerate(tokens)
     ]
@@ -139,7 +141,7 @@ async def one_run(
 async def bench_setup(kind: str, args: argparse.Namespace) -> list[dict[str, Any]]:
     out = []
     label = "+".join([kind, *args.whatif])
-    with Setup(kind, "fanout", env=whatif_env(args.whatif)) as setup:
+    with Setup.named(kind, "fanout", env=whatif_env(args.whatif)) as setup:
         codes = setup.new_rooms(len(args.players))
         for n, code in zip(args.players, codes, strict=True):
             tokens = await setup.sockets_tokens(code, n)
@@ -254,7 +256,7 @@ async def main() -> None:
     parser.add_argument(
         "--setups",
         default="bare,default,deployed",
-        help="of bare, daphne-floor, uvicorn-floor, default, deployed",
+        help="of bare, daphne-floor, uvicorn-floor, default, deployed, spread",
     )
     parser.add_argument("--players", default="10,50,200")
     parser.add_argument("--rate", type=float, default=20.0)
@@ -264,7 +266,7 @@ async def main() -> None:
         "--rollers",
         type=int,
         default=1,
-        help="roller seats sharing --rate (deployed: on alternate processes); default 1",
+        help="roller seats sharing --rate (spread: on alternate processes); default 1",
     )
     add_whatif_argument(parser)
     parser.add_argument(

@@ -299,14 +299,7 @@ async def bench_setup(
     label = "+".join([kind if processes is None else f"{kind} x{processes}", *args.whatif])
     out: list[dict[str, Any]] = []
     counts = [args.tables, *[n for n in args.most if n > args.tables]]
-    served = "deployed" if kind == "spread" else kind
-    with Setup(
-        served,
-        "tables",
-        env=whatif_env(args.whatif),
-        processes=processes,
-        proxy=kind == "deployed",
-    ) as setup:
+    with Setup.named(kind, "tables", env=whatif_env(args.whatif), processes=processes) as setup:
         t = time.monotonic()
         codes = setup.new_rooms(max(counts))
         tokens = await setup.join_rooms(codes, args.players, concurrency=args.join_concurrency)

@@ -82,7 +82,9 @@ def daphne_command(
     port: int, app: str = "tabletop.asgi:application", *, proxy_headers: bool = False
 ) -> list[str]:
     behind = ["--proxy-headers"] if proxy_headers else []
-    return [PY, "-m", "daphne", *behind, "-b", HOST, "-p", str(port), app]
+    # As README's deployment starts it: a listen backlog of 1,024, not Twisted's 50 (nginx opens
+    # a room's reconnecting sockets faster than daphne accepts them).
+    return [PY, "-m", "daphne", *behind, "-e", f"tcp:port={port}:interface={HOST}:backlog=1024", app]
 
 
 def server_command(

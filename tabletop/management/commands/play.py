@@ -19,6 +19,8 @@ from ...selectors.campaign_link import campaign_link
 from ...services.demo import ensure_demo_gm, ensure_demo_tables
 
 EVERYWHERE = {"0.0.0.0", "::", ""}
+# Connections waiting to be accepted (the listen backlog), as README's deployment starts daphne.
+BACKLOG = 1024
 
 
 def lan_addresses() -> list[str]:
@@ -155,7 +157,9 @@ class Command(BaseCommand):
         interface = host.replace(":", r"\:") if ":" in host else host
         server = Server(
             application=application,
-            endpoints=[f"tcp:port={port}:interface={interface or '0.0.0.0'}"],
+            # 1,024 connections may wait to be accepted (Twisted's default is 50: a room of
+            # players reconnecting at once would have the rest wait a second for a retry).
+            endpoints=[f"tcp:port={port}:interface={interface or '0.0.0.0'}:backlog={BACKLOG}"],
             # The socket is listening before the reactor runs; announce once it is accepting.
             ready_callable=lambda: reactor.callWhenRunning(announce_when_listening),
             verbosity=0,

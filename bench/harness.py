@@ -84,7 +84,8 @@ def daphne_command(
     behind = ["--proxy-headers"] if proxy_headers else []
     # As README's deployment starts it: a listen backlog of 1,024, not Twisted's 50 (nginx opens
     # a room's reconnecting sockets faster than daphne accepts them).
-    return [PY, "-m", "daphne", *behind, "-e", f"tcp:port={port}:interface={HOST}:backlog=1024", app]
+    endpoint = f"tcp:port={port}:interface={HOST}:backlog=1024"
+    return [PY, "-m", "daphne", *behind, "-e", endpoint, app]
 
 
 def server_command(

@@ -57,9 +57,7 @@ def test_a_quiet_connection_is_taken_without_asking_the_server(pool, monkeypatch
     assert calls == []
 
 
-def test_a_connection_its_server_ended_is_found_when_taken_and_replaced(
-    pool, monkeypatch, django_db_blocker
-) -> None:
+def test_a_connection_its_server_ended_is_found_when_taken_and_replaced(pool, monkeypatch) -> None:
     import psycopg
 
     with pool.connection() as conn:
@@ -67,7 +65,11 @@ def test_a_connection_its_server_ended_is_found_when_taken_and_replaced(
     params = {**pool.kwargs}
     with psycopg.connect(**params) as other:
         other.execute("SELECT pg_terminate_backend(%s)", [ended])
-    time.sleep(0.2)  # (the server's goodbye reaches the pooled connection's socket)
+        # (the backend gone, its goodbye and the end of the stream are on the pooled socket)
+        deadline = time.monotonic() + 10
+        while other.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", [ended]).fetchone():
+            assert time.monotonic() < deadline, "the ended backend is still there"
+            time.sleep(0.02)
     calls = asked(monkeypatch)
     with pool.connection() as conn:
         assert conn.execute("SELECT 1").fetchone() == (1,)

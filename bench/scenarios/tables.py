@@ -42,7 +42,7 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from bench.harness import HOST, REDIS_URL, SETUPS, Setup, is_floor, whatif_env
+from bench.harness import HOST, REDIS_URL, SETUPS, SPREAD, Setup, is_floor, whatif_env
 from bench.measure import (
     CpuMeter,
     LoopLag,
@@ -286,7 +286,7 @@ def setups(kinds: Sequence[str], processes: Sequence[int]) -> list[tuple[str, in
     return [
         (kind, n)
         for kind in ordered
-        for n in (processes if kind in ("deployed", "spread") else [None])
+        for n in (processes if kind in ("deployed", SPREAD) else [None])
     ]
 
 
@@ -476,7 +476,7 @@ async def main(
     args.most = sorted(int(n) for n in args.most.split(",") if n)
     args.processes = [int(n) for n in args.processes.split(",") if n]
     kinds = args.setups.split(",")
-    unknown = set(kinds) - {*SETUPS, "spread"}
+    unknown = set(kinds) - {*SETUPS, SPREAD}
     if unknown or not args.processes or not all(1 <= n <= 8 for n in args.processes):
         parser.error(f"unknown setups {sorted(unknown)} or processes not 1-8: {args.processes}")
     stop_on_sigterm()

@@ -119,6 +119,20 @@ def test_scale_out_measures_the_floor_first_then_each_count_of_processes():
     assert setups(["spread"], [2]) == [("spread", 2)]
 
 
+def test_deployed_is_behind_the_proxy_and_spread_is_the_same_processes_without_it():
+    """Every benchmark's ``--setups deployed`` is the shipped deployment (nginx in front, each
+    room's sockets on one process); ``spread`` alternates a room's sockets between processes."""
+    from bench.harness import Setup
+
+    deployed = Setup.named("deployed", "fanout")
+    spread = Setup.named("spread", "fanout")
+    assert deployed.kind == spread.kind == "deployed"
+    assert deployed.client_ports == [deployed.proxy_port] and deployed.proxy_port is not None
+    assert spread.proxy_port is None and spread.client_ports == spread.ports == deployed.ports
+    assert len(spread.ports) == 2
+    assert Setup.named("default", "fanout").proxy_port is None
+
+
 def test_the_connect_profile_counts_hellos_and_puts_samples_down_to_packages(tmp_path):
     out = run_bench(
         tmp_path, "connects", *("--setups", "default", "--sockets", "5", "--bursts", "1")

@@ -28,7 +28,7 @@ from django.utils.translation import gettext_noop
 from ..models import Campaign, Event, Seat, SessionStatus, Visibility
 from ..selectors.campaigns import talk_settings
 from .errors import ServiceError, conflict, forbidden, invalid
-from .events import UnitOfWork, change
+from .events import UnitOfWork, change, sent_by
 from .initiative import enter_roller
 from .rolls import CheckedRoll, check_roll, make_roll
 from .store import seat_at_table, seated, take_seq
@@ -260,7 +260,7 @@ def send_message(*, uow: UnitOfWork | None = None, seat_id: int, line: Line) -> 
     """One line of the box, checked (``check_line``): a message, an emote, a whisper or a roll;
     its rolls take the line's client seed (none: each gets a fresh random one, as any roll
     does)."""
-    seat = seated(seat_id)
+    seat = seated(seat_id, sent=sent_by(uow))
     said = line.said
     if said.what == "roll":
         with change(uow) as uow:
@@ -287,7 +287,7 @@ def send_message(*, uow: UnitOfWork | None = None, seat_id: int, line: Line) -> 
     with change(uow) as uow:
         marks = {k: data[k] for k in ("to", "gm_reads") if k in data}
         rolls = _inline_rolls(uow, seat=seat, text=body, line=line, marks=marks)
-        taken = take_seq(session_id=seat.session_id)
+        taken = take_seq(session_id=seat.session_id, sent=uow.sent)
         if taken.status == SessionStatus.ENDED:
             raise conflict(_("the session has ended: its log does not change"))
         if said.what == "me":

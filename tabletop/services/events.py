@@ -24,7 +24,7 @@ from django.utils.translation import gettext as _
 from ..models import Event, GameSession, Seat, Visibility
 from ..protocol.events import with_log_line
 from ..selectors.events import dumps, event_message, for_everyone, redacted
-from . import store
+from . import round_trips, store
 from .errors import ServiceError, invalid
 from .store import Locked, take_seq
 
@@ -71,10 +71,10 @@ def room_group(session_id: int) -> str:
     return f"room.{session_id}"
 
 
-def next_seq(*, session_id: int) -> int:
+def next_seq(*, session_id: int, sent: round_trips.Unit | None = None) -> int:
     """Take the session's next sequence number. Holds the session row's write lock until commit,
     so events of one session are numbered in commit order, across processes."""
-    return take_seq(session_id=session_id).seq
+    return take_seq(session_id=session_id, sent=sent).seq
 
 
 def lock_session(*, session_id: int) -> Locked:
@@ -96,8 +96,12 @@ class UnitOfWork:
     ``change`` publishes those of a unit it opened itself). A change begins with ``begin``:
     nothing of an earlier change in the unit carries over."""
 
-    def __init__(self, *, joined: bool) -> None:
+    def __init__(self, *, joined: bool, sent: round_trips.Unit | None = None) -> None:
         self.events: list[Event] = []
+        # How the unit's statements of ``store`` go to the database (on PostgreSQL, its BEGIN
+        # with the first and its event's INSERT with its COMMIT: ``round_trips``); None: each
+        # as it comes. The services that read the seat or take a seq pass it on.
+        self.sent = sent
         # Whether the unit runs in a transaction of its own (the socket's): its changes then
         # take no savepoint (a refusal ends the whole unit, and a savepoint's two statements
         # would be two more round trips with the session locked).
@@ -140,7 +144,7 @@ class UnitOfWork:
             # before anything is stored. Nothing is kept, not even its seq.
             raise too_large(len(text), kind=kind)
         if seq is None:
-            seq = next_seq(session_id=session_id)
+            seq = next_seq(session_id=session_id, sent=self.sent)
         event = store.save_event(
             session_id=session_id,
             seq=seq,
@@ -150,6 +154,7 @@ class UnitOfWork:
             data=data,
             text=text,
             owner=owner if owner is not None and owner != actor else None,
+            sent=self.sent,
         )
         self.events.append(event)
         return event
@@ -160,6 +165,12 @@ class UnitOfWork:
     def published(self) -> list[Event]:
         """The unit's events, in seq order, for its caller to publish once committed."""
         return sorted(self.events, key=lambda e: e.seq)
+
+
+def sent_by(unit: UnitOfWork | None) -> round_trips.Unit | None:
+    """How a service's reads before its change go to the database: its unit's way (``sent``)
+    when it runs in one. (A read of the unit, not a change.)"""
+    return unit.sent if unit is not None else None
 
 
 T = TypeVar("T")
@@ -194,8 +205,9 @@ def unit_of_work(work: Callable[[UnitOfWork], T]) -> tuple[T, list[Event]]:
     caller to publish."""
     if connection.in_atomic_block:
         raise RuntimeError("a unit of work is a transaction of its own")
-    uow = UnitOfWork(joined=True)
-    with transaction.atomic():
+    # On PostgreSQL its BEGIN goes with its first statement and its COMMIT with its last event.
+    with transaction.atomic(), round_trips.sent_together() as sent:
+        uow = UnitOfWork(joined=True, sent=sent)
         result = work(uow)
     return result, uow.published()
 

@@ -24,7 +24,7 @@ from django.utils.translation import gettext as _
 from ..models import Event, GameSession, Seat, SessionStatus, Visibility, status_word
 from ..systems.registry import table_system
 from .errors import conflict, forbidden, invalid, not_found
-from .events import UnitOfWork, change, lock_session
+from .events import UnitOfWork, change, lock_session, sent_by
 from .store import seated, take_seq
 
 MAX_ENTRIES = 50  # a battle with more combatants than this is several groups of them
@@ -111,9 +111,9 @@ def _record(
     )
 
 
-def _live(seat: Seat) -> tuple[int, dict[str, Any]]:
+def _live(seat: Seat, uow: UnitOfWork) -> tuple[int, dict[str, Any]]:
     """Take the change's seq with the session locked; its rule state as the lock found it."""
-    taken = take_seq(session_id=seat.session_id)
+    taken = take_seq(session_id=seat.session_id, sent=uow.sent)
     _must_be_live(taken.status)
     return taken.seq, dict(taken.table_state or {})
 
@@ -132,7 +132,7 @@ class _Changing:
 
     def __init__(self, uow: UnitOfWork, seat: Seat) -> None:
         self.uow, self.seat = uow, seat
-        self.seq, self.state = _live(seat)
+        self.seq, self.state = _live(seat, uow)
         self.turns = turns_of(self.state)
 
     def record(self, *, action: str, text: str, **more: Any) -> Event:
@@ -211,7 +211,7 @@ def _new(turns: dict[str, Any], **fields: Any) -> dict[str, Any]:
 
 def add_npc(*, uow: UnitOfWork | None = None, seat_id: int, name: str, value: int) -> Event:
     """The GM puts a combatant of their own in the order with a result they rolled or chose."""
-    seat = seated(seat_id)
+    seat = seated(seat_id, sent=sent_by(uow))
     if not seat.is_gm:
         raise forbidden(_("only the GM adds to the turn order by hand"))
     name = " ".join(name.split())
@@ -226,7 +226,7 @@ def add_npc(*, uow: UnitOfWork | None = None, seat_id: int, name: str, value: in
 
 
 def remove_entry(*, uow: UnitOfWork | None = None, seat_id: int, entry: int) -> Event:
-    seat = seated(seat_id)
+    seat = seated(seat_id, sent=sent_by(uow))
     with _changing(uow, seat) as move:
         turns = move.turns
         found = _entry(turns, entry)
@@ -243,7 +243,7 @@ def remove_entry(*, uow: UnitOfWork | None = None, seat_id: int, entry: int) -> 
 
 def set_turn(*, uow: UnitOfWork | None = None, seat_id: int, entry: int) -> Event:
     """The GM gives the turn to an entry (a delayed one acts: see ``act_delayed``)."""
-    seat = seated(seat_id)
+    seat = seated(seat_id, sent=sent_by(uow))
     if not seat.is_gm:
         raise forbidden(_("only the GM sets whose turn it is"))
     with _changing(uow, seat) as move:
@@ -259,7 +259,7 @@ def set_turn(*, uow: UnitOfWork | None = None, seat_id: int, entry: int) -> Even
 def delay_entry(*, uow: UnitOfWork | None = None, seat_id: int, entry: int) -> Event:
     """An entry holds its action: out of the order until it acts. If it had the turn, the turn
     passes on (to nobody at the end of the round: the next turn starts a new round)."""
-    seat = seated(seat_id)
+    seat = seated(seat_id, sent=sent_by(uow))
     with _changing(uow, seat) as move:
         turns = move.turns
         found = _entry(turns, entry)
@@ -278,7 +278,7 @@ def delay_entry(*, uow: UnitOfWork | None = None, seat_id: int, entry: int) -> E
 def act_delayed(*, uow: UnitOfWork | None = None, seat_id: int, entry: int) -> Event:
     """A delayed entry acts now: it goes right after whoever had the turn and takes it; from
     then on it keeps that place in the order."""
-    seat = seated(seat_id)
+    seat = seated(seat_id, sent=sent_by(uow))
     with _changing(uow, seat) as move:
         turns = move.turns
         found = _entry(turns, entry)
@@ -296,7 +296,7 @@ def act_delayed(*, uow: UnitOfWork | None = None, seat_id: int, entry: int) -> E
 
 def clear_order(*, uow: UnitOfWork | None = None, seat_id: int) -> Event:
     """The fight is over: the order is emptied (the round count stays the table's)."""
-    seat = seated(seat_id)
+    seat = seated(seat_id, sent=sent_by(uow))
     if not seat.is_gm:
         raise forbidden(_("only the GM clears the turn order"))
     with _changing(uow, seat) as move:
@@ -311,7 +311,7 @@ def pass_turn(*, uow: UnitOfWork | None = None, seat_id: int, round: bool = Fals
     """The turn passes to the next in the order; after the last (or with ``round``: at once) a
     new round begins with the first. Whoever has the turn may end it; only the GM starts a
     round. At a table whose system keeps rounds, its new round is the tracker's."""
-    seat = seated(seat_id)
+    seat = seated(seat_id, sent=sent_by(uow))
     with change(uow) as uow:
         locked = lock_session(session_id=seat.session_id)
         _must_be_live(locked.status)
@@ -332,7 +332,7 @@ def pass_turn(*, uow: UnitOfWork | None = None, seat_id: int, round: bool = Fals
         started = table_system(seat.session.campaign.system).start_round(uow, seat_id=seat.pk)
         if started is not None:
             return started
-        seq, state = _live(seat)
+        seq, state = _live(seat, uow)
         state["round"] = int(state.get("round") or 0) + 1
         round_began(state)
         turns = state.get(KEY) or empty()

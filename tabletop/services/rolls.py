@@ -184,7 +184,7 @@ def make_roll(
         # room wait while it is held) and locks after paying; any other reads them as the
         # statement that locks the session and takes the roll's seq.
         read = seated if table.pays_before_rolling else seated_taking_seq
-        seat = read(seat_id)
+        seat = read(seat_id, sent=uow.sent)
         session = seat.session
         ctx = _context(uow, seat, roll)
         _must_be_live(session.status)
@@ -194,7 +194,7 @@ def make_roll(
                 prepared = table.prepare(ctx, normalised)
                 if prepared != normalised:  # the table's rules changed it: a request anew
                     normalised = engine.normalise(prepared)
-                seq = next_seq(session_id=session.pk)
+                seq = next_seq(session_id=session.pk, sent=uow.sent)
             else:
                 seq = session.last_seq
             stream, client_seed = fair_stream(

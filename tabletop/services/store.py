@@ -13,9 +13,10 @@ work's; the rest of the product reads and writes through the ORM.
 
 On PostgreSQL every statement is a round trip, and a room's rolls wait for each other from the
 session row's lock to the commit. A roll there reads its seat and takes its seq in one statement
-(``seated_taking_seq``): four round trips a roll (``BEGIN``, that one, the ``INSERT``, the
-``COMMIT``) where it was five. The dice are drawn from the seq, so the seq comes back before the
-event can be written: at least two round trips, whatever the driver.
+(``seated_taking_seq``); in a socket's unit of work that statement carries the ``BEGIN`` and
+takes the event's id as well, and the event's ``INSERT`` goes with the ``COMMIT``
+(``round_trips``): two round trips a roll, where Django's ``atomic`` alone made it four. The dice
+are drawn from the seq, so the seq comes back before the event can be written: two is the least.
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from ..models import Campaign, Event, GameSession, Seat
+from . import round_trips
 from .errors import forbidden
+from .round_trips import Unit
 
 Converter = Callable[[Any, Any, Any], Any]
 
@@ -85,9 +88,10 @@ class _SeatRead:
 class _SeatTakingSeq(_SeatRead):
     """PostgreSQL's: the seat read of ``_SeatRead`` as the ``UPDATE`` that takes the session's
     next seq (and so locks its row; the seat's and the campaign's rows are only read), every
-    column handed back as it is after the update."""
+    column handed back as it is after the update; with ``event_id``, the id of the event to be
+    stored with the seq after them."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, event_id: bool) -> None:
         super().__init__()
         quote = connection.ops.quote_name
         columns = self.seat.select + self.session.select + self.campaign.select
@@ -100,28 +104,35 @@ class _SeatTakingSeq(_SeatRead):
             f"WHERE s.{quote(Seat._meta.pk.column)} = %s "
             f"AND g.{quote(GameSession._meta.pk.column)} = s.{session_of_seat} "
             f"AND c.{quote(Campaign._meta.pk.column)} = g.{campaign_of_session} "
-            f"RETURNING {', '.join(columns)}"
+            f"RETURNING {', '.join(columns + ([_next_event_id()] if event_id else []))}"
         )
 
 
 class _EventInsert:
-    """The event's ``INSERT``, handing back the new row's id."""
+    """The event's ``INSERT``, handing back the new row's id; with ``event_id``, of a row whose
+    id was taken with its seq, handing back nothing."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, event_id: bool) -> None:
         quote = connection.ops.quote_name
-        self.fields = [f for f in Event._meta.concrete_fields if not f.primary_key]
+        self.fields = [f for f in Event._meta.concrete_fields if event_id or not f.primary_key]
         self.all_names = [f.attname for f in Event._meta.concrete_fields]
         self.data = Event._meta.get_field("data")
         # The data arrives as the JSON text the unit of work already wrote (to check its size):
         # PostgreSQL reads it as jsonb, SQLite keeps the text as it is.
         cast = "::jsonb" if connection.vendor == "postgresql" else ""
         marks = [f"%s{cast}" if f is self.data else "%s" for f in self.fields]
-        self.returning = connection.features.can_return_columns_from_insert
+        self.returning = connection.features.can_return_columns_from_insert and not event_id
         self.sql = (
             f"INSERT INTO {quote(Event._meta.db_table)} "
             f"({', '.join(quote(f.column) for f in self.fields)}) VALUES ({', '.join(marks)})"
             + (f" RETURNING {quote(Event._meta.pk.column)}" if self.returning else "")
         )
+
+
+def _next_event_id() -> str:
+    """PostgreSQL's expression taking the next event's id (its column's sequence)."""
+    table = connection.ops.quote_name(Event._meta.db_table)
+    return f"nextval(pg_get_serial_sequence('{table}', '{Event._meta.pk.column}'))"
 
 
 def _column(model: type[Model], name: str) -> str:
@@ -136,28 +147,36 @@ def _seat_read(vendor: str) -> _SeatRead:
 
 
 @cache
-def _seat_taking_seq(vendor: str) -> _SeatTakingSeq:
-    return _SeatTakingSeq()
+def _seat_taking_seq(vendor: str, event_id: bool) -> _SeatTakingSeq:
+    return _SeatTakingSeq(event_id=event_id)
 
 
 @cache
-def _event_insert(vendor: str) -> _EventInsert:
-    return _EventInsert()
+def _event_insert(vendor: str, event_id: bool) -> _EventInsert:
+    return _EventInsert(event_id=event_id)
 
 
-def _read_seat(read: _SeatRead, seat_id: int) -> Seat:
+def _read_seat(read: _SeatRead, seat_id: int, sent: Unit | None) -> Seat:
     """Run ``read`` (a seat read, or the one that also takes the seq) for one seat."""
     with connection.cursor() as cursor:
-        cursor.execute(read.sql, [seat_id])
+        round_trips.execute(cursor, read.sql, [seat_id], sent)
         row = cursor.fetchone()
     if row is None:
         raise Seat.DoesNotExist(f"no seat {seat_id}")
     first, second = read.split
+    last = second + len(read.campaign.names)
     seat = read.seat.instance(row[:first])
     session = read.session.instance(row[first:second])
-    session.campaign = read.campaign.instance(row[second:])
+    session.campaign = read.campaign.instance(row[second:last])
     seat.session = session
+    _taken_event_id(row[last:], sent)
     return seat
+
+
+def _taken_event_id(rest: Sequence[Any], sent: Unit | None) -> None:
+    """Keep the event id a statement took with its seq (if it took one) for the event."""
+    if sent is not None:
+        sent.event_id = rest[0] if rest else None
 
 
 class Locked(NamedTuple):
@@ -169,7 +188,7 @@ class Locked(NamedTuple):
     table_state: Any
 
 
-def take_seq(*, session_id: int) -> Locked:
+def take_seq(*, session_id: int, sent: Unit | None = None) -> Locked:
     """``next_seq``, with the session's status and table state read in the same statement, so
     a change can check and read what it depends on before the lock (one statement earlier,
     with the row not locked) and again, fresh, as it locks it. A busy room's changes wait for
@@ -179,29 +198,33 @@ def take_seq(*, session_id: int) -> Locked:
         raise RuntimeError("take_seq must run inside transaction.atomic()")
     table = GameSession._meta.db_table
     state = GameSession._meta.get_field("table_state")
+    event_id = f", {_next_event_id()}" if sent is not None else ""
     with connection.cursor() as cursor:
-        cursor.execute(
+        round_trips.execute(
+            cursor,
             f"UPDATE {table} SET last_seq = last_seq + 1 WHERE id = %s "
-            f"RETURNING last_seq, status, {state.column}",
+            f"RETURNING last_seq, status, {state.column}{event_id}",
             [session_id],
+            sent,
         )
         row = cursor.fetchone()
     if row is None:
         raise GameSession.DoesNotExist(session_id)
+    _taken_event_id(row[3:], sent)
     # Django passes no expression when it converts a raw value itself; the stubs require one.
     table_state = state.from_db_value(row[2], None, connection)  # type: ignore[arg-type]
     return Locked(int(row[0]), row[1], table_state)
 
 
-def seat_at_table(seat_id: int) -> Seat:
+def seat_at_table(seat_id: int, *, sent: Unit | None = None) -> Seat:
     """The seat with its session and the session's campaign (``seat.session.campaign`` read
     with it, as ``select_related`` would). ``Seat.DoesNotExist`` if there is none."""
-    return _read_seat(_seat_read(connection.vendor), seat_id)
+    return _read_seat(_seat_read(connection.vendor), seat_id, sent)
 
 
-def seated(seat_id: int) -> Seat:
+def seated(seat_id: int, *, sent: Unit | None = None) -> Seat:
     """``seat_at_table`` for a seat that acts: one the GM removed from the table is refused."""
-    return _acting(seat_at_table(seat_id))
+    return _acting(seat_at_table(seat_id, sent=sent))
 
 
 def _acting(seat: Seat) -> Seat:
@@ -210,7 +233,7 @@ def _acting(seat: Seat) -> Seat:
     return seat
 
 
-def seated_taking_seq(seat_id: int) -> Seat:
+def seated_taking_seq(seat_id: int, *, sent: Unit | None = None) -> Seat:
     """``seated``, with the seat's session locked and its next seq taken
     (``seat.session.last_seq``; its status and table state read as it was locked). On
     PostgreSQL one statement; elsewhere the seat read, then ``take_seq`` (SQLite's
@@ -218,14 +241,15 @@ def seated_taking_seq(seat_id: int) -> Seat:
     in the process, not round trips). A refusal after it (the seat removed, the session not
     live) rolls the seq back with the transaction."""
     if connection.vendor != "postgresql":
-        seat = seated(seat_id)
-        locked = take_seq(session_id=seat.session_id)
+        seat = seated(seat_id, sent=sent)
+        locked = take_seq(session_id=seat.session_id, sent=sent)
         session = seat.session
         session.last_seq, session.status, session.table_state = locked
         return seat
     if not connection.in_atomic_block:
         raise RuntimeError("seated_taking_seq must run inside transaction.atomic()")
-    return _acting(_read_seat(_seat_taking_seq(connection.vendor), seat_id))
+    read = _seat_taking_seq(connection.vendor, sent is not None)
+    return _acting(_read_seat(read, seat_id, sent))
 
 
 def save_event(
@@ -238,11 +262,14 @@ def save_event(
     data: dict[str, Any],
     text: str,
     owner: Seat | None,
+    sent: Unit | None = None,
 ) -> Event:
     """Store one event whose ``data`` is written as ``text`` (its JSON); the saved ``Event``,
     as ``Event.objects.create`` would hand it back (and tell its ``post_save`` receivers)."""
-    insert = _event_insert(connection.vendor)
+    event_id = sent.event_id if sent is not None else None
+    insert = _event_insert(connection.vendor, event_id is not None)
     values: dict[str, Any] = {
+        "id": event_id,
         "session_id": session_id,
         "seq": seq,
         "kind": kind,
@@ -257,9 +284,14 @@ def save_event(
         text if f is insert.data else f.get_db_prep_save(values[f.attname], connection)
         for f in insert.fields
     ]
-    with connection.cursor() as cursor:
-        cursor.execute(insert.sql, params)
-        pk = cursor.fetchone()[0] if insert.returning else cursor.lastrowid
+    if sent is not None and event_id is not None:
+        sent.event_id = None  # (one event a seq)
+        sent.park(insert.sql, params)  # sent with the next statement or the COMMIT
+        pk = event_id
+    else:
+        with connection.cursor() as cursor:
+            round_trips.execute(cursor, insert.sql, params, sent)
+            pk = cursor.fetchone()[0] if insert.returning else cursor.lastrowid
     values.update(id=pk, data=data)
     event = Event.from_db(connection.alias, insert.all_names, [values[n] for n in insert.all_names])
     if actor is not None:

@@ -1,0 +1,125 @@
+"""A socket's unit of work on PostgreSQL in as few round trips as its statements allow.
+
+On PostgreSQL every statement is a round trip, and a room's changes wait for each other from the
+session row's lock to the commit. Left to psycopg and Django's ``atomic``, a roll was four:
+``BEGIN``, the statement that reads the seat and takes the seq, the event's ``INSERT`` and
+``COMMIT``. Here the ``BEGIN`` goes with the unit's first statement of ``store``'s, and the
+event's ``INSERT`` with the ``COMMIT``, each pair as one simple query (Django's cursors on
+psycopg bind client-side: a query goes with its values written in, and a simple query may hold
+several statements). A roll is two round trips, the fewest there can be: its dice are drawn
+from the seq, so the seq must come back before the event can be written.
+
+Django's ``atomic`` still owns the transaction (its savepoints, its ``on_commit``, its rollback):
+
+- The ``BEGIN``: psycopg sends one of its own before a transaction's first statement unless the
+  connection is in autocommit. For the first statement the driver's connection is put in
+  autocommit (allowed while no transaction is open; no round trip) and the statement goes as
+  ``BEGIN; ...``. From there the server is in the transaction and psycopg sends each statement
+  as it comes; ``atomic``'s commit or rollback ends it (psycopg sends them by the server's
+  state, not by its own autocommit), and ``atomic`` puts autocommit back as it always does.
+- The ``INSERT``: the event's id is taken with its seq (``nextval`` in the same statement), so
+  its row is whole without an answer from the server. The ``INSERT`` is parked and goes with the
+  ``COMMIT``; any other statement of the unit sends it first (an execute wrapper), so every
+  statement sees the event stored, as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from django.db import connection, transaction
+
+
+class Unit:
+    """What one unit of work has still to send, and the event id it took with a seq. Made by
+    ``sent_together`` and carried by the unit of work (``UnitOfWork.sent``) to the statements
+    of ``store`` that take it."""
+
+    def __init__(self) -> None:
+        # No statement sent yet: the first of store's takes the BEGIN along.
+        self.begin_waiting = True
+        self.event_id: int | None = None  # taken with a seq, for the event stored with it
+        self.parked: tuple[str, Sequence[Any]] | None = None
+        self.sending = False  # (store's own statements pass the execute wrapper as they are)
+
+    def before_statement(
+        self, execute: Callable[..., Any], sql: str, params: Any, many: bool, context: Any
+    ) -> Any:
+        """Any other statement of the unit (the ORM's): psycopg's own ``BEGIN`` goes before it
+        if none was sent, and a parked ``INSERT`` is sent before it."""
+        if not self.sending:
+            self.begin_waiting = False
+            if self.parked is not None:
+                self.send_parked(context["cursor"], commit=False)
+        return execute(sql, params, many, context)
+
+    def execute(self, cursor: Any, sql: str, params: Sequence[Any]) -> None:
+        """Run one of store's statements on ``cursor``: with the ``BEGIN`` in front of it when
+        it is the unit's first, after a parked ``INSERT`` when there is one."""
+        if self.parked is not None:
+            self.send_parked(cursor, commit=False)
+        self.sending = True
+        try:
+            raw = connection.connection
+            if self.begin_waiting and raw.info.transaction_status == 0:  # IDLE: none begun
+                raw.autocommit = True  # psycopg sends no BEGIN of its own: it goes with this
+                cursor.execute(f"BEGIN; {sql}", params)
+                cursor.nextset()  # the statement's own answer, after BEGIN's
+            else:
+                cursor.execute(sql, params)
+        finally:
+            self.sending = False
+            self.begin_waiting = False
+
+    def park(self, sql: str, params: Sequence[Any]) -> None:
+        """Keep an ``INSERT`` whose row is whole (its id known) to go with the unit's next
+        statement, or with its ``COMMIT``."""
+        if self.parked is not None:
+            with connection.cursor() as cursor:
+                self.send_parked(cursor, commit=False)
+        self.parked = (sql, list(params))
+
+    def send_parked(self, cursor: Any, *, commit: bool) -> None:
+        assert self.parked is not None
+        sql, params = self.parked
+        self.parked = None
+        self.sending = True
+        try:
+            cursor.execute(f"{sql}; COMMIT" if commit else sql, params)
+        finally:
+            self.sending = False
+
+
+def execute(cursor: Any, sql: str, params: Sequence[Any], sent: Unit | None) -> None:
+    """Run one of store's statements: in ``sent``'s way when its unit sends them together."""
+    if sent is None:
+        cursor.execute(sql, params)
+    else:
+        sent.execute(cursor, sql, params)
+
+
+@contextmanager
+def sent_together() -> Iterator[Unit | None]:
+    """Entered as a unit of work's own transaction begins (first thing in its outermost
+    ``atomic`` block, before any statement): the ``Unit`` its statements of ``store`` are sent
+    with, its ``BEGIN`` with the first and its last event's ``INSERT`` with the ``COMMIT``.
+    ``None`` (each statement sent as it comes) elsewhere than PostgreSQL, or for a transaction
+    psycopg would begin otherwise (an isolation level or read-only set)."""
+    raw = connection.connection if connection.vendor == "postgresql" else None
+    if (
+        raw is None
+        or raw.info.transaction_status != 0  # IDLE: nothing sent in this transaction yet
+        or raw.isolation_level is not None
+        or raw.read_only is not None
+    ):
+        yield None
+        return
+    unit = Unit()
+    with connection.execute_wrapper(unit.before_statement):
+        yield unit
+        # Not when the transaction is to be rolled back (a block inside it failed).
+        if unit.parked is not None and not transaction.get_rollback():
+            with connection.cursor() as cursor:
+                unit.send_parked(cursor, commit=True)

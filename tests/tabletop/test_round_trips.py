@@ -1,0 +1,187 @@
+"""A socket's unit of work on PostgreSQL: its BEGIN goes with its first statement and its event's
+INSERT with its COMMIT, and nothing else about the transaction changes (what a statement of
+the unit sees, a refusal, a rollback Django decides, on_commit, the connection afterwards)."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection, transaction
+
+from tabletop.models import Event, GameSession
+from tabletop.protocol.wire import Decoded, decode, precheck
+from tabletop.services import round_trips
+from tabletop.services.chat import check_line, send_message
+from tabletop.services.errors import ServiceError, conflict
+from tabletop.services.events import unit_of_work
+from tabletop.services.seats import join_session
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(connection.vendor != "postgresql", reason="round trips are PostgreSQL's"),
+]
+
+
+def _traced(tmp_path, work) -> list[str]:
+    """libpq's trace of the connection while ``work`` runs on it."""
+    connection.ensure_connection()
+    pgconn = connection.connection.pgconn
+    trace = tmp_path / "trace"
+    with trace.open("w") as out:
+        pgconn.trace(out.fileno())
+        try:
+            work()
+        finally:
+            pgconn.untrace()
+    return trace.read_text().splitlines()
+
+
+def _answers(lines: list[str]) -> int:
+    return sum("ReadyForQuery" in line for line in lines)
+
+
+ROLL = precheck(
+    decode(
+        '{"type": "roll", "system": "generic", "request": {"notation": "2d6"}}',
+        system="generic",
+        is_gm=False,
+    ),
+    system="generic",
+)
+assert isinstance(ROLL, Decoded)
+
+
+def _roll(uow, seat):
+    """A roll as the socket makes it (checked at the edge), in ``uow``."""
+    return ROLL.command.handler(uow=uow, seat_id=seat.pk, **ROLL.values)
+
+
+def test_a_roll_stores_its_event_under_the_id_taken_with_its_seq(live_session):
+    seat = join_session(session=live_session, name="Ana").seat
+    roll, events = unit_of_work(lambda uow: _roll(uow, seat))
+    stored = Event.objects.get(session=live_session, seq=roll.seq)
+    assert events == [roll] and stored.pk == roll.pk and stored.data == roll.data
+
+
+def test_a_statement_after_the_event_sees_it_stored(live_session, tmp_path):
+    """The parked INSERT goes before any other statement of the unit."""
+    seat = join_session(session=live_session, name="Ana").seat
+
+    def roll_then_count(uow):
+        roll = _roll(uow, seat)
+        return roll, Event.objects.filter(session=live_session, seq=roll.seq).count()
+
+    done = []
+    lines = _traced(tmp_path, lambda: done.append(unit_of_work(roll_then_count)))
+    [((_, seen), _)] = done
+    assert seen == 1
+    # BEGIN with the seq; the INSERT; the count; COMMIT (nothing left to send with it).
+    assert _answers(lines) == 4
+
+
+def test_a_refusal_after_the_event_stores_nothing_and_leaves_the_connection_as_it_was(
+    live_session,
+):
+    seat = join_session(session=live_session, name="Ana").seat
+    before = GameSession.objects.get(pk=live_session.pk).last_seq
+
+    def refused(uow):
+        _roll(uow, seat)
+        raise conflict("refused after the roll was recorded")
+
+    with pytest.raises(ServiceError):
+        unit_of_work(refused)
+    assert GameSession.objects.get(pk=live_session.pk).last_seq == before
+    assert not Event.objects.filter(session=live_session, kind="roll").exists()
+    assert connection.get_autocommit() and connection.connection.autocommit
+    assert connection.connection.info.transaction_status == 0  # idle, nothing left open
+    roll, _ = unit_of_work(lambda uow: _roll(uow, seat))  # and the next unit is whole
+    assert roll.seq == before + 1
+
+
+def test_a_rollback_django_decides_is_not_overtaken_by_the_commit(live_session):
+    """An inner block without a savepoint that fails marks the whole transaction for rollback:
+    the parked INSERT is not sent with a COMMIT then."""
+    seat = join_session(session=live_session, name="Ana").seat
+    before = GameSession.objects.get(pk=live_session.pk).last_seq
+
+    def failed_inside(uow):
+        _roll(uow, seat)
+        try:
+            with transaction.atomic(savepoint=False):
+                raise conflict("failed inside")
+        except ServiceError:
+            pass
+
+    unit_of_work(failed_inside)
+    assert GameSession.objects.get(pk=live_session.pk).last_seq == before
+    assert not Event.objects.filter(session=live_session, kind="roll").exists()
+
+
+def test_on_commit_runs_after_the_commit_sent_with_the_event(live_session):
+    seat = join_session(session=live_session, name="Ana").seat
+    seen: list[int] = []
+
+    def roll_and_wait(uow):
+        roll = _roll(uow, seat)
+        transaction.on_commit(
+            lambda: seen.append(Event.objects.filter(session=live_session, seq=roll.seq).count())
+        )
+        assert not seen  # not before the commit
+        return roll
+
+    unit_of_work(roll_and_wait)
+    assert seen == [1]
+
+
+def test_a_unit_whose_first_statement_is_the_orms_begins_as_psycopg_would(live_session, tmp_path):
+    seat = join_session(session=live_session, name="Ana").seat
+
+    def read_then_roll(uow):
+        GameSession.objects.get(pk=live_session.pk)
+        return _roll(uow, seat)
+
+    lines = _traced(tmp_path, lambda: unit_of_work(read_then_roll))
+    # BEGIN; the read; the seq (no BEGIN to carry); the event with COMMIT.
+    assert _answers(lines) == 4
+    assert Event.objects.filter(session=live_session, kind="roll").count() == 1
+
+
+def test_a_chat_line_is_three_round_trips(live_session, tmp_path):
+    """BEGIN with the seat's read, the seq, the line with COMMIT (it was five)."""
+    seat = join_session(session=live_session, name="Ana").seat
+
+    def say(text: str) -> None:
+        line = check_line(table=live_session.campaign.system, text=text)["line"]
+        unit_of_work(lambda uow: send_message(uow=uow, seat_id=seat.pk, line=line))
+
+    say("warm")
+    lines = _traced(tmp_path, lambda: say("hello"))
+    assert _answers(lines) == 3
+    assert Event.objects.filter(session=live_session, kind="chat").count() == 2
+
+
+def test_a_transaction_already_under_way_sends_as_it_always_did(live_session):
+    """Only a unit whose transaction has sent nothing yet sends its statements together."""
+    with transaction.atomic(), round_trips.sent_together() as sent:
+        assert sent is not None
+    with transaction.atomic():
+        GameSession.objects.filter(pk=live_session.pk).exists()
+        with round_trips.sent_together() as sent:
+            assert sent is None
+
+
+def test_a_change_of_the_turn_order_is_four_round_trips(live_session, tmp_path):
+    """BEGIN with the seat's read, the seq, the order kept in the session's state, the
+    change's event with COMMIT (it was six)."""
+    from tabletop.services.initiative import add_npc
+    from tabletop.services.seats import seat_gm
+
+    gm = seat_gm(session=live_session)
+
+    def add(name: str) -> None:
+        unit_of_work(lambda uow: add_npc(uow=uow, seat_id=gm.pk, name=name, value=12))
+
+    add("Goblin")
+    lines = _traced(tmp_path, lambda: add("Orc"))
+    assert _answers(lines) == 4
+    assert Event.objects.filter(session=live_session, kind="turns").count() == 2

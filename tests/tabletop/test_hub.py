@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from channels.layers import InMemoryChannelLayer
 
+from tabletop import hub as hub_module
 from tabletop.hub import RoomHub
 
 pytestmark = pytest.mark.asyncio
@@ -165,4 +166,52 @@ async def test_this_processs_sockets_do_not_wait_for_the_layers_answer():
     await hub.publish(layer, "room.1", event(1))
     assert seen_when_sent == [[1]], "this process's socket had it before the layer was asked"
     assert (await layer.receive(channel))["event"]["seq"] == 1
+    await hub.leave(layer, "room.1", member)
+
+
+async def test_an_event_that_overtook_the_one_before_it_waits_for_it():
+    """A room spread over processes: another process's event 3 arrives before this process's
+    own 2 is handed over. The room holds 3 a moment for 2, so its sockets see 1, 2, 3 and none
+    reads the gap from the store."""
+    layer, hub, member = InMemoryChannelLayer(), RoomHub(), Member()
+    await hub.join(layer, "room.1", member)
+    await hub.publish(layer, "room.1", event(1))
+    await layer.group_send("room.1", event(3))  # the other process's, first
+    await settle()
+    assert member.seqs == [1], "3 waits for 2"
+    await hub.publish(layer, "room.1", event(2))
+    assert member.seqs == [1, 2, 3]
+    await asyncio.sleep(hub_module.REORDER_SECONDS * 2)
+    assert member.seqs == [1, 2, 3], "nothing handed over twice"
+    await hub.leave(layer, "room.1", member)
+
+
+async def test_an_event_whose_predecessor_never_comes_goes_on_after_the_wait():
+    """The one before it was lost (Redis dropped it): after the wait the held events go on in
+    order, and each socket fills the gap from the store as before."""
+    layer, hub, member = InMemoryChannelLayer(), RoomHub(), Member()
+    await hub.join(layer, "room.1", member)
+    await hub.publish(layer, "room.1", event(1))
+    await layer.group_send("room.1", event(4))
+    await layer.group_send("room.1", event(3))
+    await settle()
+    assert member.seqs == [1]
+    await asyncio.sleep(hub_module.REORDER_SECONDS * 2)
+    assert member.seqs == [1, 3, 4]
+    await layer.group_send("room.1", event(2))  # late after all: already passed
+    await settle()
+    assert member.seqs == [1, 3, 4]
+    await hub.leave(layer, "room.1", member)
+
+
+async def test_a_room_holds_a_bounded_number_of_events():
+    layer, hub, member = InMemoryChannelLayer(), RoomHub(), Member()
+    await hub.join(layer, "room.1", member)
+    await hub.publish(layer, "room.1", event(1))
+    for seq in range(3, 3 + hub_module.REORDER_LIMIT + 1):
+        await hub.publish(layer, "room.1", event(seq))
+    # The one past the limit went on at once (its sockets fill the gap); the rest wait.
+    assert member.seqs == [1, 3 + hub_module.REORDER_LIMIT]
+    await asyncio.sleep(hub_module.REORDER_SECONDS * 2)
+    assert member.seqs == [1, 3 + hub_module.REORDER_LIMIT]  # held ones below it: passed
     await hub.leave(layer, "room.1", member)

@@ -41,9 +41,13 @@ FILL_LIMIT = 1000  # events a room fills from the store at once; sockets fill th
 # How long a room holds an event that came before the one ahead of it, waiting for that one:
 # a room spread over processes sees another process's event overtake this process's own (on
 # its way from the database thread) or the layer's copy of an earlier one. Handed over at once,
-# every socket of the room read the gap from the store: with a room's 200 rolls at once, 5,500
-# reads of the store where the rolls were 400 (docs/benchmarks.md).
-REORDER_SECONDS = 0.05
+# every socket of the room read the gap from the store: three rounds of a room's 200 sockets
+# rolling at once, over two processes, made 7,100 reads of the store (docs/benchmarks.md). The
+# missing one is nearly always late, not lost (it committed first: seqs are taken in commit
+# order), and in that burst up to a few hundred ms late: held 50 ms, 1,800-5,900 reads; held
+# 500 ms, 200-300. One that was lost (the layer dropped it) reaches the sockets this much
+# later, from the store.
+REORDER_SECONDS = 0.5
 REORDER_LIMIT = 256  # events held at most; past it, they go on and the sockets fill the gaps
 
 

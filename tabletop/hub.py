@@ -11,7 +11,9 @@ The process that commits an event hands it to its own sockets at once (``publish
 waiting for it to come back through the channel layer; the layer's copy, arriving later, is
 dropped by its seq. Every seq below a committed one is in the store (seqs are taken under the
 session row's lock, in commit order), so a socket that sees a later event first fills the gap
-from there, and an event dropped here as already passed is never lost.
+from there, and an event dropped here as already passed is never lost. A room whose next event
+is overtaken by a later one (another process's) holds the later one a moment for it
+(``REORDER_SECONDS``), so that its sockets seldom have a gap to fill.
 
 Faults heal here too. A room's subscription is retried until the channel layer answers (a
 room whose first socket arrives while Redis is down starts once it is back), and each process

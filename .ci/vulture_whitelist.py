@@ -75,3 +75,5 @@ SecurityHeadersMiddleware
 DatabaseOutageMiddleware
 # autobahn reads it: how long a closing socket may take to read up to its close frame.
 _.closeHandshakeTimeout
+# psycopg reads it: the connection sends no BEGIN of its own (services/round_trips.py).
+_.autocommit

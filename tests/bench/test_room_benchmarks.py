@@ -106,6 +106,24 @@ def test_scale_out_serves_many_tables_behind_the_shipped_proxy(tmp_path):
     assert len(row["server_cpu_ms_per_roll_each"]) == 2 and run["proxy_cpu"] is not None
 
 
+@pytest.mark.postgres
+def test_the_round_trips_bench_counts_a_rolls_round_trips_through_a_relay_that_holds_them(
+    tmp_path,
+):
+    database = urlsplit(os.environ["DATABASE_URL"]).path.lstrip("/") + "_round_trips"
+    out = run_bench(
+        tmp_path,
+        "round_trips",
+        *("--delay", "0,2", "--rolls", "5"),
+        env={"BENCH_DATABASE": database},
+    )
+    plain, held = out["results"]
+    # BEGIN with the seq, the event with COMMIT
+    assert plain["round_trips"] == held["round_trips"] == 2
+    # Each of them waited for the relay's hold both ways (at least 4 ms a round trip).
+    assert held["p50"] - plain["p50"] >= 2 * 4 * 0.9
+
+
 def test_scale_out_measures_the_floor_first_then_each_count_of_processes():
     from bench.scenarios.tables import setups
 

@@ -20,7 +20,7 @@ from ..protocol.commands import ID, Command
 from ..selectors.events import Viewer, can_see
 from ..selectors.pools import resource_snapshot
 from ..services.errors import conflict, forbidden, invalid, not_found
-from ..services.events import UnitOfWork, change
+from ..services.events import UnitOfWork, change, sent_by
 from ..services.initiative import round_began
 from ..services.pools import (
     character_for,
@@ -29,6 +29,7 @@ from ..services.pools import (
     record_pool_event,
     spend_resource,
 )
+from ..services.round_trips import Unit
 from ..services.store import seat_at_table as seat_of
 from ..services.store import take_seq
 from .registry import RollContext
@@ -60,10 +61,11 @@ def seen_by(seat: Seat, event: Event) -> bool:
     ).exists()
 
 
-def live_seq(*, session_id: int) -> int:
+def live_seq(*, session_id: int, sent: Unit | None = None) -> int:
     """The next seq of a live session. Taking it locks the session row, so a change that
-    passes here cannot land after the session's end: once ended, nothing changes."""
-    taken = take_seq(session_id=session_id)
+    passes here cannot land after the session's end: once ended, nothing changes. ``sent``:
+    the unit's way of sending its statements (``uow.sent``)."""
+    taken = take_seq(session_id=session_id, sent=sent)
     if taken.status != SessionStatus.LIVE:
         raise conflict(
             _("the session is %(status)s: nothing at the table changes now")
@@ -72,11 +74,11 @@ def live_seq(*, session_id: int) -> int:
     return taken.seq
 
 
-def gm_session(seat: Seat) -> tuple[GameSession, int]:
+def gm_session(seat: Seat, *, sent: Unit | None = None) -> tuple[GameSession, int]:
     """For the GM's table tools: the session, live and locked, and the seq of the change."""
     if not seat.is_gm:
         raise forbidden(_("only the GM does that"))
-    seq = live_seq(session_id=seat.session_id)
+    seq = live_seq(session_id=seat.session_id, sent=sent)
     session = GameSession.objects.select_related("campaign").get(pk=seat.session_id)
     return session, seq
 
@@ -308,9 +310,9 @@ def begin(
     **fields: Any,
 ) -> Event:
     """The GM starts a new round (or scene): its number goes up by one, for the whole table."""
-    seat = seat_of(seat_id)
+    seat = seat_of(seat_id, sent=sent_by(uow))
     with change(uow) as uow:
-        session, seq = gm_session(seat)
+        session, seq = gm_session(seat, sent=uow.sent)
         state = dict(session.table_state or {})
         state[unit] = int(state.get(unit) or 0) + 1
         if unit == "scene":
@@ -413,9 +415,9 @@ def use_resource(
     if use not in uses:
         raise invalid(_("one of %(uses)s") % {"uses": sorted(uses)}, field="use")
     rule = uses[use]
-    seat = seat_of(seat_id)
+    seat = seat_of(seat_id, sent=sent_by(uow))
     with change(uow) as uow:
-        seq = live_seq(session_id=seat.session_id)
+        seq = live_seq(session_id=seat.session_id, sent=uow.sent)
         who = character_for(seat=seat, character_id=character)
         hidden: dict[str, Any] = {}
         effect: dict[str, Any] = {}
@@ -469,13 +471,13 @@ def award_resource(
 ) -> Event:
     """The GM awards character points, Luck or Instant Karma; a negative amount takes some
     back (a correction), never below zero."""
-    seat = seat_of(seat_id)
+    seat = seat_of(seat_id, sent=sent_by(uow))
     if not seat.is_gm:
         raise forbidden(_("only the GM awards"))
     if amount == 0:
         raise invalid(_("a whole number from -1000 to 1000, not 0"), field="amount")
     with change(uow) as uow:
-        seq = live_seq(session_id=seat.session_id)
+        seq = live_seq(session_id=seat.session_id, sent=uow.sent)
         who = character_for(seat=seat, character_id=character)
         label = name.replace("_", " ")
         if amount > 0:

@@ -18,7 +18,7 @@ from ..models import Event, GameSession
 from ..protocol import events as ev
 from ..protocol.commands import Command
 from ..services.errors import ServiceError, conflict
-from ..services.events import UnitOfWork, change
+from ..services.events import UnitOfWork, change, sent_by
 from ..services.pools import character_for, resource_names
 from .base import (
     CHARACTER,
@@ -246,9 +246,9 @@ def declare_actions(
     """A character declares the actions it will take this round (its player, or the GM); the
     penalty of every roll of the round is taken from it. Once declared, it stands until the
     GM starts the next round."""
-    seat = seat_of(seat_id)
+    seat = seat_of(seat_id, sent=sent_by(uow))
     with change(uow) as uow:
-        seq = live_seq(session_id=seat.session_id)
+        seq = live_seq(session_id=seat.session_id, sent=uow.sent)
         who = character_for(seat=seat, character_id=character)
         session = GameSession.objects.get(pk=seat.session_id)
         state = dict(session.table_state or {})

@@ -23,7 +23,7 @@ from ..protocol import events as ev
 from ..protocol.commands import ID, Command
 from ..selectors.pools import resource_snapshot
 from ..services.errors import conflict, forbidden, invalid
-from ..services.events import UnitOfWork, change
+from ..services.events import UnitOfWork, change, sent_by
 from ..services.pools import (
     character_for,
     ensure_resources,
@@ -429,9 +429,9 @@ def roll_discord_die(
     each round begins (``round.new``), and by this command only outside rounds, once. A die
     that wanders off stays away until the next scene (in scene mode, for the rest of the
     adventure)."""
-    seat = seat_of(seat_id)
+    seat = seat_of(seat_id, sent=sent_by(uow))
     with change(uow) as uow:
-        session, seq = gm_session(seat)
+        session, seq = gm_session(seat, sent=uow.sent)
         mode = _mode(session)
         state = dict(session.table_state or {})
         current = _discord(state)
@@ -501,11 +501,11 @@ def award_bonus_dice(
 ) -> Event:
     """The GM awards a character bonus dice ("for situational advantages, clever ideas, good
     role-playing"): they join that character's next roll."""
-    seat = seat_of(seat_id)
+    seat = seat_of(seat_id, sent=sent_by(uow))
     if not dice:
         raise invalid(_("name at least one die"), field="dice")
     with change(uow) as uow:
-        session, seq = gm_session(seat)
+        session, seq = gm_session(seat, sent=uow.sent)
         who = character_for(seat=seat, character_id=character)
         holder = _holder(session, who)
         changed = []
@@ -529,9 +529,9 @@ def award_bonus_dice(
 
 def take_back_bonus_dice(*, seat_id: int, character: int, uow: UnitOfWork | None = None) -> Event:
     """The GM takes back the bonus dice a character has not rolled yet."""
-    seat = seat_of(seat_id)
+    seat = seat_of(seat_id, sent=sent_by(uow))
     with change(uow) as uow:
-        session, seq = gm_session(seat)
+        session, seq = gm_session(seat, sent=uow.sent)
         who = character_for(seat=seat, character_id=character)
         stacks = _bonus_stacks(session, who)
         if not stacks:

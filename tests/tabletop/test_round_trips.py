@@ -185,3 +185,21 @@ def test_a_change_of_the_turn_order_is_four_round_trips(live_session, tmp_path):
     lines = _traced(tmp_path, lambda: add("Orc"))
     assert _answers(lines) == 4
     assert Event.objects.filter(session=live_session, kind="turns").count() == 2
+
+
+def test_a_systems_table_tool_sends_its_begin_and_commit_together(live_session, tmp_path):
+    """The GM begins a round (the systems' shared ``begin``): BEGIN with the seat's read, the
+    seq, the session read, the table's state kept, a read of the log, the event with COMMIT
+    (it was eight)."""
+    from tabletop.services.seats import seat_gm
+    from tabletop.systems.base import begin
+
+    gm = seat_gm(session=live_session)
+
+    def begin_round() -> None:
+        unit_of_work(lambda uow: begin(uow=uow, seat_id=gm.pk, unit="round"))
+
+    begin_round()
+    lines = _traced(tmp_path, begin_round)
+    assert _answers(lines) == 6
+    assert GameSession.objects.get(pk=live_session.pk).table_state["round"] == 2

@@ -17,7 +17,7 @@ from ...models import Event
 from ...protocol import events as ev
 from ...protocol.commands import ID, Command
 from ...services.errors import ServiceError, conflict, invalid
-from ...services.events import UnitOfWork, change
+from ...services.events import UnitOfWork, change, sent_by
 from ..base import folded, gm_session, roll_change, seat_change, seat_of, seen_by
 from ..registry import RollContext, TableSystem
 from .models import ExtendedAction
@@ -251,9 +251,9 @@ def open_extended(
         raise invalid(
             _("at most the %(target)s successes needed in all") % {"target": target}, field="each"
         )
-    seat = seat_of(seat_id)
+    seat = seat_of(seat_id, sent=sent_by(uow))
     with change(uow) as uow:
-        session, seq = gm_session(seat)
+        session, seq = gm_session(seat, sent=uow.sent)
         action = ExtendedAction.objects.create(
             session=session, label=label.strip(), target=target, each=each, opened_seq=seq
         )
@@ -271,9 +271,9 @@ def open_extended(
 
 
 def close_extended(*, seat_id: int, extended: int, uow: UnitOfWork | None = None) -> Event:
-    seat = seat_of(seat_id)
+    seat = seat_of(seat_id, sent=sent_by(uow))
     with change(uow) as uow:
-        session, seq = gm_session(seat)
+        session, seq = gm_session(seat, sent=uow.sent)
         action = ExtendedAction.objects.filter(pk=extended, session=session).first()
         if action is None:
             raise invalid(_("no such extended action at this table"), field="extended")

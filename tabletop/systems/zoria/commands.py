@@ -18,7 +18,7 @@ from ...models.pools import OpenRoll, Pool, PoolKind
 from ...protocol.commands import ID, Command
 from ...selectors.pools import open_roll_summary
 from ...services.errors import conflict, forbidden, invalid, not_found
-from ...services.events import UnitOfWork, change
+from ...services.events import UnitOfWork, change, sent_by
 from ...services.pools import (
     give_dice,
     pools_changed,
@@ -74,9 +74,9 @@ def use_die(
     uow: UnitOfWork | None = None,
 ) -> Event:
     """Roll a die from one's pool (cascading) and add it to an open check of one's own."""
-    seat = seat_of(seat_id)
+    seat = seat_of(seat_id, sent=sent_by(uow))
     with change(uow) as uow:
-        seq = live_seq(session_id=seat.session_id)
+        seq = live_seq(session_id=seat.session_id, sent=uow.sent)
         check = open_check(seat, roll)
         if not owns(seat, check):
             raise forbidden(_("action dice are used only on your own character's rolls"))
@@ -133,9 +133,9 @@ def spend_dice(
         raise invalid(_("a re-roll costs one die"), field="count")
     if effect != "insight" and roll is None:
         raise invalid(_("which roll (its seq)"), field="roll")
-    seat = seat_of(seat_id)
+    seat = seat_of(seat_id, sent=sent_by(uow))
     with change(uow) as uow:
-        seq = live_seq(session_id=seat.session_id)
+        seq = live_seq(session_id=seat.session_id, sent=uow.sent)
         check = open_check(seat, roll) if roll is not None and effect != "insight" else None
         about = ""
         table_now: dict[str, Any] | None = None
@@ -285,9 +285,9 @@ def _reroll(uow: UnitOfWork, *, seat: Seat, check: OpenRoll) -> Event:
 def declare(*, seat_id: int, roll: int, result: str = "", uow: UnitOfWork | None = None) -> Event:
     """The GM declares an open check's result; no more dice can be used on it. A ``self``
     check is its roller's alone: the roller closes it (or reveals it for the GM to declare)."""
-    seat = seat_of(seat_id)
+    seat = seat_of(seat_id, sent=sent_by(uow))
     with change(uow) as uow:
-        seq = live_seq(session_id=seat.session_id)
+        seq = live_seq(session_id=seat.session_id, sent=uow.sent)
         check = open_check(seat, roll)
         if not seat.is_gm and not (
             check.seat_id == seat.pk and check.visibility == Visibility.SELF
@@ -343,7 +343,7 @@ def award(*, seat_id: int, seat: int, count: int = 1, uow: UnitOfWork | None = N
     """The GM awards dice: the player's own die type; each also adds one to the GM's pool."""
     gm = _gm(seat_id, "awards dice")
     with change(uow) as uow:
-        seq = live_seq(session_id=gm.session_id)
+        seq = live_seq(session_id=gm.session_id, sent=uow.sent)
         player = _player(gm, seat)
         stack = _session_stack(player)
         gm_pool = _session_stack(seat_gm(session=gm.session))
@@ -368,7 +368,7 @@ def undo_award(*, seat_id: int, uow: UnitOfWork | None = None) -> Event:
     """Take back the GM's last award that has not been undone, if its dice are still there."""
     gm = _gm(seat_id, "takes back awards")
     with change(uow) as uow:
-        seq = live_seq(session_id=gm.session_id)
+        seq = live_seq(session_id=gm.session_id, sent=uow.sent)
         events = Event.objects.filter(session_id=gm.session_id, kind="pool").order_by("-seq")
         undone = set(
             events.filter(data__action="undo-award").values_list("data__undoes", flat=True)
@@ -438,7 +438,7 @@ def refund(
     them, into the stacks they came from."""
     gm = _gm(seat_id, "refunds dice")
     with change(uow) as uow:
-        seq = live_seq(session_id=gm.session_id)
+        seq = live_seq(session_id=gm.session_id, sent=uow.sent)
         check = any_roll(gm, roll)
         spenders = _critical_dice_left(gm, check)
         if seat is None:
@@ -505,11 +505,11 @@ def refund(
 
 def lucky_break(*, seat_id: int, uow: UnitOfWork | None = None) -> Event:
     """Give up the whole pool at once: only with nothing used or spent; no dice afterwards."""
-    seat = seat_of(seat_id)
+    seat = seat_of(seat_id, sent=sent_by(uow))
     if seat.is_gm:
         raise forbidden(_("the lucky break is a player's"))
     with change(uow) as uow:
-        seq = live_seq(session_id=seat.session_id)
+        seq = live_seq(session_id=seat.session_id, sent=uow.sent)
         SeatPoolState.objects.get_or_create(seat=seat)
         if not SeatPoolState.objects.filter(seat=seat, touched=False, lucky_break=False).update(
             lucky_break=True
@@ -539,14 +539,14 @@ def lucky_break(*, seat_id: int, uow: UnitOfWork | None = None) -> Event:
 def ask_insight(*, seat_id: int, subject: str, uow: UnitOfWork | None = None) -> Event:
     """A player asks the GM to make an inspiration check on a subject; the GM grants or
     refuses it (``answer_insight``), and only a granted one can be spent on."""
-    seat = seat_of(seat_id)
+    seat = seat_of(seat_id, sent=sent_by(uow))
     if seat.is_gm:
         raise forbidden(_("the GM spends on insight without asking anyone"))
     about = subject_of(subject)
     if not about:
         raise invalid(_("name what you want to learn"), field="subject")
     with change(uow) as uow:
-        seq = live_seq(session_id=seat.session_id)
+        seq = live_seq(session_id=seat.session_id, sent=uow.sent)
         _check_insight(seat, about)
         session = GameSession.objects.get(pk=seat.session_id)
         state = dict(session.table_state or {})
@@ -583,7 +583,7 @@ def answer_insight(*, seat_id: int, ask: int, grant: bool, uow: UnitOfWork | Non
     """The GM agrees to an inspiration check (the player may now spend on it) or refuses it."""
     gm = _gm(seat_id, "answers a request for an inspiration check")
     with change(uow) as uow:
-        session, seq = gm_session(gm)
+        session, seq = gm_session(gm, sent=uow.sent)
         state = dict(session.table_state or {})
         asked = next((a for a in asks_of(state) if a["ask"] == ask), None)
         if asked is None:
@@ -623,7 +623,7 @@ def initiative_phase(*, seat_id: int, on: bool, uow: UnitOfWork | None = None) -
     an initiative roll made during the phase is set as it falls."""
     gm = _gm(seat_id, "runs the initiative phase")
     with change(uow) as uow:
-        session, seq = gm_session(gm)
+        session, seq = gm_session(gm, sent=uow.sent)
         state = dict(session.table_state or {})
         if bool(state.get("initiative")) == on:
             raise conflict(

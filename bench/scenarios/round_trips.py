@@ -20,12 +20,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import socket
 import threading
 import time
 from typing import Any
 
-from bench.harness import HOST, PG_BASE, Setup
+from bench.harness import HOST, PG_BASE, Setup, free_port
 from bench.measure import fmt, machine, percentile, save, save_text, say, table
 
 PG_PORT = 5432
@@ -38,9 +37,7 @@ class DelayRelay:
     def __init__(self, delay: float) -> None:
         self.delay = delay
         self.loop = asyncio.new_event_loop()
-        with socket.socket() as probe:
-            probe.bind((HOST, 0))
-            self.port = probe.getsockname()[1]
+        self.port = free_port()
         started = threading.Event()
         self.thread = threading.Thread(target=self._serve, args=(started,), daemon=True)
         self.thread.start()

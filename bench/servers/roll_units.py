@@ -26,7 +26,7 @@ def main() -> None:
     from django.db import connection
 
     from tabletop.models import Campaign
-    from tabletop.protocol.wire import decode, perform, precheck
+    from tabletop.protocol.wire import Decoded, decode, perform, precheck
     from tabletop.services.seats import join_session
     from tabletop.services.sessions import create_session, start_session
 
@@ -46,9 +46,10 @@ def main() -> None:
         ),
         system="generic",
     )
+    assert isinstance(roll, Decoded)
 
     def unit() -> None:
-        perform(roll, seat_id=seat.pk, deadline=float("inf"))  # type: ignore[arg-type]
+        perform(roll, seat_id=seat.pk, deadline=float("inf"))
 
     for _ in range(10):  # warm: the statements made, the connection open
         unit()

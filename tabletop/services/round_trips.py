@@ -30,6 +30,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from django.db import connection, transaction
+from psycopg.pq import TransactionStatus
 
 
 class Unit:
@@ -63,7 +64,7 @@ class Unit:
         self.sending = True
         try:
             raw = connection.connection
-            if self.begin_waiting and raw.info.transaction_status == 0:  # IDLE: none begun
+            if self.begin_waiting and raw.info.transaction_status == TransactionStatus.IDLE:
                 raw.autocommit = True  # psycopg sends no BEGIN of its own: it goes with this
                 cursor.execute(f"BEGIN; {sql}", params)
                 cursor.nextset()  # the statement's own answer, after BEGIN's
@@ -110,7 +111,7 @@ def sent_together() -> Iterator[Unit | None]:
     raw = connection.connection if connection.vendor == "postgresql" else None
     if (
         raw is None
-        or raw.info.transaction_status != 0  # IDLE: nothing sent in this transaction yet
+        or raw.info.transaction_status != TransactionStatus.IDLE  # (something sent already)
         or raw.isolation_level is not None
         or raw.read_only is not None
     ):

@@ -68,27 +68,6 @@ def test_a_roll_locks_its_session_only_to_take_its_seq_and_store_its_event(live_
     assert event.actor_id == seat.pk and event.kind == "roll" and event.actor_name == "Ana"
 
 
-@pytest.mark.skipif(
-    connection.vendor != "postgresql", reason="round trips are PostgreSQL's (SQLite is in-process)"
-)
-def test_a_roll_on_postgresql_is_two_round_trips(live_session, tmp_path):
-    """BEGIN with the statement that reads the seat and takes the seq, the event with COMMIT:
-    each pair answered by one ReadyForQuery in libpq's trace of the connection."""
-    seat = join_session(session=live_session, name="Ana").seat
-    roll(seat.pk)  # warm
-    trace = tmp_path / "trace"
-    pgconn = connection.connection.pgconn
-    with trace.open("w") as out:
-        pgconn.trace(out.fileno())
-        try:
-            roll(seat.pk)
-        finally:
-            pgconn.untrace()
-    lines = trace.read_text().splitlines()
-    answered = [line for line in lines if "ReadyForQuery" in line]
-    assert len(answered) == 2, "\n".join(lines)
-
-
 def test_a_session_that_ends_before_the_roll_locks_it_refuses_the_roll(live_session, monkeypatch):
     """What a roll reads before its lock is read again with it, so a roll overtaken by the
     session's end stores nothing: on SQLite the seat is read before the statement that locks;

@@ -55,6 +55,15 @@ def _roll(uow, seat):
     return ROLL.command.handler(uow=uow, seat_id=seat.pk, **ROLL.values)
 
 
+def test_a_roll_is_two_round_trips(live_session, tmp_path):
+    """BEGIN with the statement that reads the seat and takes the seq, the event with COMMIT:
+    each pair answered by one ReadyForQuery in libpq's trace of the connection."""
+    seat = join_session(session=live_session, name="Ana").seat
+    unit_of_work(lambda uow: _roll(uow, seat))  # warm
+    lines = _traced(tmp_path, lambda: unit_of_work(lambda uow: _roll(uow, seat)))
+    assert _answers(lines) == 2, "\n".join(lines)
+
+
 def test_a_roll_stores_its_event_under_the_id_taken_with_its_seq(live_session):
     seat = join_session(session=live_session, name="Ana").seat
     roll, events = unit_of_work(lambda uow: _roll(uow, seat))

@@ -62,3 +62,8 @@ from .webhooks.sender import sender  # noqa: E402
 # that only imports the application, a test run, says TABLETOP_WEBHOOK_SENDERS_AT_START=0.)
 if os.environ.get("TABLETOP_WEBHOOK_SENDERS_AT_START", "1") != "0":
     sender.start()
+
+from .sqlite_checkpoints import start_checkpoints  # noqa: E402
+
+# On SQLite, a thread copies the write-ahead log back, so that a roll's commit seldom has to.
+start_checkpoints()

@@ -275,6 +275,10 @@ TABLETOP: dict[str, Any] = {
     # How often each process compares its rooms with the store (events lost by the channel
     # layer, e.g. during a Redis outage, reach sockets within about twice this).
     "STORE_WATCH_SECONDS": float(os.environ.get("TABLETOP_STORE_WATCH_SECONDS", "1")),
+    # A serving process on SQLite copies the write-ahead log back into the database every this
+    # many seconds, on a thread of its own, not in whichever roll's commit finds the log long
+    # (tabletop/sqlite_checkpoints.py); 0: SQLite's own checkpoints in the commits.
+    "WAL_CHECKPOINT_SECONDS": float(os.environ.get("TABLETOP_WAL_CHECKPOINT_SECONDS", "1")),
     # How long a socket's connect waits for its room's subscription before going ahead.
     "LAYER_WAIT_SECONDS": float(os.environ.get("TABLETOP_LAYER_WAIT_SECONDS", "1")),
     # The serving process sets aside what it made while loading before it serves (tabletop/asgi.py):

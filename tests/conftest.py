@@ -15,6 +15,8 @@ import pytest
 # unless a test starts its senders (``sender.start()``, ``sender.wait_idle``), so no sender
 # thread outlives a test's database. The servers the tests start send (tests/servers.py).
 os.environ["TABLETOP_WEBHOOK_SENDERS_AT_START"] = "0"
+# Nor does it checkpoint SQLite's write-ahead log on a thread of its own (the servers do).
+os.environ["TABLETOP_WAL_CHECKPOINT_SECONDS"] = "0"
 
 REQUIRED = {
     part.strip() for part in os.environ.get("TABLETOP_REQUIRE", "").split(",") if part.strip()

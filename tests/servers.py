@@ -35,6 +35,7 @@ def daphne_servers(
         "DATABASE_URL": test_database_url(),
         "DJANGO_SETTINGS_MODULE": "tabletop.settings",
         "TABLETOP_WEBHOOK_SENDERS_AT_START": "1",
+        "TABLETOP_WAL_CHECKPOINT_SECONDS": "1",
         **(env or {}),
     }
     with harness.daphne_servers(count, env=base, proxy_headers=proxy_headers) as ports:

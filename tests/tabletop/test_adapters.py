@@ -190,6 +190,49 @@ class _PlainEcho(Echo):
     dispatch = adapters.AsyncWebsocketConsumer.dispatch
 
 
+class _EchoWithoutAChannel(Echo):
+    channel_layer_alias = None  # type: ignore[assignment]
+
+    async def websocket_disconnect(self, message: dict[str, Any]) -> None:
+        _ended.append(message["code"])
+        await super().websocket_disconnect(message)
+
+
+_ended: list[int] = []
+
+
+@pytest.mark.asyncio
+async def test_a_consumer_without_a_channel_takes_its_messages_straight_from_the_server(
+    monkeypatch,
+) -> None:
+    from channels import consumer
+
+    waits = []
+    waited = consumer.await_many_dispatch
+
+    def counted(callables: Any, dispatch: Any) -> Any:
+        waits.append(len(callables))
+        return waited(callables, dispatch)
+
+    monkeypatch.setattr(consumer, "await_many_dispatch", counted)
+    # Channels waits on a list of sources for a consumer with a channel of its own ...
+    echo = WebsocketCommunicator(Echo.as_asgi(), "/")
+    assert (await echo.connect())[0]
+    await echo.disconnect()
+    assert waits, "Channels no longer waits on a list of sources: the override can go"
+    waits.clear()
+    # ... and for one without, each message is taken from the server and handled in order.
+    lean = WebsocketCommunicator(_EchoWithoutAChannel.as_asgi(), "/")
+    assert (await lean.connect())[0]
+    for n in range(3):
+        await lean.send_to(text_data=f"hi {n}")
+    assert [await lean.receive_from() for _ in range(3)] == ["echo hi 0", "echo hi 1", "echo hi 2"]
+    _ended.clear()
+    await lean.disconnect(code=1001)
+    assert waits == []
+    assert _ended == [1001]  # its disconnect handled, and the consumer ended there
+
+
 @pytest.mark.asyncio
 async def test_the_user_is_read_only_when_something_asks(monkeypatch) -> None:
     from channels import auth

@@ -16,8 +16,10 @@ copy is ever whole and a commit still copies the log at 1,000 pages, as SQLite d
 the frames committed since this thread's last copy: the log's bound is SQLite's own, and no
 setting of the connections is changed.
 
-A process that only imports the application (a test run, a management command) leaves the log
-to SQLite; so does PostgreSQL, which this module leaves alone.
+Only a serving process starts the thread (``tabletop/asgi.py``); a management command leaves
+the log to SQLite, and so does the test run, which imports the application without serving it
+(``TABLETOP_WAL_CHECKPOINT_SECONDS=0``; the servers the tests start copy it back). PostgreSQL is
+left alone.
 """
 
 from __future__ import annotations

@@ -63,8 +63,9 @@ def test_at_a_tables_pace_the_log_begins_again_before_a_commit_copies_it(tmp_pat
     finally:
         thread.stop()
     assert thread.last is not None and thread.last.busy == 0
-    # Begun again every few commits, where alone it grows to SQLite's 1,000 frames (below).
-    assert longest < 300 * FRAME
+    # Begun again before it is as long as a commit copies it at (SQLite's 1,000 frames, which
+    # it reaches alone: below). Typically 120-270 frames at the longest, 390 on a busy machine.
+    assert longest < 1000 * FRAME
     (count,) = db.execute("SELECT count(*) FROM rows").fetchone()
     assert count == 400
 
@@ -73,7 +74,7 @@ def test_without_the_thread_a_commit_copies_the_log_at_a_thousand_frames(tmp_pat
     """What the thread spares the commits (the test above, without its thread)."""
     path = tmp_path / "table.sqlite3"
     db = _wal_file(path)
-    assert _longest_log_at_a_tables_pace(path, db) >= 900 * FRAME
+    assert _longest_log_at_a_tables_pace(path, db) >= 1000 * FRAME
 
 
 def test_the_thread_copies_the_log_back_and_the_next_commit_begins_it_again(tmp_path):

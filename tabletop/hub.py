@@ -228,6 +228,9 @@ class _Room:
             return
         payloads = await database_sync_to_async(_stored_payloads)(self.session_id, base, stored)
         log.warning("room %s filled %d events from the store", self.group, len(payloads))
+        # The sockets have everything up to ``base`` (their own replays): the fill follows on
+        # from there, not from what the room was handed, so none of it is held for a gap.
+        self.passed = max(self.passed, base)
         for payload in payloads:
             await self.dispatch(payload)
 

@@ -215,3 +215,24 @@ async def test_a_room_holds_a_bounded_number_of_events():
     await asyncio.sleep(hub_module.REORDER_SECONDS * 2)
     assert member.seqs == [1, 3 + hub_module.REORDER_LIMIT]  # held ones below it: passed
     await hub.leave(layer, "room.1", member)
+
+
+async def test_what_the_store_watch_fills_goes_out_at_once(monkeypatch):
+    """Redis away: a socket that opened meanwhile was sent the room up to its hello's seq (10),
+    past what the room itself was handed (7). What the watch then fills from the store follows
+    on from the socket's 10: nothing before it is missing, so nothing is held for it."""
+    room = hub_module._Room(InMemoryChannelLayer(), "room.1", session_id=1)
+    member = Member()
+    member.delivered = 10  # type: ignore[attr-defined]
+    room.members.add(member)  # type: ignore[arg-type]
+    room.passed = 7
+
+    def stored(session_id: int, after: int, upto: int) -> list[dict[str, Any]]:
+        return [event(seq) for seq in range(after + 1, upto + 1)]
+
+    monkeypatch.setattr(hub_module, "_stored_payloads", stored)
+    await room.catch_up(12)  # (first seen behind: the live copy may still be on its way)
+    await room.catch_up(12)
+    assert member.seqs == [11, 12]
+    assert room.passed == 12 and not room.held
+    await room.stop()

@@ -172,18 +172,21 @@ async def test_the_lean_consumer_handles_messages_without_a_trip_to_the_database
 
     # Channels' own dispatch makes the hop the lean consumer saves ...
     monkeypatch.setattr(consumer, "aclose_old_connections", close_old_connections)
-    plain = WebsocketCommunicator(_PlainEcho.as_asgi(), "/")
-    assert (await plain.connect())[0]
-    await plain.disconnect()
+    await (await _opened(_PlainEcho)).disconnect()
     assert hops, "Channels no longer closes connections per message: the override can go"
     hops.clear()
     # ... and the lean one, dispatched by name as Channels does, does not.
-    lean = WebsocketCommunicator(Echo.as_asgi(), "/")
-    assert (await lean.connect())[0]
+    lean = await _opened(Echo)
     await lean.send_to(text_data="hi")
     assert await lean.receive_from() == "echo hi"
     await lean.disconnect()
     assert hops == []
+
+
+async def _opened(consumer: type[Echo]) -> WebsocketCommunicator:
+    communicator = WebsocketCommunicator(consumer.as_asgi(), "/")
+    assert (await communicator.connect())[0]
+    return communicator
 
 
 class _PlainEcho(Echo):
@@ -192,13 +195,11 @@ class _PlainEcho(Echo):
 
 class _EchoWithoutAChannel(Echo):
     channel_layer_alias = None  # type: ignore[assignment]
+    ended: list[int] = []  # the codes of the disconnects it handled
 
     async def websocket_disconnect(self, message: dict[str, Any]) -> None:
-        _ended.append(message["code"])
+        self.ended.append(message["code"])
         await super().websocket_disconnect(message)
-
-
-_ended: list[int] = []
 
 
 @pytest.mark.asyncio
@@ -216,21 +217,19 @@ async def test_a_consumer_without_a_channel_takes_its_messages_straight_from_the
 
     monkeypatch.setattr(consumer, "await_many_dispatch", counted)
     # Channels waits on a list of sources for a consumer with a channel of its own ...
-    echo = WebsocketCommunicator(Echo.as_asgi(), "/")
-    assert (await echo.connect())[0]
-    await echo.disconnect()
+    await (await _opened(Echo)).disconnect()
     assert waits, "Channels no longer waits on a list of sources: the override can go"
     waits.clear()
     # ... and for one without, each message is taken from the server and handled in order.
-    lean = WebsocketCommunicator(_EchoWithoutAChannel.as_asgi(), "/")
-    assert (await lean.connect())[0]
+    lean = await _opened(_EchoWithoutAChannel)
     for n in range(3):
         await lean.send_to(text_data=f"hi {n}")
     assert [await lean.receive_from() for _ in range(3)] == ["echo hi 0", "echo hi 1", "echo hi 2"]
-    _ended.clear()
+    _EchoWithoutAChannel.ended.clear()
     await lean.disconnect(code=1001)
     assert waits == []
-    assert _ended == [1001]  # its disconnect handled, and the consumer ended there
+    # Its disconnect handled, and the consumer ended there.
+    assert _EchoWithoutAChannel.ended == [1001]
 
 
 @pytest.mark.asyncio

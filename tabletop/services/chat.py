@@ -313,11 +313,11 @@ def set_talk(
 ) -> Event:
     """The GM changes the campaign's talk settings; the room is told (players see whether the
     GM can read their whispers to each other). Whispers already sent keep what they said."""
-    seat = seat_at_table(seat_id)
+    seat = seat_at_table(seat_id, sent=sent_by(uow))
     if not seat.is_gm:
         raise forbidden(_("only the GM changes the table's talk settings"))
     with change(uow) as uow:
-        taken = take_seq(session_id=seat.session_id)
+        taken = take_seq(session_id=seat.session_id, sent=uow.sent)
         if taken.status == SessionStatus.ENDED:
             raise conflict(_("the session has ended: its log does not change"))
         campaign = Campaign.objects.select_for_update().get(pk=seat.session.campaign_id)

@@ -212,3 +212,37 @@ def test_a_systems_table_tool_sends_its_begin_and_commit_together(live_session, 
     lines = _traced(tmp_path, begin_round)
     assert _answers(lines) == 6
     assert GameSession.objects.get(pk=live_session.pk).table_state["round"] == 2
+
+
+def test_a_systems_gm_command_reads_its_seat_with_the_begin(gm, tmp_path):
+    """Zoria's GM commands read the GM's seat first (``_gm``), as every system's command reads
+    its seat: that read carries the BEGIN (psycopg's own BEGIN would be a trip of its own)."""
+    from tabletop.models import Campaign
+    from tabletop.services.seats import seat_gm
+    from tabletop.services.sessions import create_session, start_session
+    from tabletop.systems.zoria.commands import initiative_phase
+
+    campaign = Campaign.objects.create(name="Ash Road", system="zoria", gm=gm)
+    session = start_session(session_id=create_session(campaign=campaign, title="One").pk)
+    at_table = seat_gm(session=session)
+
+    def phase(on: bool) -> None:
+        unit_of_work(lambda uow: initiative_phase(uow=uow, seat_id=at_table.pk, on=on))
+
+    phase(True)
+    lines = _traced(tmp_path, lambda: phase(False))
+    assert _answers(lines) == 7, "\n".join(line[:120] for line in lines if "Query" in line)
+
+
+def test_the_talk_settings_read_the_gms_seat_with_the_begin(live_session, tmp_path):
+    from tabletop.services.chat import set_talk
+    from tabletop.services.seats import seat_gm
+
+    at_table = seat_gm(session=live_session)
+
+    def talk(to_webhooks: bool) -> None:
+        unit_of_work(lambda uow: set_talk(uow=uow, seat_id=at_table.pk, to_webhooks=to_webhooks))
+
+    talk(True)
+    lines = _traced(tmp_path, lambda: talk(False))
+    assert _answers(lines) == 5, "\n".join(line[:120] for line in lines if "Query" in line)

@@ -77,3 +77,6 @@ DatabaseOutageMiddleware
 _.closeHandshakeTimeout
 # psycopg reads it: the connection sends no BEGIN of its own (services/round_trips.py).
 _.autocommit
+# autobahn calls them: a frame's masker and the module's UTF-8 validator (tabletop/adapters.py).
+_.pointer
+_.Utf8Validator

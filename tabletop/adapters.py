@@ -4,8 +4,9 @@ ASGI and the frameworks' documented APIs do not say everything the table needs: 
 a socket's client has not read yet, closing a socket with a reason, keeping seat tokens out of
 daphne's access log, a consumer that does not hop to the database thread for every message, a
 logged-in user read only when something asks, a socket's frames of one turn sent in one system
-call rather than three each, and no debug dump of autobahn's configuration on every connection,
-nor colouring of its debug lines' arguments on every frame, when no debug line is written.
+call rather than three each, no debug dump of autobahn's configuration on every connection,
+nor colouring of its debug lines' arguments on every frame, when no debug line is written, and a
+client's small frames unmasked and checked without letting go of the interpreter lock.
 Each such read lives here, named for what it reads (daphne, autobahn, Twisted, Channels),
 and ``tests/tabletop/test_adapters.py`` checks every one against the versions pyproject.toml pins,
 so an upgrade that moves one fails there, by name, and not in a room.
@@ -18,6 +19,7 @@ the access log refuses to load rather than print tokens.
 
 from __future__ import annotations
 
+import codecs
 import functools
 import inspect
 import logging
@@ -306,6 +308,96 @@ def defer_autobahn_debug_dumps() -> None:
             # (called only for keyword arguments of log lines: a lazy stand-in for the str)
             setattr(module, name, _made_later(make))
     timings.__str__ = lambda self: pprint.pformat(self._timings)
+
+
+# -- autobahn: a received frame's unmasking and its text's UTF-8 check -----------------------------
+
+# Up to this many bytes a frame is unmasked by HeldMasker; a longer one by autobahn's own (its
+# SIMD loop is quicker from about 2 KB on: docs/benchmarks.md).
+HELD_MASK_BYTES = 2048
+
+
+class HeldMasker:
+    """Unmasks a client's frame (RFC 6455 5.3: each byte XORed with the key's byte at its
+    position) as one integer XOR, holding the interpreter lock throughout. The payload may come
+    in pieces; ``pointer`` is how far into the frame the next piece starts."""
+
+    __slots__ = ("_key", "_ptr")
+
+    def __init__(self, key: bytes) -> None:
+        self._key = bytes(key)
+        self._ptr = 0
+
+    def pointer(self) -> int:
+        return self._ptr
+
+    def reset(self) -> None:
+        self._ptr = 0
+
+    def process(self, data: bytes) -> bytes:
+        n = len(data)
+        turn = self._ptr & 3
+        self._ptr += n
+        key = self._key[turn:] + self._key[:turn]
+        keys = (key * (n // 4 + 1))[:n]
+        unmasked = int.from_bytes(data, "little") ^ int.from_bytes(keys, "little")
+        return unmasked.to_bytes(n, "little")
+
+
+class HeldUtf8Validator:
+    """Checks a text message's UTF-8 as its pieces come (autobahn's validator's answers: valid
+    so far, ends on a whole code point, where in the piece, how far in the message) with
+    Python's strict decoder, holding the interpreter lock throughout."""
+
+    __slots__ = ("_decoder", "_total")
+
+    def __init__(self) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")()
+        self._total = 0
+
+    def reset(self) -> None:
+        self._decoder.reset()
+        self._total = 0
+
+    def validate(self, piece: bytes) -> tuple[bool, bool, int, int]:
+        try:
+            self._decoder.decode(piece)
+        except UnicodeDecodeError as exc:
+            return (False, False, exc.start, self._total + exc.start)
+        self._total += len(piece)
+        partial = self._decoder.getstate()[0]  # (the bytes of a code point not yet whole)
+        return (True, not partial, len(piece), self._total)
+
+
+def unmask_and_check_text_holding_the_lock() -> None:
+    """Autobahn unmasks every frame a client sends, and checks a text message's UTF-8, with its
+    compiled helpers (``autobahn.nvx``, through cffi): a new masker for every frame, made in two
+    calls, a third to unmask and a fourth when it is freed, and four calls a message for the
+    check. cffi lets go of the interpreter lock on every call, which hands the database thread,
+    waiting for the lock whenever rooms are busy, a turn in the middle of reading a frame. Here
+    a frame of a few hundred bytes is unmasked as one integer XOR (1.5 us alone, against 6.1 us
+    for autobahn's masker) and checked with Python's own strict decoder, neither letting go of
+    the lock; a frame over ``HELD_MASK_BYTES`` is unmasked by autobahn's own, as before."""
+    try:
+        from autobahn.websocket import protocol
+    except ImportError:  # another server
+        return
+    current = protocol.__dict__.get("create_xor_masker")
+    if getattr(current, "native", None) is not None:
+        return  # (done already)
+    if current is None or protocol.__dict__.get("Utf8Validator") is None:
+        _moved("autobahn's masker and UTF-8 validator", "not in autobahn.websocket.protocol")
+        return
+    native: Callable[..., Any] = current
+
+    def create_xor_masker(mask: bytes, length: int | None = None) -> Any:
+        if length is not None and length <= HELD_MASK_BYTES:
+            return HeldMasker(mask)
+        return native(mask, length)
+
+    create_xor_masker.native = native  # type: ignore[attr-defined]
+    protocol.create_xor_masker = create_xor_masker
+    protocol.Utf8Validator = HeldUtf8Validator  # type: ignore[misc,assignment]
 
 
 # -- daphne: its access logs --------------------------------------------------------------------

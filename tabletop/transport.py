@@ -31,6 +31,7 @@ class SocketProbe:
     def __init__(self, app: Any) -> None:
         self.app = app
         adapters.defer_autobahn_debug_dumps()
+        adapters.unmask_and_check_text_holding_the_lock()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "websocket":

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import itertools
 import logging
 from typing import Any
 
 import pytest
 from channels.testing import WebsocketCommunicator
 from django.utils.functional import empty
+from hypothesis import given
+from hypothesis import strategies as st
 from twisted.internet import abstract, tcp
 from twisted.internet.address import IPv4Address
 from twisted.internet.testing import StringTransport
@@ -396,3 +399,136 @@ def test_a_pool_made_with_psycopg_pools_check_is_given_another() -> None:
     unchecked = ConnectionPool("", open=False)
     adapters.check_pooled_connections_with(unchecked, quiet)
     assert unchecked._check is None
+
+
+def client_frame(payload: bytes, key: bytes, *, opcode: int = 0x1) -> bytes:
+    """A frame as a client sends it (RFC 6455 5.2): final, masked with ``key``."""
+    n = len(payload)
+    length = bytes([0x80 | n]) if n < 126 else bytes([0x80 | 126]) + n.to_bytes(2, "big")
+    masked = bytes(b ^ key[i % 4] for i, b in enumerate(payload))
+    return bytes([0x80 | opcode]) + length + key + masked
+
+
+def open_protocol() -> tuple[Any, StringTransport, list[tuple[bytes, bool]]]:
+    """An autobahn server connection (what daphne's is made of) past its opening handshake,
+    what it writes, and the messages it reads."""
+    from autobahn.twisted.websocket import WebSocketServerFactory, WebSocketServerProtocol
+
+    read: list[tuple[bytes, bool]] = []
+
+    class Reader(WebSocketServerProtocol):
+        def onMessage(self, payload: bytes, isBinary: bool) -> None:
+            read.append((payload, isBinary))
+
+    factory = WebSocketServerFactory("ws://127.0.0.1:50000")
+    factory.protocol = Reader
+    protocol = factory.buildProtocol(IPv4Address("TCP", "127.0.0.1", 50001))
+    transport = StringTransport()
+    protocol.makeConnection(transport)
+    transport.registerProducer(protocol, True)  # (as Twisted's TCP transport has it)
+    adapters.close_frame_on_protocol_faults(protocol)  # (as the table's sockets are)
+    protocol.dataReceived(
+        b"GET / HTTP/1.1\r\nHost: 127.0.0.1:50000\r\nUpgrade: websocket\r\n"
+        b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+        b"Sec-WebSocket-Version: 13\r\n\r\n"
+    )
+    assert transport.value().startswith(b"HTTP/1.1 101"), transport.value()
+    transport.clear()
+    return protocol, transport, read
+
+
+def test_a_rolls_frame_is_unmasked_and_checked_without_autobahns_compiled_helpers(
+    monkeypatch,
+) -> None:
+    from autobahn.nvx import _xormasker
+
+    adapters.unmask_and_check_text_holding_the_lock()
+    adapters.unmask_and_check_text_holding_the_lock()  # (once is enough; twice changes nothing)
+    # autobahn's own maskers (cffi calls, each letting go of the interpreter lock), counted:
+    natives: list[str] = []
+    for name in ("XorMaskerSimple", "XorMaskerShifted1"):
+        made = getattr(_xormasker, name)
+        monkeypatch.setattr(
+            _xormasker, name, lambda key, made=made, name=name: natives.append(name) or made(key)
+        )
+    protocol, transport, read = open_protocol()
+    roll = '{"type":"roll","ref":"r1","notation":"4d6kh3+2 \u00e9"}'.encode()
+    frame = client_frame(roll, b"\x01\x82\x43\xf4")
+    for i in range(0, len(frame), 7):  # (the network hands it over in pieces)
+        protocol.dataReceived(frame[i : i + 7])
+    assert read == [(roll, False)]
+    assert natives == []
+    assert type(protocol.utf8validator) is adapters.HeldUtf8Validator
+    # A frame over HELD_MASK_BYTES is unmasked by autobahn's own, and reads the same.
+    long_text = ("\u00e9" * adapters.HELD_MASK_BYTES).encode()
+    protocol.dataReceived(client_frame(long_text, b"\x9a\x00\x17\x66"))
+    assert read[-1] == (long_text, False) and natives == ["XorMaskerShifted1"]
+    # Text that is not UTF-8 closes the connection (1007), as autobahn's check does.
+    protocol.dataReceived(client_frame(b'{"type":"roll","notation":"\xed\xa0\x80"}', b"abcd"))
+    written = transport.value()
+    assert len(read) == 2
+    assert written[:1] == b"\x88" and (1007).to_bytes(2, "big") in written
+
+
+@given(
+    key=st.binary(min_size=4, max_size=4),
+    payload=st.binary(max_size=600),
+    cuts=st.lists(st.integers(min_value=0, max_value=600), max_size=4),
+)
+def test_the_held_masker_unmasks_as_the_rfc_and_autobahn_do(
+    key: bytes, payload: bytes, cuts: list[int]
+) -> None:
+    from autobahn.websocket.xormasker import create_xor_masker
+
+    masked = bytes(b ^ key[i % 4] for i, b in enumerate(payload))
+    held = adapters.HeldMasker(key)
+    bounds = [0, *sorted(c for c in cuts if c <= len(payload)), len(payload)]
+    pieces = [held.process(masked[a:b]) for a, b in itertools.pairwise(bounds)]
+    assert b"".join(pieces) == payload == create_xor_masker(key, len(payload)).process(masked)
+    assert held.pointer() == len(payload)
+    held.reset()
+    assert held.pointer() == 0
+
+
+utf8ish = st.one_of(
+    st.text(max_size=40).map(lambda text: text.encode()),
+    st.binary(max_size=40),
+    st.lists(
+        st.sampled_from([b"a", b"\xc3", b"\xa9", b"\xed\xa0\x80", b"\xf4\x90", b"\xe2\x82"])
+    ).map(b"".join),
+)
+
+
+@given(message=utf8ish, cuts=st.lists(st.integers(min_value=0, max_value=120), max_size=4))
+def test_the_held_utf8_check_answers_as_autobahns_does(message: bytes, cuts: list[int]) -> None:
+    from autobahn.websocket.utf8validator import Utf8Validator
+
+    held, native = adapters.HeldUtf8Validator(), Utf8Validator()
+    for validator in (held, native):
+        validator.reset()
+    bounds = [0, *sorted(c for c in cuts if c <= len(message)), len(message)]
+    for a, b in itertools.pairwise(bounds):
+        mine, theirs = held.validate(message[a:b]), native.validate(message[a:b])
+        # (where in the piece a fault lies is only ever printed: the answers that decide agree)
+        assert mine[:2] == theirs[:2], (message, a, b)
+        if not mine[0]:
+            break
+    else:
+        try:
+            message.decode()
+            whole = True
+        except UnicodeDecodeError:
+            whole = False
+        assert (mine[0] and mine[1]) is whole
+
+
+def test_a_moved_masker_is_reported_and_autobahns_own_left(monkeypatch, caplog) -> None:
+    from autobahn.websocket import protocol, xormasker
+
+    monkeypatch.setattr(protocol, "create_xor_masker", xormasker.create_xor_masker)
+    monkeypatch.delattr(protocol, "Utf8Validator")
+    monkeypatch.setattr(adapters, "_reported", set())
+    with caplog.at_level(logging.ERROR, logger="tabletop.adapters"):
+        adapters.unmask_and_check_text_holding_the_lock()
+    assert "autobahn's masker and UTF-8 validator" in caplog.text
+    assert protocol.create_xor_masker is xormasker.create_xor_masker

@@ -440,29 +440,34 @@ def open_protocol() -> tuple[Any, StringTransport, list[tuple[bytes, bool]]]:
 def test_a_rolls_frame_is_unmasked_and_checked_without_autobahns_compiled_helpers(
     monkeypatch,
 ) -> None:
-    from autobahn.nvx import _xormasker
+    from autobahn.websocket import protocol as autobahn_protocol
 
     adapters.unmask_and_check_text_holding_the_lock()
     adapters.unmask_and_check_text_holding_the_lock()  # (once is enough; twice changes nothing)
-    # autobahn's own maskers (cffi calls, each letting go of the interpreter lock), counted:
-    natives: list[str] = []
-    for name in ("XorMaskerSimple", "XorMaskerShifted1"):
-        made = getattr(_xormasker, name)
-        monkeypatch.setattr(
-            _xormasker, name, lambda key, made=made, name=name: natives.append(name) or made(key)
-        )
+    # The maskers made for the frames read (autobahn's own are cffi's: each call lets go of
+    # the interpreter lock):
+    made: list[type] = []
+    factory = autobahn_protocol.create_xor_masker
+
+    def counted(mask: bytes, length: int | None = None) -> Any:
+        masker = factory(mask, length)
+        made.append(type(masker))
+        return masker
+
+    monkeypatch.setattr(autobahn_protocol, "create_xor_masker", counted)
     protocol, transport, read = open_protocol()
     roll = '{"type":"roll","ref":"r1","notation":"4d6kh3+2 \u00e9"}'.encode()
     frame = client_frame(roll, b"\x01\x82\x43\xf4")
     for i in range(0, len(frame), 7):  # (the network hands it over in pieces)
         protocol.dataReceived(frame[i : i + 7])
     assert read == [(roll, False)]
-    assert natives == []
+    assert made == [adapters.HeldMasker]
     assert type(protocol.utf8validator) is adapters.HeldUtf8Validator
     # A frame over HELD_MASK_BYTES is unmasked by autobahn's own, and reads the same.
     long_text = ("\u00e9" * adapters.HELD_MASK_BYTES).encode()
     protocol.dataReceived(client_frame(long_text, b"\x9a\x00\x17\x66"))
-    assert read[-1] == (long_text, False) and natives == ["XorMaskerShifted1"]
+    assert read[-1] == (long_text, False)
+    assert made[0] is adapters.HeldMasker and made[1] is not adapters.HeldMasker
     # Text that is not UTF-8 closes the connection (1007), as autobahn's check does.
     protocol.dataReceived(client_frame(b'{"type":"roll","notation":"\xed\xa0\x80"}', b"abcd"))
     written = transport.value()

@@ -373,11 +373,13 @@ def unmask_and_check_text_holding_the_lock() -> None:
     """Autobahn unmasks every frame a client sends, and checks a text message's UTF-8, with its
     compiled helpers (``autobahn.nvx``, through cffi): a new masker for every frame, made in two
     calls, a third to unmask and a fourth when it is freed, and four calls a message for the
-    check. cffi lets go of the interpreter lock on every call, which hands the database thread,
-    waiting for the lock whenever rooms are busy, a turn in the middle of reading a frame. Here
-    a frame of a few hundred bytes is unmasked as one integer XOR (1.5 us alone, against 6.1 us
-    for autobahn's masker) and checked with Python's own strict decoder, neither letting go of
-    the lock; a frame over ``HELD_MASK_BYTES`` is unmasked by autobahn's own, as before."""
+    check. cffi lets go of the interpreter lock on every call: a point where the database
+    thread, waiting for the lock whenever rooms are busy, can take it in the middle of a frame.
+    Here a frame of a few hundred bytes is unmasked as one integer XOR (1.5 us alone, against
+    6.1 us for autobahn's masker) and checked with Python's own strict decoder, neither letting
+    go of the lock; a frame over ``HELD_MASK_BYTES`` is unmasked by autobahn's own, as before.
+    (A long text message is decoded once more for the check, as daphne decodes it anyway; the
+    server takes none over 1 MiB.)"""
     try:
         from autobahn.websocket import protocol
     except ImportError:  # another server

@@ -50,6 +50,13 @@ ROLL = precheck(
 assert isinstance(ROLL, Decoded)
 
 
+def _assert_turning_off_answers(tmp_path, setting, trips: int) -> None:
+    """A GM's setting turned on, then the round trips of turning it off (a change, not a no-op)."""
+    setting(True)
+    lines = _traced(tmp_path, lambda: setting(False))
+    assert _answers(lines) == trips, "\n".join(line[:120] for line in lines if "Query" in line)
+
+
 def _roll(uow, seat):
     """A roll as the socket makes it (checked at the edge), in ``uow``."""
     return ROLL.command.handler(uow=uow, seat_id=seat.pk, **ROLL.values)
@@ -229,9 +236,7 @@ def test_a_systems_gm_command_reads_its_seat_with_the_begin(gm, tmp_path):
     def phase(on: bool) -> None:
         unit_of_work(lambda uow: initiative_phase(uow=uow, seat_id=at_table.pk, on=on))
 
-    phase(True)
-    lines = _traced(tmp_path, lambda: phase(False))
-    assert _answers(lines) == 7, "\n".join(line[:120] for line in lines if "Query" in line)
+    _assert_turning_off_answers(tmp_path, phase, 7)
 
 
 def test_the_talk_settings_read_the_gms_seat_with_the_begin(live_session, tmp_path):
@@ -243,6 +248,4 @@ def test_the_talk_settings_read_the_gms_seat_with_the_begin(live_session, tmp_pa
     def talk(to_webhooks: bool) -> None:
         unit_of_work(lambda uow: set_talk(uow=uow, seat_id=at_table.pk, to_webhooks=to_webhooks))
 
-    talk(True)
-    lines = _traced(tmp_path, lambda: talk(False))
-    assert _answers(lines) == 5, "\n".join(line[:120] for line in lines if "Query" in line)
+    _assert_turning_off_answers(tmp_path, talk, 5)

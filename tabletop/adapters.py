@@ -364,8 +364,13 @@ class HeldUtf8Validator:
             self._decoder.decode(piece)
         except UnicodeDecodeError as exc:
             return (False, False, exc.start, self._total + exc.start)
-        self._total += len(piece)
         partial = self._decoder.getstate()[0]  # (the bytes of a code point not yet whole)
+        if len(partial) > 1 and partial[0] == 0xED and partial[1] > 0x9F:
+            # A surrogate's half (ED A0-BF) is refused at its second byte, as autobahn does and
+            # as the standard asks; Python's decoder would wait for the third before refusing.
+            at = len(piece) - len(partial) + 1
+            return (False, False, at, self._total + at)
+        self._total += len(piece)
         return (True, not partial, len(piece), self._total)
 
 

@@ -44,6 +44,7 @@ from django.test import Client
 
 from tabletop.models import Campaign, Character, GameSession
 from tabletop.services.sessions import create_session, start_session
+from tests.process_state import start_afresh
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -124,7 +125,12 @@ class FreshDaphneProcess(DaphneProcess):
         SyncToAsync.single_thread_executor = ThreadPoolExecutor(max_workers=1)
         channel_layers.backends = {}
         _fresh_odds_workers()
+        _fresh_thread_pools()
         _fresh_database_connections()
+        # Full budgets and nothing kept, as a new server's: the parent's buckets came across the
+        # fork, drained by the tests it ran before (by address, and by seat and room numbers
+        # the test database hands out again), and a page's join or roll would wait on them.
+        start_afresh()
         super().run()
 
 
@@ -140,6 +146,18 @@ def _fresh_database_connections() -> None:
         pools = getattr(type(conn), "_connection_pools", None)
         if pools is not None:
             pools.clear()
+
+
+def _fresh_thread_pools() -> None:
+    """The table's own thread pools (prechecks of long messages, exports, long replays) as in a
+    new process: a pool that ran work before the fork counts threads the child does not have,
+    and would queue the child's work for them forever (a page opening a long session waited
+    for its replay). Each is made anew in place, where the code that uses it holds it."""
+    from tabletop import consumers, replays
+    from tabletop.views import export
+
+    for pool in (consumers._prechecks, export._writers, replays._readers):
+        pool.__init__(max_workers=pool._max_workers, thread_name_prefix=pool._thread_name_prefix)
 
 
 def _fresh_odds_workers() -> None:

@@ -4,6 +4,7 @@ import pytest
 
 from tabletop.models import Campaign, GameSession
 from tabletop.services.sessions import create_session, start_session
+from tests.process_state import start_afresh
 
 
 @pytest.fixture
@@ -25,24 +26,10 @@ def live_session(campaign) -> GameSession:
 
 
 @pytest.fixture(autouse=True)
-def _fresh_budgets():
-    """Every test starts with full budgets (joins per address, odds and work per seat)."""
-    from tabletop import consumers
-    from tabletop.services import webhooks
-    from tabletop.views import export, room
-
-    for buckets in (
-        export._per_viewer,
-        export._per_link,
-        room._join_buckets,
-        room._odds_buckets,
-        consumers._buckets,
-        consumers._seat_work,
-        consumers._room_work,
-        webhooks._adds,
-    ):
-        buckets.clear()
-    export._making.taken = 0
+def _fresh_process_state():
+    """Every test starts with full budgets (joins per address, odds and work per seat) and
+    nothing kept under an id an earlier test's rows had."""
+    start_afresh()
 
 
 @pytest.fixture(autouse=True)

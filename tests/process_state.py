@@ -1,0 +1,31 @@
+"""What this process keeps between requests, as a new process has it."""
+
+from __future__ import annotations
+
+
+def start_afresh() -> None:
+    """Every budget full (joins and odds per address, messages and work per seat and room,
+    exports per viewer and link, webhook adds: an emptied bucket starts full), and no room read
+    or watcher count kept. The test database hands out the same ids again, so what one test
+    left under a seat's, room's or link's number would be the next test's. (Tallies are kept
+    by a session's commitment and creation time too, which no later session shares.)"""
+    from tabletop import consumers, watch_consumer
+    from tabletop.selectors import room as room_reads
+    from tabletop.services import webhooks
+    from tabletop.views import export, room
+
+    for buckets in (
+        export._per_viewer,
+        export._per_link,
+        room._join_buckets,
+        room._odds_buckets,
+        consumers._buckets,
+        consumers._seat_work,
+        consumers._room_work,
+        webhooks._adds,
+    ):
+        buckets.clear()
+    export._making.taken = 0
+    with room_reads._shared_lock:
+        room_reads._shared.clear()
+    watch_consumer._watchers.clear()

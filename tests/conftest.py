@@ -24,6 +24,20 @@ REQUIRED = {
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 
 
+MOST_WORKERS = 4
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """How many workers ``-n auto`` starts: one per core this process may use, at most
+    ``MOST_WORKERS`` (each runs its own Chromium, daphne and nginx beside the tests), and none
+    on a single core, where the tests run in this process. PYTEST_XDIST_AUTO_NUM_WORKERS, when
+    set, is xdist's own to read."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return 0 if (cores or 1) < 2 else min(cores or 1, MOST_WORKERS)
+
+
 def _reachable(url: str, default_port: int) -> bool:
     parsed = urlparse(url)
     try:

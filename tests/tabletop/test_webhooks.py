@@ -70,7 +70,9 @@ def test_public_rolls_and_the_session_start_and_end_are_posted_signed(
     assert sender.wait_idle(15)
     hook = Webhook.objects.get(campaign=campaign)
     bodies = [json.loads(p["body"]) for p in receiver.posts]
-    assert [b["event"]["kind"] for b in bodies] == ["session.start", "roll", "session.end"]
+    assert [b["event"]["kind"] for b in bodies] == ["session.start", "roll", "session.end"], list(
+        WebhookDelivery.objects.values_list("event__kind", "status", "attempts", "last_error")
+    )
     roll = bodies[1]
     assert (
         roll["event"]["seq"] == public.seq

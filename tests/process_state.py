@@ -5,11 +5,12 @@ from __future__ import annotations
 
 def start_afresh() -> None:
     """Every budget full (joins and odds per address, messages and work per seat and room,
-    exports per viewer and link, webhook adds: an emptied bucket starts full), and no room read
-    or watcher count kept. The test database hands out the same ids again, so what one test
-    left under a seat's, room's or link's number would be the next test's. (Tallies are kept
-    by a session's commitment and creation time too, which no later session shares.)"""
-    from tabletop import consumers, watch_consumer
+    exports per viewer and link, webhook adds: an emptied bucket starts full), no export's or
+    long replay's turn held, and no room read or watcher count kept. The test database hands
+    out the same ids again, so what one test left under a seat's, room's or link's number
+    would be the next test's. (Tallies are kept by a session's commitment and creation time
+    too, which no later session shares.)"""
+    from tabletop import consumers, replays, watch_consumer
     from tabletop.selectors import room as room_reads
     from tabletop.services import webhooks
     from tabletop.views import export, room
@@ -26,6 +27,7 @@ def start_afresh() -> None:
     ):
         buckets.clear()
     export._making.taken = 0
+    replays._slots.taken = 0
     with room_reads._shared_lock:
         room_reads._shared.clear()
     watch_consumer._watchers.clear()

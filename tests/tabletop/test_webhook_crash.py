@@ -67,7 +67,9 @@ def test_sigkill_while_rolling_loses_no_post(live_session, monkeypatch):
     # This test process only stores things: the serving processes do all the sending.
     sending.sender.stop()
     monkeypatch.setattr(sending.Sender, "session_changed", lambda self, session_id: None)
-    receiver = Receiver(delay=0.02)
+    # Each post takes a while, so the hook is still owed posts when the rolls are all stored,
+    # even while the machine is busy with other work (120 posts take 6 s at least).
+    receiver = Receiver(delay=0.05)
     add_webhook(campaign=live_session.campaign, user=live_session.campaign.gm, url=receiver.url)
     tokens = [join_session(session=live_session, name=f"P{i}").token for i in range(SEATS)]
     port = harness.free_port()

@@ -125,7 +125,7 @@ class FreshDaphneProcess(DaphneProcess):
         SyncToAsync.single_thread_executor = ThreadPoolExecutor(max_workers=1)
         channel_layers.backends = {}
         _fresh_odds_workers()
-        _fresh_thread_pools()
+        fresh_thread_pools()
         _fresh_database_connections()
         # Full budgets and nothing kept, as a new server's: the parent's buckets came across the
         # fork, drained by the tests it ran before (by address, and by seat and room numbers
@@ -148,7 +148,7 @@ def _fresh_database_connections() -> None:
             pools.clear()
 
 
-def _fresh_thread_pools() -> None:
+def fresh_thread_pools() -> None:
     """The table's own thread pools (prechecks of long messages, exports, long replays) as in a
     new process: a pool that ran work before the fork counts threads the child does not have,
     and would queue the child's work for them forever (a page opening a long session waited

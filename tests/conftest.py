@@ -34,8 +34,11 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     set, is xdist's own to read."""
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return None
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return 0 if (cores or 1) < 2 else min(cores or 1, MOST_WORKERS)
+    if hasattr(os, "sched_getaffinity"):
+        cores = len(os.sched_getaffinity(0))
+    else:
+        cores = os.cpu_count() or 1
+    return min(cores, MOST_WORKERS) if cores > 1 else 0
 
 
 def _reachable(url: str, default_port: int) -> bool:

@@ -258,7 +258,15 @@ class RollBarTests(BrowserTestCase):
                 page = self.open_page_with(size)
                 self.sit_down(page, session, f"Cy{name}")
                 dice = page.locator("#f-generic-notation")
-                before = page.locator("#log li[data-kind=roll]").count()
+                # The rolls of the sizes before, counted in the store and drawn before counting
+                # on (the page draws them from its hello, which may come after the sit-down).
+                before = off_thread(
+                    lambda: Event.objects.filter(session=session, kind="roll").count()
+                )
+                page.wait_for_function(
+                    "n => document.querySelectorAll('#log li[data-kind=roll]').length === n",
+                    arg=before,
+                )
                 for i, notation in enumerate(("1d20+2", "2d6", "3d8")):
                     dice.fill(notation)
                     dice.press("Enter")  # Enter rolls

@@ -423,26 +423,37 @@ class Sender:
                 sweep = self.sweep_now or time.monotonic() >= next_sweep
                 self.sweep_now = False
             try:
-                hooks: list[int] = []
                 if sweep:
                     next_sweep = time.monotonic() + SWEEP_SECONDS
-                    hooks += hooks_with_work(self.owner)
-                    any_hooks = bool(hooks) or Webhook.objects.filter(active=True).exists()
-                    with self.cond:
-                        if not self.sweep_now:  # (else a hook saved meanwhile: look again)
-                            self.any_hooks = any_hooks
                 if sessions and self.any_hooks:
                     next_lookup = time.monotonic() + LOOKUP_SECONDS
-                    hooks += Webhook.objects.filter(
-                        active=True, campaign__sessions__in=sessions
-                    ).values_list("pk", flat=True)
+                hooks = self.hooks_to_wake(sweep=sweep, sessions=sessions)
                 if hooks:
-                    self.wake(sorted(set(hooks)))
+                    self.wake(hooks)
             except Exception:
                 log.exception("looking for webhooks with work failed")
                 time.sleep(1)
             finally:
                 close_old_connections()
+
+    def hooks_to_wake(self, *, sweep: bool, sessions: set[int]) -> list[int]:
+        """One turn of the sweeper: on a sweep, the hooks with work in the store; and the hooks
+        of the sessions told of. A store with no active hook (most tables) costs a sweep one
+        short statement: the search for work behind cursors is compiled and run only when a
+        hook is there to have any (it cost 10 ms of the process's CPU every sweep)."""
+        hooks: list[int] = []
+        if sweep:
+            any_hooks = Webhook.objects.filter(active=True).exists()
+            if any_hooks:
+                hooks += hooks_with_work(self.owner)
+            with self.cond:
+                if not self.sweep_now:  # (else a hook saved meanwhile: look again)
+                    self.any_hooks = any_hooks
+        if sessions and self.any_hooks:
+            hooks += Webhook.objects.filter(
+                active=True, campaign__sessions__in=sessions
+            ).values_list("pk", flat=True)
+        return sorted(set(hooks))
 
     def _send(self, generation: int) -> None:
         while True:

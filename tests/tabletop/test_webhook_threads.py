@@ -50,3 +50,27 @@ def test_with_no_hook_in_the_store_an_event_tells_the_sweeper_nothing(campaign, 
     assert quiet.sessions == {session.pk}
     rolled(seat_id=ana.pk, request={"notation": "d20"})
     assert store_has_work()
+
+
+def test_a_sweep_of_a_store_with_no_active_hook_is_one_short_statement(
+    campaign, settings, django_assert_num_queries
+):
+    """Most tables have no hook: every sweep (each process, every two seconds) asks the store
+    one short question, not the search for events behind cursors; once a hook is active the
+    sweep finds the work it owes."""
+    from tabletop.webhooks.sender import Sender
+
+    settings.TABLETOP = {**settings.TABLETOP, "WEBHOOK_PRIVATE_ADDRESSES": True}
+    session = start_session(session_id=create_session(campaign=campaign, title="Tonight").pk)
+    ana = join_session(session=session, name="Ana").seat
+    rolled(seat_id=ana.pk, request={"notation": "d20"})
+    quiet = Sender()
+    quiet.sweep_now = False  # (as the sweeper's loop leaves it when it takes its turn)
+    with django_assert_num_queries(1):
+        assert quiet.hooks_to_wake(sweep=True, sessions={session.pk}) == []
+    assert not quiet.any_hooks
+    hook = add_webhook(campaign=campaign, user=campaign.gm, url="http://127.0.0.1:9/hook")
+    rolled(seat_id=ana.pk, request={"notation": "d20"})  # (a hook is owed what comes after it)
+    assert quiet.hooks_to_wake(sweep=True, sessions=set()) == [hook.pk]
+    assert quiet.any_hooks
+    assert quiet.hooks_to_wake(sweep=False, sessions={session.pk}) == [hook.pk]

@@ -540,3 +540,19 @@ def test_a_moved_masker_is_reported_and_autobahns_own_left(monkeypatch, caplog) 
         adapters.unmask_and_check_text_holding_the_lock()
     assert "autobahn's masker and UTF-8 validator" in caplog.text
     assert protocol.create_xor_masker is xormasker.create_xor_masker
+
+
+def test_the_redaction_cleans_the_argument_however_it_is_passed() -> None:
+    class Log:
+        def __init__(self) -> None:
+            self.lines: list[str] = []
+
+        def write_entry(self, host: str, request: str, status: int | None = None) -> None:
+            self.lines.append(f"{host} {request} {status}")
+
+    adapters._wrap(Log, "write_entry", "request", str.upper)
+    log = Log()
+    log.write_entry(host="h", request="by name", status=1)
+    log.write_entry("h", "by place")
+    log.write_entry("h", request="mixed")
+    assert log.lines == ["h BY NAME 1", "h BY PLACE None", "h MIXED None"]

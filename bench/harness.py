@@ -17,6 +17,8 @@ The setups:
   command line and the table's adapters of the socket stack: the floor of the table's own
   socket stack (daphne, Twisted, autobahn, asgiref);
 * ``uvicorn-floor``: that application served by uvicorn (its ``websockets`` protocol);
+* ``proxied-floor``: the daphne floor behind nginx serving the shipped configuration, its rooms
+  at the table's socket paths: what the proxy's hop alone adds (the deployed setup's floor);
 * ``default``: the table with its defaults: one daphne process, SQLite in a temporary data
   directory, the in-memory channel layer;
 * ``deployed``: daphne processes (two unless told) sharing PostgreSQL (a scratch database,
@@ -62,6 +64,7 @@ REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/6")
 FLOORS = ("bare", "daphne-floor", "uvicorn-floor")
 SETUPS = (*FLOORS, "default", "deployed")
 SPREAD = "spread"  # (Setup.named: the deployed processes without the proxy)
+PROXIED_FLOOR = "proxied-floor"  # (Setup.named: the daphne floor behind the proxy)
 FLOOR_APP = "bench.servers.bare_asgi:application"
 MAX_PLAYERS = 500  # tabletop.services.seats.MAX_PLAYERS
 
@@ -122,7 +125,7 @@ def floor_command(kind: str, port: int) -> list[str]:
 
 def is_floor(label: str) -> bool:
     """Whether a result's setup label (``daphne-floor``, ``bare+no-db-pool``) is a floor's."""
-    return label.split("+", 1)[0] in FLOORS
+    return label.split("+", 1)[0] in {*FLOORS, PROXIED_FLOOR}
 
 
 class ServerProcess:
@@ -365,8 +368,8 @@ class Setup:
     ) -> None:
         if kind not in SETUPS:
             raise ValueError(kind)
-        if proxy and kind != "deployed":
-            raise ValueError("only the deployed setup runs behind nginx")
+        if proxy and kind not in ("deployed", "daphne-floor"):
+            raise ValueError("only the deployed setup and the daphne floor run behind nginx")
         self.kind, self.tag, self.app = kind, tag, app
         offset = {"bare": 0, "daphne-floor": 1, "uvicorn-floor": 2, "default": 10, "deployed": 20}
         base = self.BASE_PORTS.get(tag, 19000) + offset[kind]
@@ -394,6 +397,8 @@ class Setup:
         them, and as the table still works)."""
         if name == SPREAD:
             return cls("deployed", tag, **options)
+        if name == PROXIED_FLOOR:
+            return cls("daphne-floor", tag, proxy=True, **options)
         return cls(name, tag, proxy=name == "deployed", **options)
 
     def env(self) -> dict[str, str]:
@@ -445,6 +450,7 @@ class Setup:
                         log=self.logs / f"{self.tag}-{self.kind}-{port}-{stamp}.log",
                     )
                 )
+            self._start_proxy(stamp)
             return self
         if self.kind == "default":
             self.data_dir = tempfile.mkdtemp(prefix=f"tabletop-bench-{self.tag}-")
@@ -470,13 +476,16 @@ class Setup:
                     log=self.logs / f"{self.tag}-{self.kind}-{port}-{stamp}.log",
                 )
             )
+        self._start_proxy(stamp)
+        return self
+
+    def _start_proxy(self, stamp: str) -> None:
         if self.proxy_port is not None:
             self.proxy = Proxy(
                 self.ports,
                 port=self.proxy_port,
                 log=self.logs / f"{self.tag}-nginx-{self.proxy_port}-{stamp}.log",
             )
-        return self
 
     def stop(self) -> None:
         if self.proxy is not None:
@@ -574,6 +583,8 @@ class Setup:
     def url(self, code: str, token: str, port: int | None = None, after: int | None = None) -> str:
         port = port or self.client_ports[0]
         if self.kind in FLOORS:
-            return f"ws://{HOST}:{port}/room/{code}"
+            # (behind the proxy, at the table's path: the floor's rooms are its paths)
+            path = f"/ws/play/{code}/" if self.proxy_port is not None else f"/room/{code}"
+            return f"ws://{HOST}:{port}{path}"
         tail = f"&after={after}" if after is not None else ""
         return f"ws://{HOST}:{port}/ws/play/{code}/?token={token}{tail}"

@@ -42,7 +42,16 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from bench.harness import HOST, REDIS_URL, SETUPS, SPREAD, Setup, is_floor, whatif_env
+from bench.harness import (
+    HOST,
+    PROXIED_FLOOR,
+    REDIS_URL,
+    SETUPS,
+    SPREAD,
+    Setup,
+    is_floor,
+    whatif_env,
+)
 from bench.measure import (
     CpuMeter,
     LoopLag,
@@ -450,7 +459,9 @@ async def main(
         description=doc or __doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "--setups", default="bare,default,deployed", help=f"of {', '.join(SETUPS)}, spread"
+        "--setups",
+        default="bare,default,deployed",
+        help=f"of {', '.join(SETUPS)}, spread, proxied-floor",
     )
     parser.add_argument(
         "--processes",
@@ -476,7 +487,7 @@ async def main(
     args.most = sorted(int(n) for n in args.most.split(",") if n)
     args.processes = [int(n) for n in args.processes.split(",") if n]
     kinds = args.setups.split(",")
-    unknown = set(kinds) - {*SETUPS, SPREAD}
+    unknown = set(kinds) - {*SETUPS, SPREAD, PROXIED_FLOOR}
     if unknown or not args.processes or not all(1 <= n <= 8 for n in args.processes):
         parser.error(f"unknown setups {sorted(unknown)} or processes not 1-8: {args.processes}")
     stop_on_sigterm()

@@ -7,11 +7,11 @@ class TabletopConfig(AppConfig):
 
     def ready(self) -> None:
         # Models are ready only now: the systems' homes and the webhooks' signal come in here.
-        from . import (
-            db_pool,  # noqa: F401  (connects its connection_created receiver)
-            request_connections,  # noqa: F401  (connects its request_finished receiver)
-        )
+        from . import db_pool  # noqa: F401  (connects its connection_created receiver)
+        from .request_connections import close_connections_with_requests
         from .systems import registry
         from .webhooks import sender  # noqa: F401  (connects its post_save receiver)
+
+        close_connections_with_requests()
 
         registry.load()

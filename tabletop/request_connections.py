@@ -22,12 +22,17 @@ from typing import Any
 from asgiref.sync import SyncToAsync
 from django.core.signals import request_finished
 from django.db import connections
-from django.dispatch import receiver
 
 
-@receiver(request_finished, dispatch_uid="tabletop.request_connections.close")
 def close_with_the_request(**kwargs: Any) -> None:
     # Set only inside Django's ASGI handler, whose request thread ends with the request.
     if SyncToAsync.thread_sensitive_context.get(None) is None:
         return
     connections.close_all()
+
+
+def close_connections_with_requests() -> None:
+    """Connect the receiver (the app's ``ready``)."""
+    request_finished.connect(
+        close_with_the_request, dispatch_uid="tabletop.request_connections.close"
+    )

@@ -106,6 +106,24 @@ def test_scale_out_serves_many_tables_behind_the_shipped_proxy(tmp_path):
     assert len(row["server_cpu_ms_per_roll_each"]) == 2 and run["proxy_cpu"] is not None
 
 
+@pytest.mark.nginx
+def test_the_proxied_floor_serves_many_tables_through_the_shipped_proxy(tmp_path):
+    """The floor behind nginx, its rooms at the table's socket paths: the proxy's own hop."""
+    out = run_bench(
+        tmp_path,
+        "tables",
+        *("--setups", "proxied-floor", "--tables", "3", "--players", "2", "--every", "0.5"),
+        *("--seconds", "1.5", "--runs", "1", "--drain", "10"),
+    )
+    (row,) = out["results"]
+    (run,) = row["runs"]
+    assert row["setup"] == "proxied-floor" and out["failed"] == []
+    assert run["sockets"] == 6 and run["not_connected"] == 0
+    assert run["rolls"] > 0 and run["received"] == run["rolls"] * 2
+    assert row["lost_total"] == row["seq_gaps_total"] == 0
+    assert run["proxy_cpu"] is not None
+
+
 @pytest.mark.postgres
 def test_the_round_trips_bench_counts_a_rolls_round_trips_through_a_relay_that_holds_them(
     tmp_path,

@@ -8,7 +8,7 @@ import threading
 from typing import Any
 
 import pytest
-from asgiref.testing import ApplicationCommunicator
+from channels.testing import HttpCommunicator
 from django.db import connections
 from django.db.backends.signals import connection_created
 
@@ -18,27 +18,10 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 async def _get(path: str) -> int:
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "GET",
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": b"",
-        "root_path": "",
-        "headers": [(b"host", b"testserver")],
-        "client": ("127.0.0.1", 5000),
-        "server": ("testserver", 80),
-    }
-    app = ApplicationCommunicator(application, scope)
-    await app.send_input({"type": "http.request", "body": b"", "more_body": False})
-    start = await app.receive_output(10)
-    while (await app.receive_output(10)).get("more_body"):
-        pass
-    await app.wait(10)
-    return start["status"]
+    page = HttpCommunicator(application, "GET", path, headers=[(b"host", b"testserver")])
+    status = (await page.get_response(timeout=10))["status"]
+    await page.wait(10)  # (the request finishes after its response is sent)
+    return status
 
 
 @pytest.mark.asyncio

@@ -65,6 +65,7 @@ FLOORS = ("bare", "daphne-floor", "uvicorn-floor")
 SETUPS = (*FLOORS, "default", "deployed")
 SPREAD = "spread"  # (Setup.named: the deployed processes without the proxy)
 PROXIED_FLOOR = "proxied-floor"  # (Setup.named: the daphne floor behind the proxy)
+NAMED = (*SETUPS, SPREAD, PROXIED_FLOOR)  # every name Setup.named takes
 FLOOR_APP = "bench.servers.bare_asgi:application"
 MAX_PLAYERS = 500  # tabletop.services.seats.MAX_PLAYERS
 

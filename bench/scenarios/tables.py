@@ -42,16 +42,7 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from bench.harness import (
-    HOST,
-    PROXIED_FLOOR,
-    REDIS_URL,
-    SETUPS,
-    SPREAD,
-    Setup,
-    is_floor,
-    whatif_env,
-)
+from bench.harness import HOST, NAMED, REDIS_URL, SPREAD, Setup, is_floor, whatif_env
 from bench.measure import (
     CpuMeter,
     LoopLag,
@@ -461,7 +452,7 @@ async def main(
     parser.add_argument(
         "--setups",
         default="bare,default,deployed",
-        help=f"of {', '.join(SETUPS)}, spread, proxied-floor",
+        help=f"of {', '.join(NAMED)}",
     )
     parser.add_argument(
         "--processes",
@@ -487,7 +478,7 @@ async def main(
     args.most = sorted(int(n) for n in args.most.split(",") if n)
     args.processes = [int(n) for n in args.processes.split(",") if n]
     kinds = args.setups.split(",")
-    unknown = set(kinds) - {*SETUPS, SPREAD, PROXIED_FLOOR}
+    unknown = set(kinds) - set(NAMED)
     if unknown or not args.processes or not all(1 <= n <= 8 for n in args.processes):
         parser.error(f"unknown setups {sorted(unknown)} or processes not 1-8: {args.processes}")
     stop_on_sigterm()

@@ -33,8 +33,7 @@ from channels.layers import InMemoryChannelLayer
 from django.conf import settings
 
 from . import timing
-from .models import GameSession
-from .selectors.events import dumps, events_after
+from .selectors.events import dumps, events_after, last_seqs
 from .services.events import message_payload
 
 log = logging.getLogger(__name__)
@@ -73,11 +72,6 @@ def _seats_here(session_id: int) -> list[int]:
     from .services.presence import seats_here
 
     return seats_here(session_id=session_id)
-
-
-def _last_seqs(session_ids: list[int]) -> dict[int, int]:
-
-    return dict(GameSession.objects.filter(pk__in=session_ids).values_list("pk", "last_seq"))
 
 
 def _stored_payloads(session_id: int, after: int, upto: int) -> list[dict[str, Any]]:
@@ -375,7 +369,7 @@ class RoomHub:
                     return
                 session_ids = [r.session_id for r in rooms if r.session_id is not None]
                 try:
-                    stored = await database_sync_to_async(_last_seqs)(session_ids)
+                    stored = await database_sync_to_async(last_seqs)(session_ids=session_ids)
                     for room in rooms:
                         if room.session_id in stored:
                             await room.catch_up(stored[room.session_id])

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..models import Event, Visibility
+from django.db import connection
+
+from ..models import Event, GameSession, Visibility
 
 
 @dataclass(frozen=True)
@@ -113,3 +116,27 @@ def events_after(*, session_id: int, after: int, limit: int | None = None) -> li
     if limit is not None:
         qs = qs[:limit]
     return [event_message(e) for e in qs]
+
+
+# Ids a statement of ``last_seqs`` asks for at most (SQLite's oldest limit of a statement's
+# parameters is 999).
+LAST_SEQS_AT_ONCE = 500
+
+
+def last_seqs(*, session_ids: Sequence[int]) -> dict[int, int]:
+    """Each session's last stored seq, by id (sessions that do not exist are left out).
+
+    A process's room watch asks this every second for every room it serves. Written here, not
+    built by the ORM: the ORM's ``pk__in`` prepared each id of the list in Python for every
+    statement, 2 ms of the process's time a second at 200 rooms."""
+    table = connection.ops.quote_name(GameSession._meta.db_table)
+    pk = connection.ops.quote_name(GameSession._meta.pk.column)
+    column = connection.ops.quote_name(GameSession._meta.get_field("last_seq").column)
+    found: dict[int, int] = {}
+    with connection.cursor() as cursor:
+        for start in range(0, len(session_ids), LAST_SEQS_AT_ONCE):
+            ids = [int(i) for i in session_ids[start : start + LAST_SEQS_AT_ONCE]]
+            marks = ", ".join(["%s"] * len(ids))
+            cursor.execute(f"SELECT {pk}, {column} FROM {table} WHERE {pk} IN ({marks})", ids)
+            found.update((int(i), int(seq)) for i, seq in cursor.fetchall())
+    return found

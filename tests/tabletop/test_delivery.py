@@ -8,9 +8,11 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tabletop.delivery import DELIVERABLE, Delivery, TooFarBehind
-from tabletop.selectors.events import Viewer
+from tabletop.selectors.events import Viewer, dumps, for_viewer
 from tabletop.services.events import message_payload
 from tabletop.transport import batched_replay
 
@@ -210,3 +212,64 @@ def test_the_socket_query_asks_for_a_batched_replay_only_in_so_many_words():
     assert batched_replay(scope("after=3&replay=batch"))
     assert not batched_replay(scope("after=3"))
     assert not batched_replay(scope("after=3&replay=yes"))
+
+
+def raw_socket(viewer: Viewer, store: Store) -> tuple[Delivery, list[str]]:
+    sent: list[str] = []
+
+    async def send_text(text: str) -> None:
+        sent.append(text)
+
+    return Delivery(viewer=viewer, send_text=send_text, fetch_after=store.after), sent
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    data=st.dictionaries(st.text(max_size=6), json_values, max_size=4),
+    ref=st.one_of(st.integers(), st.text(max_size=20)),
+    visibility=st.sampled_from(["public", "gm", "self"]),
+)
+def test_the_senders_copy_is_the_event_encoded_with_its_ref(data, ref, visibility):
+    """The sender's copy is the room's JSON with the ref spliced in: byte for byte what encoding
+    the event with its ref gives, whatever the data, the ref and the visibility."""
+
+    async def go() -> list[str]:
+        delivery, sent = raw_socket(ANA, Store([]))
+        await delivery.replay(after=None, upto=0)
+        delivery.expect(1, ref)
+        await delivery.offer(message_payload(event(1, visibility=visibility, data=data)))
+        return sent
+
+    (text,) = asyncio.run(go())
+    expected = {**for_viewer(event(1, visibility=visibility, data=data), ANA), "ref": ref}
+    assert text == dumps(expected)
+    assert json.loads(text) == expected
+
+
+@pytest.mark.asyncio
+async def test_a_senders_copy_it_may_not_see_or_too_large_is_encoded_for_it():
+    store = Store([])
+    # Ana's roll blind (the GM's alone): her own copy is redacted, with her ref.
+    delivery, sent = raw_socket(ANA, store)
+    await delivery.replay(after=None, upto=0)
+    delivery.expect(1, "r1")
+    await delivery.offer(message_payload(event(1, visibility="blind")))
+    assert json.loads(sent[0]) == {**for_viewer(event(1, visibility="blind"), ANA), "ref": "r1"}
+    assert json.loads(sent[0])["data"] == {"hidden": True}
+    # An event just under the limit with its ref over it goes out as a stand-in with the ref.
+    big = event(2, data={"text": "x" * (DELIVERABLE - 200)})
+    room_text = message_payload(big)["text"]
+    delivery.expect(2, "r" * 100)
+    assert len(room_text) <= DELIVERABLE < len(room_text) + 110
+    await delivery.offer(message_payload(big))
+    stand_in = json.loads(sent[1])
+    assert stand_in["seq"] == 2 and stand_in["ref"] == "r" * 100 and stand_in["data"]["too_large"]

@@ -21,13 +21,25 @@ Django's ``atomic`` still owns the transaction (its savepoints, its ``on_commit`
   its row is whole without an answer from the server. The ``INSERT`` is parked and goes with the
   ``COMMIT``; any other statement of the unit sends it first (an execute wrapper), so every
   statement sees the event stored, as before.
+
+Each of ``store``'s statements is prepared on the server once per connection and run by name
+(``EXECUTE``), in every transaction, the socket's or not. The seat read that takes the seq joins
+three tables, and the server planned it for every roll: 0.3 of the 0.5 ms it spent on the
+statement. A prepared statement is planned once (for good after five runs, when PostgreSQL
+settles on a plan for any seat). Its ``PREPARE`` goes in front of its first ``EXECUTE`` on a
+connection, in the same query, so it costs no round trip either. A prepared statement belongs to
+the server's session, which is the psycopg connection's, and outlives a rollback; so the names
+prepared are kept with the connection object and go with it.
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from django.db import connection, transaction
 from psycopg.pq import TransactionStatus
@@ -66,10 +78,9 @@ class Unit:
             raw = connection.connection
             if self.begin_waiting and raw.info.transaction_status == TransactionStatus.IDLE:
                 raw.autocommit = True  # psycopg sends no BEGIN of its own: it goes with this
-                cursor.execute(f"BEGIN; {sql}", params)
-                cursor.nextset()  # the statement's own answer, after BEGIN's
+                _execute_prepared(cursor, sql, params, first=["BEGIN"])
             else:
-                cursor.execute(sql, params)
+                _execute_prepared(cursor, sql, params)
         finally:
             self.sending = False
             self.begin_waiting = False
@@ -88,17 +99,85 @@ class Unit:
         self.parked = None
         self.sending = True
         try:
-            cursor.execute(f"{sql}; COMMIT" if commit else sql, params)
+            _execute_prepared(cursor, sql, params, then=["COMMIT"] if commit else [])
         finally:
             self.sending = False
 
 
 def execute(cursor: Any, sql: str, params: Sequence[Any], sent: Unit | None) -> None:
-    """Run one of store's statements: in ``sent``'s way when its unit sends them together."""
-    if sent is None:
-        cursor.execute(sql, params)
-    else:
+    """Run one of store's statements: in ``sent``'s way when its unit sends them together;
+    prepared on PostgreSQL."""
+    if sent is not None:
         sent.execute(cursor, sql, params)
+    elif connection.vendor == "postgresql":
+        _execute_prepared(cursor, sql, params)
+    else:
+        cursor.execute(sql, params)
+
+
+# Per PostgreSQL connection (psycopg's, kept as long as the connection object is), each of
+# store's statements by name: True, prepared there; False, not known to be (a query that
+# prepared it failed after the PREPARE, or the server did not know it: a pooler in front that
+# hands out other sessions), so it is sent as it is on that connection from then on.
+_prepared: WeakKeyDictionary[Any, dict[str, bool]] = WeakKeyDictionary()
+_PLACEHOLDER = re.compile(r"%s")
+UNKNOWN_STATEMENT = "26000"  # PostgreSQL's invalid_sql_statement_name
+
+
+def _execute_prepared(
+    cursor: Any,
+    sql: str,
+    params: Sequence[Any],
+    *,
+    first: Sequence[str] = (),
+    then: Sequence[str] = (),
+) -> None:
+    """Run ``sql`` (its values marked ``%s``) as ``EXECUTE`` of a statement prepared on this
+    connection, preparing it in the same query the first time; ``first`` and ``then``: plain
+    statements sent before and after it in that query. The cursor is left on the statement's
+    own answer."""
+    known = _prepared.setdefault(connection.connection, {})
+    name = _name(sql)
+    prepared = known.get(name)
+    before = list(first)
+    if prepared is False:
+        run = sql
+    else:
+        if prepared is None:
+            if "%" in _PLACEHOLDER.sub("", sql):
+                raise ValueError("a statement to prepare has a % other than its values' marks")
+            numbers = iter(range(1, len(params) + 1))
+            marked = _PLACEHOLDER.sub(lambda _: f"${next(numbers)}", sql)
+            before.append(f"PREPARE {name} AS {marked}")
+        run = f"EXECUTE {name}({', '.join(['%s'] * len(params))})" if params else f"EXECUTE {name}"
+    try:
+        cursor.execute("; ".join([*before, run, *then]), params)
+    except Exception as exc:
+        if prepared and _sqlstate(exc) == UNKNOWN_STATEMENT:
+            # The session is not the one they were prepared in: none of them is there.
+            known.update(dict.fromkeys(known, False))
+        if prepared is None:
+            known[name] = False
+        raise
+    if prepared is None:
+        known[name] = True
+    for _ in before:
+        cursor.nextset()  # the statement's own answer, after those in front of it
+
+
+def _name(sql: str) -> str:
+    """A prepared statement's name, as it shows in the server's logs: what it does, to which
+    table, and a hash of its text (``store_update_tabletop_gamesession_<hash>``)."""
+    verb = sql.split(None, 1)[0].lower()
+    table = re.search(r'(?:UPDATE|INTO|FROM)\s+"?(\w+)', sql)
+    what = f"{verb}_{table.group(1)}" if table else verb
+    return f"store_{what}_{hashlib.sha1(sql.encode()).hexdigest()[:12]}"[:63]
+
+
+def _sqlstate(exc: BaseException) -> str | None:
+    # Django hands on psycopg's error as the cause of its own.
+    cause = exc.__cause__ if exc.__cause__ is not None else exc
+    return getattr(cause, "sqlstate", None)
 
 
 @contextmanager

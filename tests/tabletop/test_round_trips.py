@@ -5,7 +5,7 @@ the unit sees, a refusal, a rollback Django decides, on_commit, the connection a
 from __future__ import annotations
 
 import pytest
-from django.db import connection, transaction
+from django.db import DataError, ProgrammingError, connection, transaction
 
 from tabletop.models import Event, GameSession
 from tabletop.protocol.wire import Decoded, decode, precheck
@@ -249,3 +249,58 @@ def test_the_talk_settings_read_the_gms_seat_with_the_begin(live_session, tmp_pa
         unit_of_work(lambda uow: set_talk(uow=uow, seat_id=at_table.pk, to_webhooks=to_webhooks))
 
     _assert_turning_off_answers(tmp_path, talk, 5)
+
+
+def _held() -> set[str]:
+    """The names of store's statements the connection's server session holds prepared."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT name FROM pg_prepared_statements WHERE name LIKE 'store_%%'")
+        return {name for (name,) in cursor.fetchall()}
+
+
+def test_a_roll_on_a_new_connection_prepares_its_statements_in_its_two_round_trips(
+    live_session, tmp_path
+):
+    """The first roll on a connection sends each statement's PREPARE in front of its EXECUTE,
+    in the same query; the next one runs them by name only. Either is two round trips."""
+    seat = join_session(session=live_session, name="Ana").seat
+    with connection.cursor() as cursor:  # (as on a new connection: nothing prepared)
+        cursor.execute("DEALLOCATE ALL")
+    round_trips._prepared.pop(connection.connection, None)
+    first = _traced(tmp_path, lambda: unit_of_work(lambda uow: _roll(uow, seat)))
+    assert _answers(first) == 2
+    assert sum("PREPARE store_" in line for line in first) == 2
+    assert {n.split("_")[1] for n in _held()} == {"update", "insert"}
+    second = _traced(tmp_path, lambda: unit_of_work(lambda uow: _roll(uow, seat)))
+    assert _answers(second) == 2
+    assert not any("PREPARE" in line for line in second)
+    assert sum("EXECUTE store_" in line for line in second) == 2
+
+
+def test_a_query_that_failed_after_preparing_sends_its_statement_as_it_is_from_then_on():
+    """A PREPARE outlives the query's failure, so whether it took is not known: the statement
+    is not prepared again (that would fail as a duplicate), it is sent as it is."""
+    sql = "SELECT 10 / %s"
+    with pytest.raises(DataError), transaction.atomic(), connection.cursor() as cursor:
+        round_trips.execute(cursor, sql, [0], None)  # prepared, then division by zero
+    for divisor in (2, 5):
+        with transaction.atomic(), connection.cursor() as cursor:
+            round_trips.execute(cursor, sql, [divisor], None)
+            assert cursor.fetchone() == (10 // divisor,)
+
+
+def test_a_statement_the_server_no_longer_holds_fails_once_then_goes_as_it_is(live_session):
+    """A server session that lost the prepared statements (a pooler in front handing out
+    another session, a DEALLOCATE): the roll that meets it fails and changes nothing; the
+    next one sends its statements as they are, and is stored."""
+    seat = join_session(session=live_session, name="Ana").seat
+    unit_of_work(lambda uow: _roll(uow, seat))
+    with connection.cursor() as cursor:
+        cursor.execute("DEALLOCATE ALL")
+    before = Event.objects.filter(session=live_session).count()
+    with pytest.raises(ProgrammingError):
+        unit_of_work(lambda uow: _roll(uow, seat))
+    assert Event.objects.filter(session=live_session).count() == before
+    roll, _ = unit_of_work(lambda uow: _roll(uow, seat))
+    assert Event.objects.filter(session=live_session, seq=roll.seq).exists()
+    assert _held() == set()

@@ -231,6 +231,12 @@ TABLETOP: dict[str, Any] = {
     # whole table rolling at once (200 players: ~2 s on two processes) still goes through.
     # Under the room page's 8 s "no answer" so the page hears the refusal.
     "ACTION_DEADLINE_SECONDS": float(os.environ.get("TABLETOP_ACTION_DEADLINE_SECONDS", "5")),
+    # On PostgreSQL, the roll's own statements are prepared once per connection
+    # (tabletop/services/round_trips.py). Off (0) behind a pooler that hands a connection's
+    # transactions to other server sessions (PgBouncer in transaction mode), where a statement
+    # prepared in one session is not in the next.
+    "DB_PREPARED": os.environ.get("TABLETOP_DB_PREPARED", "1").strip().lower()
+    not in {"0", "false", "no"},
     # Socket actions of seats asking often on the database thread at once (tabletop/turns.py):
     # the rest wait in the event loop and the seat that has asked least lately goes next (a
     # seat's first ask in a second or two never waits). A bystander waits behind at most this

@@ -29,7 +29,9 @@ statement. A prepared statement is planned once (for good after five runs, when 
 settles on a plan for any seat). Its ``PREPARE`` goes in front of its first ``EXECUTE`` on a
 connection, in the same query, so it costs no round trip either. A prepared statement belongs to
 the server's session, which is the psycopg connection's, and outlives a rollback; so the names
-prepared are kept with the connection object and go with it.
+prepared are kept with the connection object and go with it. ``TABLETOP["DB_PREPARED"]`` off
+(``TABLETOP_DB_PREPARED=0``, for a pooler that hands a connection's transactions to other server
+sessions) sends them as they are.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from contextlib import contextmanager
 from typing import Any
 from weakref import WeakKeyDictionary
 
+from django.conf import settings
 from django.db import connection, transaction
 from psycopg.pq import TransactionStatus
 
@@ -109,7 +112,7 @@ def execute(cursor: Any, sql: str, params: Sequence[Any], sent: Unit | None) -> 
     prepared on PostgreSQL."""
     if sent is not None:
         sent.execute(cursor, sql, params)
-    elif connection.vendor == "postgresql":
+    elif connection.vendor == "postgresql" and settings.TABLETOP["DB_PREPARED"]:
         _execute_prepared(cursor, sql, params)
     else:
         cursor.execute(sql, params)
@@ -138,7 +141,7 @@ def _execute_prepared(
     own answer."""
     known = _prepared.setdefault(connection.connection, {})
     name = _name(sql)
-    prepared = known.get(name)
+    prepared = known.get(name) if settings.TABLETOP["DB_PREPARED"] else False
     before = list(first)
     if prepared is False:
         run = sql

@@ -304,3 +304,16 @@ def test_a_statement_the_server_no_longer_holds_fails_once_then_goes_as_it_is(li
     roll, _ = unit_of_work(lambda uow: _roll(uow, seat))
     assert Event.objects.filter(session=live_session, seq=roll.seq).exists()
     assert _held() == set()
+
+
+def test_with_preparing_off_a_roll_sends_its_statements_as_they_are(
+    live_session, tmp_path, settings
+):
+    """``TABLETOP_DB_PREPARED=0`` (a pooler that hands transactions to other sessions): no
+    PREPARE, no EXECUTE, and still two round trips."""
+    settings.TABLETOP = {**settings.TABLETOP, "DB_PREPARED": False}
+    seat = join_session(session=live_session, name="Ana").seat
+    lines = _traced(tmp_path, lambda: unit_of_work(lambda uow: _roll(uow, seat)))
+    assert _answers(lines) == 2
+    assert not any("PREPARE" in line or "EXECUTE store_" in line for line in lines)
+    assert any("UPDATE" in line for line in lines) and any("INSERT" in line for line in lines)

@@ -15,6 +15,17 @@ from there, and an event dropped here as already passed is never lost. A room wh
 is overtaken by a later one (another process's) holds the later one a moment for it
 (``REORDER_SECONDS``), so that its sockets seldom have a gap to fill.
 
+A process sends its events through the layer only while another process has the room. Behind
+the proxy a room's sockets are all on one process, and every roll's copy through Redis came
+back only to this process, to be dropped: a ``PUBLISH`` and its echo, 0.6 ms of the process's
+time a roll. So each process's room says it is there (``room.peer``: as it subscribes, then
+every ``PEER_ANNOUNCE_SECONDS``, and goodbye as it goes), a room that hears of another answers
+it once, and a room publishes while it knows of another that has spoken within
+``PEER_SECONDS`` (and for ``PEER_GRACE_SECONDS`` after it subscribed, before any has answered).
+An event committed in the moment before a process hears that another has just subscribed
+reaches that one's sockets from the store, like any event the layer lost; a room that had to
+fill from the store says it is there again at once.
+
 Faults heal here too. A room's subscription is retried until the channel layer answers (a
 room whose first socket arrives while Redis is down starts once it is back), and each process
 watches the store: a room whose last stored seq stays ahead of what its sockets were handed
@@ -26,6 +37,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
+import zlib
 from typing import Any, Protocol
 
 from channels.db import database_sync_to_async
@@ -51,6 +64,13 @@ FILL_LIMIT = 1000  # events a room fills from the store at once; sockets fill th
 REORDER_SECONDS = 0.5
 REORDER_LIMIT = 256  # events held at most; past it, they go on and the sockets fill the gaps
 
+
+# Another process's room is taken to be there this long after it last said so; each room says
+# so this often (and as it subscribes, and answering a room it had not heard of).
+PEER = "room.peer"  # the channel-layer type of "this process has the room" (not an event)
+PEER_SECONDS = 150.0
+PEER_ANNOUNCE_SECONDS = 60.0
+PEER_GRACE_SECONDS = 2.0  # a room just subscribed publishes while the others answer
 
 PRESENCE_DELAY = 0.15  # seconds: sockets that come or go together make one notice
 PRESENCE = "room.presence"  # the channel-layer type of a "who is here" notice (not an event)
@@ -97,8 +117,57 @@ class _Room:
         self.release_task: asyncio.Task[None] | None = None
         self.lagging = 0  # a stored seq the room had not been handed at the last watch
         self.stored = 0  # the last stored seq, as the last watch read it
+        # Other processes' rooms of this group (their channels), each until when it is taken to
+        # be there; and until when this room publishes anyway (just subscribed).
+        self.peers: dict[str, float] = {}
+        self.grace_until = 0.0
+        self.next_announce = 0.0  # when this room says again that it is here
+
+    def has_peers(self) -> bool:
+        """Whether another process may have this room: its events go through the layer."""
+        now = time.monotonic()
+        return now < self.grace_until or any(until > now for until in self.peers.values())
+
+    async def announce(self, *, here: bool = True) -> None:
+        """Tell the other processes' rooms of this group that this one is here (or going)."""
+        # Again in a half to a whole PEER_ANNOUNCE_SECONDS, by the channel's random name: rooms
+        # that opened together (a process's rooms after a restart) do not speak together.
+        spread = 0.5 + (zlib.crc32(self.channel.encode()) % 1000) / 2000
+        self.next_announce = time.monotonic() + PEER_ANNOUNCE_SECONDS * spread
+        try:
+            await self.layer.group_send(
+                self.group, {"type": PEER, "channel": self.channel, "here": here}
+            )
+        except Exception as exc:  # the layer is away: the next announcement, or the watch
+            log.warning("room %s could not tell the other processes (%s)", self.group, exc)
+
+    async def heard(self, message: dict[str, Any]) -> None:
+        """Another process's room is here (or going); one not heard of before is answered, so
+        that it knows of this one too."""
+        channel = message.get("channel")
+        if not isinstance(channel, str) or not channel or channel == self.channel:
+            return  # (this room's own, back through the layer)
+        if not message.get("here", True):
+            self.peers.pop(channel, None)
+            return
+        now = time.monotonic()
+        new = self.peers.get(channel, 0.0) <= now
+        self.peers[channel] = now + PEER_SECONDS
+        if new:
+            await self.announce()
+
+    async def keep_peers(self) -> None:
+        """Say again that this room is here, about every ``PEER_ANNOUNCE_SECONDS``; forget rooms not
+        heard from within ``PEER_SECONDS`` (a process killed without a goodbye)."""
+        now = time.monotonic()
+        self.peers = {channel: until for channel, until in self.peers.items() if until > now}
+        if now >= self.next_announce:
+            await self.announce()
 
     async def dispatch(self, message: dict[str, Any]) -> None:
+        if message.get("type") == PEER:
+            await self.heard(message)
+            return
         if message.get("type") == PRESENCE:
             await self.tell_presence(message["here"])
             return
@@ -177,6 +246,11 @@ class _Room:
                 delay = min(delay * 2, 1.0)
                 continue
             self.pump_task = asyncio.create_task(self._pump())
+            if reaches_other_processes(self.layer):
+                # Before the room's first socket reads where the room stands: a process that
+                # commits an event after hearing this sends it here.
+                self.grace_until = time.monotonic() + PEER_GRACE_SECONDS
+                await self.announce()
             self.started.set()
             return
 
@@ -187,6 +261,8 @@ class _Room:
             if task is not None:
                 task.cancel()
         if self.started.is_set():
+            if reaches_other_processes(self.layer):
+                await self.announce(here=False)
             try:
                 await self.layer.group_discard(self.group, self.channel)
             except Exception:  # the layer is away: its subscription goes with the process
@@ -222,6 +298,10 @@ class _Room:
             return
         payloads = await database_sync_to_async(_stored_payloads)(self.session_id, base, stored)
         log.warning("room %s filled %d events from the store", self.group, len(payloads))
+        if reaches_other_processes(self.layer):
+            # Maybe a process that does not know of this room (it missed its announcement):
+            # saying so again makes it send its events here.
+            await self.announce()
         # The sockets have everything up to ``base`` (their own replays): the fill follows on
         # from there, not from what the room was handed, so none of it is held for a gap.
         self.passed = max(self.passed, base)
@@ -326,10 +406,13 @@ class RoomHub:
         An in-memory layer reaches this process only: when no other event loop here has the
         room (the table's defaults: one process, one loop), the layer's copy would only come
         back to this room to be dropped by its seq, after a deep copy of the event and a turn
-        of the event loop that every socket of the room waits for."""
-        if not isinstance(layer, InMemoryChannelLayer):
-            return True
-        return self._key(layer, group) not in self._rooms or self._loops[id(layer), group] > 1
+        of the event loop that every socket of the room waits for. A layer between processes:
+        while another process's room has said it is here (``room.peer``), or this process
+        does not have the room."""
+        room = self._rooms.get(self._key(layer, group))
+        if reaches_other_processes(layer):
+            return room is None or room.has_peers()
+        return room is None or self._loops[id(layer), group] > 1
 
     def last_stored(self, layer: Any, group: str) -> int:
         """The room's last seq: the store's, as last read here, or the last handed over."""
@@ -369,6 +452,9 @@ class RoomHub:
                     return
                 session_ids = [r.session_id for r in rooms if r.session_id is not None]
                 try:
+                    for room in rooms:
+                        if room.started.is_set() and reaches_other_processes(room.layer):
+                            await room.keep_peers()
                     stored = await database_sync_to_async(last_seqs)(session_ids=session_ids)
                     for room in rooms:
                         if room.session_id in stored:
@@ -378,6 +464,12 @@ class RoomHub:
         finally:
             if self._watches.get(id(loop)) is asyncio.current_task():
                 del self._watches[id(loop)]
+
+
+def reaches_other_processes(layer: Any) -> bool:
+    """Whether the channel layer carries messages between processes (Redis), not only within
+    this one (the in-memory layer)."""
+    return not isinstance(layer, InMemoryChannelLayer)
 
 
 def _wait_for_layer() -> float:

@@ -156,7 +156,8 @@ async def test_this_processs_sockets_do_not_wait_for_the_layers_answer():
             return getattr(self.memory, name)
 
         async def group_send(self, group: str, message: dict[str, Any]) -> None:
-            seen_when_sent.append(list(member.seqs))
+            if message["type"] == "room.event":  # (not the room saying it is here)
+                seen_when_sent.append(list(member.seqs))
             await self.memory.group_send(group, message)
 
     layer, hub, member = AcrossProcesses(), RoomHub(), Member()
@@ -236,3 +237,120 @@ async def test_what_the_store_watch_fills_goes_out_at_once(monkeypatch):
     assert member.seqs == [11, 12]
     assert room.passed == 12 and not room.held
     await room.stop()
+
+
+class BetweenProcesses:
+    """A layer between processes (Redis, say) for one process's hub: an in-memory layer that
+    the processes share behind it, which the hub does not take for an in-memory one. It keeps
+    the seqs of the events sent through it."""
+
+    def __init__(self, memory: InMemoryChannelLayer) -> None:
+        self.memory = memory
+        self.events: list[int] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.memory, name)
+
+    async def group_send(self, group: str, message: dict[str, Any]) -> None:
+        if message["type"] == "room.event":
+            self.events.append(message["event"]["seq"])
+        await self.memory.group_send(group, message)
+
+
+async def test_a_room_no_other_process_has_sends_nothing_through_the_layer(monkeypatch):
+    """Behind the proxy a room's sockets are on one process: its events are not sent through
+    Redis only to come back to it."""
+    monkeypatch.setattr(hub_module, "PEER_GRACE_SECONDS", 0.0)
+    layer, hub, member = BetweenProcesses(InMemoryChannelLayer()), RoomHub(), Member()
+    await hub.join(layer, "room.1", member)
+    for seq in (1, 2):
+        await hub.publish(layer, "room.1", event(seq))
+    await settle()
+    assert member.seqs == [1, 2] and layer.events == []
+    await hub.leave(layer, "room.1", member)
+
+
+async def test_rooms_on_two_processes_hear_of_each_other_and_send_each_other_their_events(
+    monkeypatch,
+):
+    """A room spread over two processes (a spectator's socket elsewhere): the room that comes
+    second says it is here, the first answers, and each sends the other its events; after the
+    second's goodbye, the first sends nothing through the layer again."""
+    monkeypatch.setattr(hub_module, "PEER_GRACE_SECONDS", 0.0)
+    memory = InMemoryChannelLayer()
+    a_layer, b_layer = BetweenProcesses(memory), BetweenProcesses(memory)
+    a, b, ana, bo = RoomHub(), RoomHub(), Member(), Member()
+    await a.join(a_layer, "room.1", ana)
+    await a.publish(a_layer, "room.1", event(1))
+    await b.join(b_layer, "room.1", bo)
+    await settle()
+    await a.publish(a_layer, "room.1", event(2))
+    await b.publish(b_layer, "room.1", event(3))
+    await settle()
+    assert ana.seqs == [1, 2, 3] and bo.seqs == [2, 3]
+    assert a_layer.events == [2] and b_layer.events == [3]
+    await b.leave(b_layer, "room.1", bo)
+    await settle()
+    await a.publish(a_layer, "room.1", event(4))
+    assert ana.seqs == [1, 2, 3, 4] and a_layer.events == [2]
+    await a.leave(a_layer, "room.1", ana)
+
+
+async def test_a_room_just_subscribed_publishes_before_the_others_have_answered():
+    memory = InMemoryChannelLayer()
+    layer, hub, member = BetweenProcesses(memory), RoomHub(), Member()
+    elsewhere = await memory.new_channel("other-process.")
+    await memory.group_add("room.1", elsewhere)  # (its room has not spoken yet)
+    await hub.join(layer, "room.1", member)
+    await hub.publish(layer, "room.1", event(1))
+    assert layer.events == [1]
+    await hub.leave(layer, "room.1", member)
+
+
+async def test_a_process_gone_without_a_goodbye_is_forgotten(monkeypatch):
+    monkeypatch.setattr(hub_module, "PEER_GRACE_SECONDS", 0.0)
+    monkeypatch.setattr(hub_module, "PEER_SECONDS", 0.2)
+    memory = InMemoryChannelLayer()
+    layer, hub, member = BetweenProcesses(memory), RoomHub(), Member()
+    await hub.join(layer, "room.1", member)
+    # Another process's room says it is here, then the process is killed (no goodbye).
+    await memory.group_send("room.1", {"type": "room.peer", "channel": "gone.1", "here": True})
+    await settle()
+    await hub.publish(layer, "room.1", event(1))
+    await asyncio.sleep(0.3)
+    await hub.publish(layer, "room.1", event(2))
+    assert member.seqs == [1, 2] and layer.events == [1]
+    await hub.leave(layer, "room.1", member)
+
+
+async def test_a_room_says_again_it_is_here_now_and_then_and_after_filling_from_the_store(
+    monkeypatch,
+):
+    """A process that missed a room's announcement (the layer was away) hears it again: at
+    the next announcement, or as soon as the room had to fill events from the store."""
+    monkeypatch.setattr(hub_module, "PEER_ANNOUNCE_SECONDS", 0.0)
+    memory = InMemoryChannelLayer()
+    room = hub_module._Room(BetweenProcesses(memory), "room.1", session_id=1)
+    listening = await memory.new_channel("other-process.")
+    await memory.group_add("room.1", listening)
+    await room.start()
+    heard = [await memory.receive(listening)]
+    await room.keep_peers()
+    heard.append(await memory.receive(listening))
+    member = Member()
+    member.delivered = 1  # type: ignore[attr-defined]
+    room.members.add(member)  # type: ignore[arg-type]
+    monkeypatch.setattr(hub_module, "_stored_payloads", lambda session_id, after, upto: [event(2)])
+    await room.catch_up(2)
+    await room.catch_up(2)
+    heard.append(await memory.receive(listening))
+    assert member.seqs == [2]
+    assert [(m["type"], m["channel"], m["here"]) for m in heard] == [
+        ("room.peer", room.channel, True)
+    ] * 3
+    await room.stop()
+    assert await memory.receive(listening) == {
+        "type": "room.peer",
+        "channel": room.channel,
+        "here": False,
+    }

@@ -124,7 +124,10 @@ class _Room:
         self.next_announce = 0.0  # when this room says again that it is here
 
     def has_peers(self) -> bool:
-        """Whether another process may have this room: its events go through the layer."""
+        """Whether another process may have this room: its events go through the layer. A room
+        not subscribed yet (the layer slow or away) has not heard from the others: it sends."""
+        if not self.started.is_set():
+            return True
         now = time.monotonic()
         return now < self.grace_until or any(until > now for until in self.peers.values())
 

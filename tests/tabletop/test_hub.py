@@ -354,3 +354,28 @@ async def test_a_room_says_again_it_is_here_now_and_then_and_after_filling_from_
         "channel": room.channel,
         "here": False,
     }
+
+
+async def test_a_room_not_yet_subscribed_sends_through_the_layer(monkeypatch):
+    """The layer is slow to take the room's subscription: a socket that joined meanwhile rolls,
+    and the event goes to the other processes, which this room has not heard from yet."""
+    monkeypatch.setattr(hub_module, "PEER_GRACE_SECONDS", 0.0)
+    monkeypatch.setattr(hub_module, "_wait_for_layer", lambda: 0.05)
+    memory = InMemoryChannelLayer()
+    layer, hub, member = BetweenProcesses(memory), RoomHub(), Member()
+    subscribed = asyncio.Event()
+    real_add = memory.group_add
+
+    async def slow_add(group: str, channel: str) -> None:
+        await subscribed.wait()
+        await real_add(group, channel)
+
+    layer.group_add = slow_add  # type: ignore[method-assign]
+    await hub.join(layer, "room.1", member)  # (gives up waiting after 0.05 s)
+    await hub.publish(layer, "room.1", event(1))
+    assert member.seqs == [1] and layer.events == [1]
+    subscribed.set()
+    await settle()
+    await hub.publish(layer, "room.1", event(2))
+    assert member.seqs == [1, 2] and layer.events == [1]
+    await hub.leave(layer, "room.1", member)

@@ -71,6 +71,10 @@ PEER = "room.peer"  # the channel-layer type of "this process has the room" (not
 PEER_SECONDS = 150.0
 PEER_ANNOUNCE_SECONDS = 60.0
 PEER_GRACE_SECONDS = 2.0  # a room just subscribed publishes while the others answer
+# A room waits this long for the layer to take its announcement (never the store watch or the
+# room's pump: those send it in a task of their own); one that failed is tried again this soon.
+PEER_SEND_SECONDS = 1.0
+PEER_RETRY_SECONDS = 1.0
 
 PRESENCE_DELAY = 0.15  # seconds: sockets that come or go together make one notice
 PRESENCE = "room.presence"  # the channel-layer type of a "who is here" notice (not an event)
@@ -122,6 +126,7 @@ class _Room:
         self.peers: dict[str, float] = {}
         self.grace_until = 0.0
         self.next_announce = 0.0  # when this room says again that it is here
+        self.announce_task: asyncio.Task[None] | None = None
 
     def has_peers(self) -> bool:
         """Whether another process may have this room: its events go through the layer. A room
@@ -137,12 +142,24 @@ class _Room:
         # that opened together (a process's rooms after a restart) do not speak together.
         spread = 0.5 + (zlib.crc32(self.channel.encode()) % 1000) / 2000
         self.next_announce = time.monotonic() + PEER_ANNOUNCE_SECONDS * spread
+        message = {
+            "type": PEER,
+            "channel": self.channel,
+            "here": here,
+            # Seq 0 is no event (seqs start at 1): a process of an earlier version, which knows
+            # no room.peer, drops this as an event already handed over.
+            "event": {"seq": 0},
+        }
         try:
-            await self.layer.group_send(
-                self.group, {"type": PEER, "channel": self.channel, "here": here}
-            )
-        except Exception as exc:  # the layer is away: the next announcement, or the watch
+            await asyncio.wait_for(self.layer.group_send(self.group, message), PEER_SEND_SECONDS)
+        except Exception as exc:  # the layer is away, or lost it: try again in a moment
+            self.next_announce = time.monotonic() + PEER_RETRY_SECONDS
             log.warning("room %s could not tell the other processes (%s)", self.group, exc)
+
+    def announce_soon(self) -> None:
+        """``announce`` in a task of its own, so that the caller does not wait for the layer."""
+        if self.announce_task is None or self.announce_task.done():
+            self.announce_task = asyncio.create_task(self.announce())
 
     async def heard(self, message: dict[str, Any]) -> None:
         """Another process's room is here (or going); one not heard of before is answered, so
@@ -157,15 +174,15 @@ class _Room:
         new = self.peers.get(channel, 0.0) <= now
         self.peers[channel] = now + PEER_SECONDS
         if new:
-            await self.announce()
+            self.announce_soon()
 
-    async def keep_peers(self) -> None:
+    def keep_peers(self) -> None:
         """Say again that this room is here, about every ``PEER_ANNOUNCE_SECONDS``; forget rooms not
         heard from within ``PEER_SECONDS`` (a process killed without a goodbye)."""
         now = time.monotonic()
         self.peers = {channel: until for channel, until in self.peers.items() if until > now}
         if now >= self.next_announce:
-            await self.announce()
+            self.announce_soon()
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         if message.get("type") == PEER:
@@ -178,7 +195,10 @@ class _Room:
             # Not an event (services/notices.py): no seq, nothing to put in order or fill.
             await self.tell_notice(message["notice"], message.get("seats"))
             return
-        seq = message["event"]["seq"]
+        event = message.get("event")
+        if not isinstance(event, dict) or not isinstance(event.get("seq"), int):
+            return  # (nothing this version knows: a later version's message)
+        seq = event["seq"]
         if seq <= self.passed:
             return  # already handed over (this process committed it, or a later one came first)
         if self.passed and seq > self.passed + 1 and len(self.held) < REORDER_LIMIT:
@@ -260,7 +280,7 @@ class _Room:
     async def stop(self) -> None:
         self.stopped = True
         self.held.clear()
-        for task in (self.start_task, self.pump_task, self.release_task):
+        for task in (self.start_task, self.pump_task, self.release_task, self.announce_task):
             if task is not None:
                 task.cancel()
         if self.started.is_set():
@@ -281,7 +301,12 @@ class _Room:
                 log.warning("room %s lost its channel layer (%s)", self.group, exc)
                 await asyncio.sleep(0.5)
                 continue
-            await self.dispatch(message)
+            try:
+                await self.dispatch(message)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # one message must not end the room's subscription
+                log.exception("room %s could not take a message from the layer", self.group)
 
     async def catch_up(self, stored: int) -> None:
         """The store holds ``stored``: hand over what this room was never handed."""
@@ -292,8 +317,10 @@ class _Room:
             self.passed = max(self.passed, stored)
             self.lagging = 0
             return
-        if self.lagging != stored:
-            # Behind now: maybe only the live copy is still on its way. Look again next time.
+        if not self.lagging or base >= self.lagging:
+            # Behind now: maybe only the live copy is still on its way. Look again next time;
+            # what was stored by then and is still not handed over is missing, even in a room
+            # whose store moves on between two looks.
             self.lagging = stored
             return
         self.lagging = 0
@@ -304,7 +331,7 @@ class _Room:
         if reaches_other_processes(self.layer):
             # Maybe a process that does not know of this room (it missed its announcement):
             # saying so again makes it send its events here.
-            await self.announce()
+            self.announce_soon()
         # The sockets have everything up to ``base`` (their own replays): the fill follows on
         # from there, not from what the room was handed, so none of it is held for a gap.
         self.passed = max(self.passed, base)
@@ -456,8 +483,12 @@ class RoomHub:
                 session_ids = [r.session_id for r in rooms if r.session_id is not None]
                 try:
                     for room in rooms:
-                        if room.started.is_set() and reaches_other_processes(room.layer):
-                            await room.keep_peers()
+                        if (
+                            room.started.is_set()
+                            and not room.stopped
+                            and reaches_other_processes(room.layer)
+                        ):
+                            room.keep_peers()
                     stored = await database_sync_to_async(last_seqs)(session_ids=session_ids)
                     for room in rooms:
                         if room.session_id in stored:

@@ -124,7 +124,10 @@ def execute(cursor: Any, sql: str, params: Sequence[Any], sent: Unit | None) -> 
 # hands out other sessions), so it is sent as it is on that connection from then on.
 _prepared: WeakKeyDictionary[Any, dict[str, bool]] = WeakKeyDictionary()
 _PLACEHOLDER = re.compile(r"%s")
-UNKNOWN_STATEMENT = "26000"  # PostgreSQL's invalid_sql_statement_name
+# The server does not hold the statement (invalid_sql_statement_name), or cannot run it as
+# prepared since a column it hands back changed type (a migration run under a serving process:
+# "cached plan must not change result type", feature_not_supported).
+NOT_AS_PREPARED = {"26000", "0A000"}
 
 
 def _execute_prepared(
@@ -156,8 +159,9 @@ def _execute_prepared(
     try:
         cursor.execute("; ".join([*before, run, *then]), params)
     except Exception as exc:
-        if prepared and _sqlstate(exc) == UNKNOWN_STATEMENT:
-            # The session is not the one they were prepared in: none of them is there.
+        if prepared and _sqlstate(exc) in NOT_AS_PREPARED:
+            # The session is not the one they were prepared in, or the tables changed under
+            # them: none of them is sent by name on this connection again.
             known.update(dict.fromkeys(known, False))
         if prepared is None:
             known[name] = False
@@ -169,12 +173,13 @@ def _execute_prepared(
 
 
 def _name(sql: str) -> str:
-    """A prepared statement's name, as it shows in the server's logs: what it does, to which
-    table, and a hash of its text (``store_update_tabletop_gamesession_<hash>``)."""
+    """A prepared statement's name, as it shows in the server's logs: what it does, a hash of
+    its text, and to which table (``store_update_<hash>_tabletop_gamesession``; a long table's
+    name is cut at PostgreSQL's 63 characters, never the hash)."""
     verb = sql.split(None, 1)[0].lower()
     table = re.search(r'(?:UPDATE|INTO|FROM)\s+"?(\w+)', sql)
-    what = f"{verb}_{table.group(1)}" if table else verb
-    return f"store_{what}_{hashlib.sha1(sql.encode()).hexdigest()[:12]}"[:63]
+    name = f"store_{verb}_{hashlib.sha1(sql.encode()).hexdigest()[:12]}"
+    return f"{name}_{table.group(1)}"[:63] if table else name
 
 
 def _sqlstate(exc: BaseException) -> str | None:

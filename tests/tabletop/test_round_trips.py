@@ -5,7 +5,7 @@ the unit sees, a refusal, a rollback Django decides, on_commit, the connection a
 from __future__ import annotations
 
 import pytest
-from django.db import DataError, ProgrammingError, connection, transaction
+from django.db import DataError, NotSupportedError, ProgrammingError, connection, transaction
 
 from tabletop.models import Event, GameSession
 from tabletop.protocol.wire import Decoded, decode, precheck
@@ -317,3 +317,29 @@ def test_with_preparing_off_a_roll_sends_its_statements_as_they_are(
     assert _answers(lines) == 2
     assert not any("PREPARE" in line or "EXECUTE store_" in line for line in lines)
     assert any("UPDATE" in line for line in lines) and any("INSERT" in line for line in lines)
+
+
+def test_a_statement_whose_table_changed_under_it_fails_once_then_goes_as_it_is():
+    """A migration run under a serving process changes a column a prepared statement hands
+    back: the server will not run the statement as prepared ("cached plan must not change
+    result type"). The action that meets it fails; the connection sends its statements as
+    they are from then on, rather than failing every roll until the pool replaces it."""
+    sql = "SELECT x FROM changing WHERE id = %s"
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE TEMP TABLE changing (id int, x int)")
+        cursor.execute("INSERT INTO changing VALUES (1, 7)")
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            round_trips.execute(cursor, sql, [1], None)
+            assert cursor.fetchone() == (7,)
+        with connection.cursor() as cursor:
+            cursor.execute("ALTER TABLE changing ALTER COLUMN x TYPE text")
+        with pytest.raises(NotSupportedError), transaction.atomic(), connection.cursor() as cursor:
+            round_trips.execute(cursor, sql, [1], None)
+        for _ in range(2):
+            with transaction.atomic(), connection.cursor() as cursor:
+                round_trips.execute(cursor, sql, [1], None)
+                assert cursor.fetchone() == ("7",)
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("DROP TABLE IF EXISTS changing")

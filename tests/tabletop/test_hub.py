@@ -219,20 +219,27 @@ async def test_a_room_holds_a_bounded_number_of_events():
     await hub.leave(layer, "room.1", member)
 
 
-async def test_what_the_store_watch_fills_goes_out_at_once(monkeypatch):
-    """Redis away: a socket that opened meanwhile was sent the room up to its hello's seq (10),
-    past what the room itself was handed (7). What the watch then fills from the store follows
-    on from the socket's 10: nothing before it is missing, so nothing is held for it."""
+def watched_room(monkeypatch, *, delivered: int, passed: int) -> tuple[Any, Member]:
+    """A room with one socket sent up to ``delivered``, handed ``passed``, over a store that
+    holds every seq the watch asks for."""
     room = hub_module._Room(InMemoryChannelLayer(), "room.1", session_id=1)
     member = Member()
-    member.delivered = 10  # type: ignore[attr-defined]
+    member.delivered = delivered  # type: ignore[attr-defined]
     room.members.add(member)  # type: ignore[arg-type]
-    room.passed = 7
+    room.passed = passed
 
     def stored(session_id: int, after: int, upto: int) -> list[dict[str, Any]]:
         return [event(seq) for seq in range(after + 1, upto + 1)]
 
     monkeypatch.setattr(hub_module, "_stored_payloads", stored)
+    return room, member
+
+
+async def test_what_the_store_watch_fills_goes_out_at_once(monkeypatch):
+    """Redis away: a socket that opened meanwhile was sent the room up to its hello's seq (10),
+    past what the room itself was handed (7). What the watch then fills from the store follows
+    on from the socket's 10: nothing before it is missing, so nothing is held for it."""
+    room, member = watched_room(monkeypatch, delivered=10, passed=7)
     await room.catch_up(12)  # (first seen behind: the live copy may still be on its way)
     await room.catch_up(12)
     assert member.seqs == [11, 12]
@@ -443,16 +450,7 @@ async def test_a_busy_room_whose_store_moves_on_between_looks_still_fills_what_i
 ):
     """A seq stored at one look and still not handed over at the next is missing, even though
     the store has moved on since (another process's busy room it does not hear)."""
-    room = hub_module._Room(InMemoryChannelLayer(), "room.1", session_id=1)
-    member = Member()
-    member.delivered = 4  # type: ignore[attr-defined]
-    room.members.add(member)  # type: ignore[arg-type]
-    room.passed = 4
-
-    def stored(session_id: int, after: int, upto: int) -> list[dict[str, Any]]:
-        return [event(seq) for seq in range(after + 1, upto + 1)]
-
-    monkeypatch.setattr(hub_module, "_stored_payloads", stored)
+    room, member = watched_room(monkeypatch, delivered=4, passed=4)
     await room.catch_up(6)  # (maybe in flight)
     assert member.seqs == []
     await room.catch_up(8)  # 5 and 6 were stored a second ago and never came

@@ -127,6 +127,8 @@ class _Room:
         self.grace_until = 0.0
         self.next_announce = 0.0  # when this room says again that it is here
         self.announce_task: asyncio.Task[None] | None = None
+        # Only a layer between processes has other processes' rooms to hear or tell.
+        self.between_processes = reaches_other_processes(layer)
 
     def has_peers(self) -> bool:
         """Whether another process may have this room: its events go through the layer. A room
@@ -161,7 +163,7 @@ class _Room:
         if self.announce_task is None or self.announce_task.done():
             self.announce_task = asyncio.create_task(self.announce())
 
-    async def heard(self, message: dict[str, Any]) -> None:
+    def heard(self, message: dict[str, Any]) -> None:
         """Another process's room is here (or going); one not heard of before is answered, so
         that it knows of this one too."""
         channel = message.get("channel")
@@ -177,8 +179,11 @@ class _Room:
             self.announce_soon()
 
     def keep_peers(self) -> None:
-        """Say again that this room is here, about every ``PEER_ANNOUNCE_SECONDS``; forget rooms not
-        heard from within ``PEER_SECONDS`` (a process killed without a goodbye)."""
+        """Say again that this room is here, about every ``PEER_ANNOUNCE_SECONDS``; forget rooms
+        not heard from within ``PEER_SECONDS`` (a process killed without a goodbye). The store
+        watch asks every room each time round; a room that is not subscribed does nothing."""
+        if not self.between_processes or not self.started.is_set() or self.stopped:
+            return
         now = time.monotonic()
         self.peers = {channel: until for channel, until in self.peers.items() if until > now}
         if now >= self.next_announce:
@@ -186,7 +191,7 @@ class _Room:
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         if message.get("type") == PEER:
-            await self.heard(message)
+            self.heard(message)
             return
         if message.get("type") == PRESENCE:
             await self.tell_presence(message["here"])
@@ -269,7 +274,7 @@ class _Room:
                 delay = min(delay * 2, 1.0)
                 continue
             self.pump_task = asyncio.create_task(self._pump())
-            if reaches_other_processes(self.layer):
+            if self.between_processes:
                 # Before the room's first socket reads where the room stands: a process that
                 # commits an event after hearing this sends it here.
                 self.grace_until = time.monotonic() + PEER_GRACE_SECONDS
@@ -284,7 +289,7 @@ class _Room:
             if task is not None:
                 task.cancel()
         if self.started.is_set():
-            if reaches_other_processes(self.layer):
+            if self.between_processes:
                 await self.announce(here=False)
             try:
                 await self.layer.group_discard(self.group, self.channel)
@@ -328,7 +333,7 @@ class _Room:
             return
         payloads = await database_sync_to_async(_stored_payloads)(self.session_id, base, stored)
         log.warning("room %s filled %d events from the store", self.group, len(payloads))
-        if reaches_other_processes(self.layer):
+        if self.between_processes:
             # Maybe a process that does not know of this room (it missed its announcement):
             # saying so again makes it send its events here.
             self.announce_soon()
@@ -483,12 +488,7 @@ class RoomHub:
                 session_ids = [r.session_id for r in rooms if r.session_id is not None]
                 try:
                     for room in rooms:
-                        if (
-                            room.started.is_set()
-                            and not room.stopped
-                            and reaches_other_processes(room.layer)
-                        ):
-                            room.keep_peers()
+                        room.keep_peers()
                     stored = await database_sync_to_async(last_seqs)(session_ids=session_ids)
                     for room in rooms:
                         if room.session_id in stored:

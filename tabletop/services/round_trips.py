@@ -40,6 +40,7 @@ import hashlib
 import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import cache
 from typing import Any
 from weakref import WeakKeyDictionary
 
@@ -112,7 +113,7 @@ def execute(cursor: Any, sql: str, params: Sequence[Any], sent: Unit | None) -> 
     prepared on PostgreSQL."""
     if sent is not None:
         sent.execute(cursor, sql, params)
-    elif connection.vendor == "postgresql" and settings.TABLETOP["DB_PREPARED"]:
+    elif connection.vendor == "postgresql":
         _execute_prepared(cursor, sql, params)
     else:
         cursor.execute(sql, params)
@@ -172,6 +173,7 @@ def _execute_prepared(
         cursor.nextset()  # the statement's own answer, after those in front of it
 
 
+@cache  # (a handful of statements, named on every roll)
 def _name(sql: str) -> str:
     """A prepared statement's name, as it shows in the server's logs: what it does, a hash of
     its text, and to which table (``store_update_<hash>_tabletop_gamesession``; a long table's

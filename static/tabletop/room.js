@@ -420,16 +420,22 @@ function fit() {
   root.setProperty("--log-h", `${Math.max(160, Math.round(innerHeight - keyboard - height - top - 12))}px`);
 }
 
-/** A focused field stays clear of the bar (and its Roll row) and the keyboard. */
+/** A focused field stays clear of the bar (and its Roll row) and the keyboard. A control a
+ * finger or mouse pressed is left where it is (it is not :focus-visible): moving it between the
+ * press and the release would send the release, and so the click, to whatever came under it. */
 function keepInView(field) {
   if (!phone.matches || !field?.closest || field === document.body) return;
+  if (!field.matches(":focus-visible")) return;
   const view = window.visualViewport;
   const top = view ? view.offsetTop : 0;
   const bottom = top + (view ? view.height : innerHeight);
   const box = field.getBoundingClientRect();
   if (bar.contains(field)) {
+    // The Roll row sticks to the bar's foot over the roll form's own fields only: what comes
+    // after the form (odds, sheets) is never under it, and scrolled past, the row is above.
     const actions = bar.querySelector(".roll-form .actions");
-    const floor = actions && !actions.contains(field) ? Math.min(bottom, actions.getBoundingClientRect().top) : bottom;
+    const under = actions && !actions.contains(field) && actions.closest(".roll-form").contains(field);
+    const floor = under ? Math.min(bottom, actions.getBoundingClientRect().top) : bottom;
     const ceiling = Math.max(top, bar.getBoundingClientRect().top);
     if (box.bottom > floor) bar.scrollTop += box.bottom - floor + 8;
     else if (box.top < ceiling) bar.scrollTop -= ceiling - box.top + 8;

@@ -49,6 +49,34 @@ DICE_CLEAR = """([top, floor]) => {
 }"""
 
 
+# Scrolls the bar so that an element's ``edge`` ("top" or "bottom") comes ``by`` px from the top
+# of ``mark`` ("row": the Roll row) or from the foot of the bar ("bar").
+SCROLL_TO = """(el, [edge, mark, by]) => {
+  const bar = el.closest('.room > .panel');
+  const at = mark === 'row' ? bar.querySelector('.roll-form .actions').getBoundingClientRect().top
+    : bar.getBoundingClientRect().bottom;
+  bar.scrollTop += el.getBoundingClientRect()[edge] - (at + by);
+}"""
+
+
+def frames(page, count: int = 2) -> None:
+    """Let the page draw ``count`` frames (what it does on focus runs in the next one)."""
+    page.evaluate(
+        "n => new Promise(done => { const next = k => k ? requestAnimationFrame(() => next(k - 1))"
+        " : done(); next(n); })",
+        count,
+    )
+
+
+def press(page, locator) -> None:
+    """A press and a release a few pixels into ``locator``'s head, frames apart, as a finger's."""
+    head = locator.bounding_box()
+    page.mouse.move(head["x"] + head["width"] / 2, head["y"] + 3)
+    page.mouse.down()
+    frames(page)
+    page.mouse.up()
+
+
 def box(page, selector: str) -> dict:
     return page.eval_on_selector(
         selector,
@@ -245,6 +273,61 @@ class RollBarTests(BrowserTestCase):
         field = box(desk, "#f-generic-notation")
         self.assertGreaterEqual(field["top"], 0)
         self.assertLessEqual(field["bottom"], 900)
+
+    def test_a_press_in_the_bar_is_not_lost_and_a_field_after_the_roll_row_stays_put(self):
+        # The bar once scrolled whatever was focused clear of the Roll row, even a button just
+        # pressed, and even under the sheets, after the row had scrolled away above them: the
+        # release then came on whatever moved under the finger, and the click was lost.
+        _, _, session = self.make_table("zoria", characters={"Kael": {"skills": {"Swords": 6}}})
+        page = self.open_page_with(PHONE)
+        self.sit_down(page, session, "Ana", character="Kael")
+        page.click('details.sheet summary:has-text("Kael\'s sheet")')
+        add = page.locator("button:text-is('Add to Skills')")
+        # The sheet's Add button at the bar's foot, the Roll row scrolled away above.
+        add.evaluate(SCROLL_TO, ["bottom", "bar", -10])
+        row, seen = box(page, ".roll-form .actions"), box(page, ".room > .panel")
+        self.assertLess(row["bottom"], seen["top"])
+        press(page, add)
+        page.get_by_label("Skills: name").nth(1).wait_for()  # the row the click added
+        page.wait_for_function("document.activeElement.matches('.sheet-table input')")
+        frames(page)
+        field, seen = box(page, ".sheet-table .row:last-child input"), box(page, ".room > .panel")
+        self.assertGreaterEqual(field["top"], seen["top"] - 1, "the new row is in the bar's view")
+        self.assertLessEqual(field["bottom"], seen["bottom"] + 1)
+        # The sheet's first field at the bar's foot, focused: it comes up just enough to show,
+        # not as far as a Roll row that is not there.
+        level = page.get_by_label("Level", exact=True)
+        level.evaluate(SCROLL_TO, ["top", "bar", -20])
+        level.focus()
+        frames(page)
+        field, seen = level.bounding_box(), box(page, ".room > .panel")
+        self.assertGreaterEqual(field["y"], seen["top"] - 1, "the field is in the bar's view")
+        self.assertLessEqual(field["y"] + field["height"], seen["bottom"] + 1)
+
+    def test_a_press_on_a_button_half_under_the_roll_row_is_not_lost(self):
+        _, _, session = self.make_table("zoria")
+        page = self.open_page_with(PHONE)
+        self.sit_down(page, session, "Ana")
+        d20 = page.locator(".roll-form button:text-is('+d20')")
+        d20.evaluate(
+            "b => { window.clicks = 0; b.addEventListener('click', () => window.clicks++); }"
+        )
+        # All but the button's head (6 px) under the sticky Roll row.
+        d20.evaluate(SCROLL_TO, ["top", "row", -6])
+        row = box(page, ".roll-form .actions")
+        self.assertAlmostEqual(row["top"], d20.bounding_box()["y"] + 6, delta=1)
+        press(page, d20)
+        frames(page)
+        self.assertEqual(page.evaluate("window.clicks"), 1)
+        # Reached with the keyboard, it is brought clear of the row.
+        d20.focus()
+        page.keyboard.press("Shift+Tab")
+        page.keyboard.press("Tab")
+        page.wait_for_function(
+            """() => { const f = document.activeElement.getBoundingClientRect();
+                       const row = document.querySelector('.roll-form .actions');
+                       return f.bottom <= row.getBoundingClientRect().top + 1; }"""
+        )
 
     def test_up_and_down_walk_the_rooms_rolls_enter_rolls_escape_clears(self):
         _, _, session = self.make_table("generic")

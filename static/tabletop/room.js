@@ -21,7 +21,7 @@ const state = {status: page.session.status, live: false, fairness: page.fairness
 // RoomState, which the table card holds: hello's state and every event since, folded).
 const room = () => pools.room;
 
-// --- client seed: a fresh one for every roll ----------------------------------------------
+// --- client seed: a fresh one for every roll
 // The field holds the seed the next roll (or die used) takes; taking it puts a new random one
 // in its place. No two rolls share a seed, so once the server seed is revealed a public roll's
 // seed tells nothing about a hidden one (whose seed is hidden with its dice).
@@ -37,7 +37,7 @@ function clientSeed() {
   return seed;
 }
 
-// --- connection status --------------------------------------------------------------------
+// --- connection status
 const showConnection = connectionStatus($("conn"), pgettext("connection", "live"));
 let connection = ["connecting"];
 // The socket opens first (its messages wait for this script); a status is shown once drawn.
@@ -121,7 +121,7 @@ const socket = new RoomSocket(page.socket, {
 });
 load(page.system.id).then(() => socket.start()); // its module (preloaded) folds hello
 
-// --- seats: who sat down, who is here now, the GM's "Remove" ---------------------------------
+// --- seats: who sat down, who is here now, the GM's "Remove"
 const seats = new Map();
 let here = null; // Set of seat ids with a socket open now, or null until first asked
 let managing = false;
@@ -200,7 +200,7 @@ function removed(data) {
   $("removed-note").hidden = false;
 }
 
-// --- fairness -----------------------------------------------------------------------------
+// --- fairness
 function drawFairness() {
   const f = state.fairness;
   const commitment = $("commitment");
@@ -229,7 +229,7 @@ function copier(button, value) {
   });
 }
 
-// --- session status -----------------------------------------------------------------------
+// --- session status
 /** Once the session ended, the badge says so (not a green "live") while the socket stays up. */
 function drawEnded() {
   const conn = $("conn");
@@ -257,7 +257,7 @@ function setStatus(status) {
   if (end) end.hidden = status !== "live";
 }
 
-// --- where an ended session goes on --------------------------------------------------------
+// --- where an ended session goes on
 /** An ended session's room points on to the campaign link: to the next session once it is
  * planned or live (told live by a "next-session" notice), else "the next session starts soon". */
 function drawOnward(onward) {
@@ -271,7 +271,7 @@ function drawOnward(onward) {
   box.hidden = false;
 }
 
-// --- the pieces ---------------------------------------------------------------------------
+// --- the pieces
 const odds = new Odds($("odds"), page.odds_url, (field, message) => panel.showError(field, message, {panel: false}));
 const panel = new Panel($("roll-form"), page, ({system, request, missing}) => odds.update(system, request, missing));
 const log = new Log($("log"), $("announce"), {seatId, role: page.role, reveal, again, visibleBottom});
@@ -284,7 +284,7 @@ function again(event) {
 }
 const pools = new Pools({page, panel, card: $("table-card"), bar: $("table-bar"), clientSeed, request});
 
-// --- talk at the table and the turn order ---------------------------------------------------
+// --- talk at the table and the turn order
 const chat = new ChatBox({form: $("chat-form"), input: $("chat-text"), error: $("chat-error"), help: $("chat-help"),
   note: $("talk-note"), settings: $("talk-settings"), gm: page.role === "gm", request, clientSeed});
 const turns = new Initiative({box: $("turns-card"), seatId, gm: page.role === "gm", request, clientSeed});
@@ -332,7 +332,7 @@ function showLast(event) {
 }
 
 
-// --- quick rolls ---------------------------------------------------------------------------
+// --- quick rolls
 const quick = $("quick");
 // Each character's quick rolls (character id -> group); a sheet edited anywhere redraws them.
 const quickRolls = new Map((page.quick_rolls || []).map((group) => [group.character.id, group]));
@@ -357,13 +357,13 @@ drawQuick();
   saved.load();
 }
 
-// --- a player's own character sheets: forms from the system's schema --------------------------
+// --- a player's own character sheets: forms from the system's schema
 if ((page.sheet_schema || []).length) {
   $("sheets").replaceChildren(...(page.sheets || []).map((c) => characterSheet({schema: page.sheet_schema,
     character: c, save: (sheet) => postJson(`/play/${page.session.code}/sheet/${c.id}`, {sheet})})));
 }
 
-// --- GM: end the session --------------------------------------------------------------------
+// --- GM: end the session
 const end = $("end-session");
 if (end) {
   end.addEventListener("click", () => {
@@ -381,7 +381,7 @@ if (end) {
   });
 }
 
-// --- client seed field --------------------------------------------------------------------
+// --- client seed field
 const seedInput = $("client-seed");
 seedInput.value = freshSeed();
 seedInput.addEventListener("change", () => { seedInput.value = seedInput.value.trim().slice(0, 200); });
@@ -389,7 +389,7 @@ $("new-seed").addEventListener("click", () => { seedInput.value = freshSeed(); }
 copier($("copy-commitment"), () => state.fairness.commitment || "");
 copier($("copy-seed"), () => state.fairness.server_seed || "");
 
-// --- a phone: the roll bar at the screen's foot, the log above, the keyboard below -------
+// --- a phone: the roll bar at the screen's foot, the log above, the keyboard below
 const phone = matchMedia("(max-width: 760px)");
 const bar = document.querySelector(".room > .panel");
 bar.classList.add("roll-bar");
@@ -420,22 +420,19 @@ function fit() {
   root.setProperty("--log-h", `${Math.max(160, Math.round(innerHeight - keyboard - height - top - 12))}px`);
 }
 
-/** A focused field stays clear of the bar (and its Roll row) and the keyboard. A control a
- * finger or mouse pressed is left where it is (it is not :focus-visible): moving it between the
- * press and the release would send the release, and so the click, to whatever came under it. */
+/** A focused field stays clear of the bar (and its Roll row) and the keyboard; a pressed one
+ * (not :focus-visible) stays put, or the click lands on what moved under the finger. */
 function keepInView(field) {
-  if (!phone.matches || !field?.closest || field === document.body) return;
-  if (!field.matches(":focus-visible")) return;
+  if (!phone.matches || !field?.matches?.(":focus-visible") || field === document.body) return;
   const view = window.visualViewport;
   const top = view ? view.offsetTop : 0;
   const bottom = top + (view ? view.height : innerHeight);
   const box = field.getBoundingClientRect();
   if (bar.contains(field)) {
-    // The Roll row sticks to the bar's foot over the roll form's own fields only: what comes
-    // after the form (odds, sheets) is never under it, and scrolled past, the row is above.
-    const actions = bar.querySelector(".roll-form .actions");
-    const under = actions && !actions.contains(field) && actions.closest(".roll-form").contains(field);
-    const floor = under ? Math.min(bottom, actions.getBoundingClientRect().top) : bottom;
+    // The Roll row sticks over the roll form's own fields, not the sheets after it.
+    const row = bar.querySelector(".roll-form .actions");
+    const under = row && !row.contains(field) && field.closest(".roll-form");
+    const floor = under ? Math.min(bottom, row.getBoundingClientRect().top) : bottom;
     const ceiling = Math.max(top, bar.getBoundingClientRect().top);
     if (box.bottom > floor) bar.scrollTop += box.bottom - floor + 8;
     else if (box.top < ceiling) bar.scrollTop -= ceiling - box.top + 8;

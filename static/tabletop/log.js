@@ -38,6 +38,15 @@ export class Log {
       if (this.earlier.isConnected && list.scrollTop < 60 && list.scrollHeight > list.clientHeight + 60) this.showEarlier();
     }, {passive: true});
     addEventListener("scroll", check, {passive: true});
+    // A press in the log is not moved by an event arriving (its click would land on what came
+    // under it): the log follows when it ends, unless scrolled meanwhile.
+    this.due = this.pressed = null;
+    list.addEventListener("pointerdown", () => { this.pressed = 1; });
+    for (const type of ["pointerup", "pointercancel"]) addEventListener(type, () => setTimeout(() => {
+      const due = this.due;
+      this.due = this.pressed = null;
+      if (due !== null && Math.abs(list.scrollTop - due) < 2) this.toNewest();
+    }), true);
   }
 
   /** The newest drawn event is on screen (inside the log's box and the window). */
@@ -104,7 +113,8 @@ export class Log {
     const follow = this.atNewest() || (event.actor && event.actor.seat === this.ctx.seatId);
     const item = this.draw(event);
     this.list.append(item);
-    if (follow) this.toNewest();
+    if (follow && this.pressed) this.due ??= this.list.scrollTop;
+    else if (follow) this.toNewest();
     if (!this.newestInView()) this.countUnseen();
     this.announce(this.spoken(event));
     return item;

@@ -118,6 +118,29 @@ class RoomOnAPhoneTests(BrowserTestCase):
         newest = max(seqs(phone))
         self.assertTrue(in_window(phone, f"#ev-{newest}"))
 
+    def test_a_press_in_the_log_is_not_moved_by_a_roll_arriving(self):
+        # The log once followed a new roll at once, under a finger still pressing "Roll
+        # again": the release came on the entry moved under it, and the click was lost.
+        _, _, session = self.make_table("generic")
+        phone = self.open_page(viewport=PHONE_390)
+        self.sit_down(phone, session, "Ana")
+        for notation in ("1d4", "1d6", "1d8", "1d10", "1d12", "1d20"):
+            self.send_as_gm(session, {"type": "roll", "request": {"notation": notation}})
+        phone.wait_for_function("document.querySelectorAll('#log li[data-kind=roll]').length === 6")
+        again = phone.locator("#log li[data-kind=roll]").last.locator("button.again")
+        again.scroll_into_view_if_needed()
+        head = again.bounding_box()
+        phone.mouse.move(head["x"] + head["width"] / 2, head["y"] + head["height"] / 2)
+        phone.mouse.down()
+        self.send_as_gm(session, {"type": "roll", "request": {"notation": "2d6"}})
+        phone.wait_for_function("document.querySelectorAll('#log li[data-kind=roll]').length === 7")
+        phone.mouse.up()
+        # The click rolled 1d20 again (Ana's roll, the eighth), and the log follows the newest.
+        phone.wait_for_function("document.querySelectorAll('#log li[data-kind=roll]').length === 8")
+        newest = max(seqs(phone))
+        self.assertTrue(in_window(phone, f"#ev-{newest}"))
+        self.assertIn("1d20", phone.locator(f"#ev-{newest}").inner_text())
+
     def test_touch_targets_and_a_visibly_hidden_roll_that_resets(self):
         _, _, session = self.make_table("generic")
         phone = self.open_page(viewport=PHONE_390)

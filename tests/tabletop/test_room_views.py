@@ -19,8 +19,10 @@ pytestmark = pytest.mark.django_db
 # bar, its keyboard handling and the notation field's history (~9 KB) came with it, 175 KB since
 # talk at the table and the turn order (chat.js, initiative.js, talk.css and the box: 14 KB),
 # 180 KB since every word the modules show (the talk box's and the turn order's too) goes
-# through i18n.js (~2 KB) and a translated call (~3 KB): the page weighs 178.9 KB with both
-PAGE_BUDGET = 180_000
+# through i18n.js (~2 KB) and a translated call (~3 KB): the page weighs 178.9 KB with both;
+# 181 KB since a press in the room is not moved from under the finger (the log holding still
+# while pressed, the bar moving keyboard focus only: 0.6 KB, with 0.5 KB of room.js trimmed)
+PAGE_BUDGET = 181_000
 
 
 def room_url(session) -> str:

@@ -420,10 +420,15 @@ function fit() {
   root.setProperty("--log-h", `${Math.max(160, Math.round(innerHeight - keyboard - height - top - 12))}px`);
 }
 
-/** A focused field stays clear of the bar (and its Roll row) and the keyboard; a pressed one
- * (not :focus-visible) stays put, or the click lands on what moved under the finger. */
+let pressed = null; // what the last press went down on
+addEventListener("pointerdown", (e) => { pressed = e.target; }, true);
+
+/** A focused field stays clear of the bar (and its Roll row) and the keyboard. A control
+ * pressed stays put (a tapped text field is :focus-visible, and moves): moved between the press
+ * and the release, the click would land on what came under the finger. */
 function keepInView(field) {
-  if (!phone.matches || !field?.matches?.(":focus-visible") || field === document.body) return;
+  if (!phone.matches || !field?.closest || field === document.body) return;
+  if (field.contains(pressed) && !field.matches(":focus-visible")) return;
   const view = window.visualViewport;
   const top = view ? view.offsetTop : 0;
   const bottom = top + (view ? view.height : innerHeight);

@@ -319,6 +319,14 @@ class RollBarTests(BrowserTestCase):
         press(page, d20)
         frames(page)
         self.assertEqual(page.evaluate("window.clicks"), 1)
+        # Another control focused by the page (as a quick roll focuses Roll) is brought clear.
+        d3 = page.locator(".roll-form button:text-is('+d3')")
+        d3.evaluate(SCROLL_TO, ["top", "row", -6])
+        d3.evaluate("b => b.focus()")
+        frames(page)
+        self.assertLessEqual(
+            d3.bounding_box()["y"] + 44, box(page, ".roll-form .actions")["top"] + 1
+        )
         # Reached with the keyboard, it is brought clear of the row.
         d20.focus()
         page.keyboard.press("Shift+Tab")

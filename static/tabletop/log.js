@@ -38,15 +38,22 @@ export class Log {
       if (this.earlier.isConnected && list.scrollTop < 60 && list.scrollHeight > list.clientHeight + 60) this.showEarlier();
     }, {passive: true});
     addEventListener("scroll", check, {passive: true});
-    // A press in the log is not moved by an event arriving (its click would land on what came
-    // under it): the log follows when it ends, unless scrolled meanwhile.
+    // A press in the log is not moved by an event arriving, nor covered by the "new" button
+    // (its click would land on what came under it): the log follows, or counts what came, once
+    // the press ends.
+    this.held = 0;
     this.due = this.pressed = null;
-    list.addEventListener("pointerdown", () => { this.pressed = 1; });
-    for (const type of ["pointerup", "pointercancel"]) addEventListener(type, () => setTimeout(() => {
+    list.addEventListener("pointerdown", (e) => { this.pressed = e.isPrimary && e.button === 0; });
+    const release = () => {
       const due = this.due;
+      const held = this.held;
       this.due = this.pressed = null;
+      this.held = 0;
       if (due !== null && Math.abs(list.scrollTop - due) < 2) this.toNewest();
-    }), true);
+      else if (held && !this.newestInView()) this.countUnseen(held);
+    };
+    for (const type of ["pointerup", "pointercancel"]) addEventListener(type, () => setTimeout(release), true);
+    addEventListener("blur", release); // a press the window never saw end
   }
 
   /** The newest drawn event is on screen (inside the log's box and the window). */
@@ -76,8 +83,8 @@ export class Log {
     this.fresh.hidden = true;
   }
 
-  countUnseen() {
-    this.unseen += 1;
+  countUnseen(count = 1) {
+    this.unseen += count;
     this.fresh.textContent = fmt(ngettext("↓ %(count)s new event", "↓ %(count)s new events", this.unseen), {count: this.unseen});
     this.fresh.hidden = false;
   }
@@ -113,9 +120,13 @@ export class Log {
     const follow = this.atNewest() || (event.actor && event.actor.seat === this.ctx.seatId);
     const item = this.draw(event);
     this.list.append(item);
-    if (follow && this.pressed) this.due ??= this.list.scrollTop;
-    else if (follow) this.toNewest();
-    if (!this.newestInView()) this.countUnseen();
+    if (this.pressed) {
+      this.held += 1;
+      if (follow) this.due ??= this.list.scrollTop;
+    } else {
+      if (follow) this.toNewest();
+      if (!this.newestInView()) this.countUnseen();
+    }
     this.announce(this.spoken(event));
     return item;
   }

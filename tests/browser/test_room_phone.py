@@ -120,7 +120,8 @@ class RoomOnAPhoneTests(BrowserTestCase):
 
     def test_a_press_in_the_log_is_not_moved_by_a_roll_arriving(self):
         # The log once followed a new roll at once, under a finger still pressing "Roll
-        # again": the release came on the entry moved under it, and the click was lost.
+        # again", and put its "new" button over the button's right end: the release came on
+        # what moved under it, and the click was lost.
         _, _, session = self.make_table("generic")
         phone = self.open_page(viewport=PHONE_390)
         self.sit_down(phone, session, "Ana")
@@ -130,10 +131,11 @@ class RoomOnAPhoneTests(BrowserTestCase):
         again = phone.locator("#log li[data-kind=roll]").last.locator("button.again")
         again.scroll_into_view_if_needed()
         head = again.bounding_box()
-        phone.mouse.move(head["x"] + head["width"] / 2, head["y"] + head["height"] / 2)
+        phone.mouse.move(head["x"] + head["width"] - 4, head["y"] + head["height"] / 2)
         phone.mouse.down()
         self.send_as_gm(session, {"type": "roll", "request": {"notation": "2d6"}})
         phone.wait_for_function("document.querySelectorAll('#log li[data-kind=roll]').length === 7")
+        self.assertTrue(phone.locator("button.fresh").is_hidden(), "nothing new over the finger")
         phone.mouse.up()
         # The click rolled 1d20 again (Ana's roll, the eighth), and the log follows the newest.
         phone.wait_for_function("document.querySelectorAll('#log li[data-kind=roll]').length === 8")

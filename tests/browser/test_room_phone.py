@@ -142,6 +142,16 @@ class RoomOnAPhoneTests(BrowserTestCase):
         newest = max(seqs(phone))
         self.assertTrue(in_window(phone, f"#ev-{newest}"))
         self.assertIn("1d20", phone.locator(f"#ev-{newest}").inner_text())
+        # A reader who scrolls up while pressing is left there, and told what came meanwhile.
+        log = phone.locator("#log").bounding_box()
+        phone.mouse.move(log["x"] + 4, log["y"] + log["height"] / 2)  # on no button
+        phone.mouse.down()
+        self.send_as_gm(session, {"type": "roll", "request": {"notation": "3d6"}})
+        phone.wait_for_function("document.querySelectorAll('#log li[data-kind=roll]').length === 9")
+        phone.eval_on_selector("#log", "el => { el.scrollTop = 0; }")
+        phone.mouse.up()
+        phone.wait_for_selector("button.fresh:has-text('1 new event')")
+        self.assertFalse(in_window(phone, f"#ev-{max(seqs(phone))}"))
 
     def test_touch_targets_and_a_visibly_hidden_roll_that_resets(self):
         _, _, session = self.make_table("generic")

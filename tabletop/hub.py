@@ -445,9 +445,11 @@ class RoomHub:
         while another process's room has said it is here (``room.peer``), or this process
         does not have the room."""
         room = self._rooms.get(self._key(layer, group))
-        if reaches_other_processes(layer):
-            return room is None or room.has_peers()
-        return room is None or self._loops[id(layer), group] > 1
+        if room is None:
+            return True
+        if room.between_processes:
+            return room.has_peers()
+        return self._loops[id(layer), group] > 1
 
     def last_stored(self, layer: Any, group: str) -> int:
         """The room's last seq: the store's, as last read here, or the last handed over."""

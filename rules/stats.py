@@ -13,7 +13,7 @@ import random
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 ALPHA = 0.05  # "a sign of bias" below this
 STRONG = 0.001  # so unlikely for fair dice that even a handful of rolls tell
@@ -21,8 +21,8 @@ STRONG = 0.001  # so unlikely for fair dice that even a handful of rolls tell
 # this power. It is conservative: simulating the test itself catches such a die more often.
 POWER = 0.9
 MIN_EXPECTED = 5.0  # the chi-square approximation's rule of thumb, per face
-MC_DRAWS = 100_000  # Monte Carlo budget per test: trials x (rolls + faces)
-MC_TRIALS = (200, 2000)
+MC_DRAWS = 100_000  # Monte Carlo budget per test: trials x (rolls + faces), never more
+MC_TRIALS = (200, 2000)  # a simulated test runs at least the first, at most the second
 
 
 # --- the chi-square distribution ------------------------------------------------------------
@@ -89,29 +89,43 @@ def noncentral_chi2_sf(x: float, df: int, nc: float) -> float:
     """P(X >= x) for a noncentral chi-square: a Poisson(nc/2) mixture of central ones."""
     if nc <= 0:
         return chi2_sf(x, df)
-    half = nc / 2
-    # Sum outward from the Poisson mode, where the weights are largest.
+    if x <= 0:
+        return 1.0
+    half, y = nc / 2, x / 2
+    # Sum outward from the Poisson mode, where the weights are largest. Only the mode's central
+    # term is worked out in full: its neighbours follow from Q(a + 1, y) = Q(a, y) + t(a), with
+    # t(a) = y^a e^-y / Gamma(a + 1), so a die of a thousand faces (a hundred terms or so, each
+    # a series of hundreds of steps) costs one series, not a hundred.
     mode = int(half)
     log_w = -half + mode * math.log(half) - math.lgamma(mode + 1) if mode else -half
+    at_mode = chi2_sf(x, df + 2 * mode)
+
+    def step_term(a: float) -> float:  # t(a): what Q gains from a to a + 1
+        return math.exp(a * math.log(y) - y - math.lgamma(a + 1))
+
     total = 0.0
     for step in (1, -1):
         j = mode if step == 1 else mode - 1
         lw = log_w if step == 1 else log_w - math.log(half) + math.log(mode) if mode else None
+        q = at_mode if step == 1 else at_mode - step_term(df / 2 + mode - 1) if mode else 0.0
         while j >= 0 and lw is not None:
             w = math.exp(lw)
-            total += w * chi2_sf(x, df + 2 * j)
+            total += w * min(1.0, max(0.0, q))
             if w < 1e-14 and abs(j - mode) > 10:
                 break
+            a = df / 2 + j
             if step == 1:
                 lw += math.log(half) - math.log(j + 1)
+                q += step_term(a)
             elif j > 0:
                 lw += math.log(j) - math.log(half)
+                q -= step_term(a - 1)
             j += step
     return min(1.0, total)
 
 
 # --- what a test can notice ------------------------------------------------------------------
-@lru_cache(maxsize=256)
+@cache  # (one figure per die size: at most the engines' thousand sizes, at the defaults)
 def rolls_needed(sides: int, alpha: float = ALPHA, power: float = POWER) -> int:
     """About how many rolls the chi-square test needs to notice, ``power`` of the time at level
     ``alpha``, a die with ``sides`` faces that never shows its lowest face (and shows the others
@@ -156,6 +170,15 @@ def chi_square(counts: Sequence[int]) -> float:
     return sum((c - expected) ** 2 for c in counts) / expected
 
 
+def simulated(n: int, k: int) -> bool:
+    """Whether ``n`` rolls of a die of ``k`` faces, too few for the chi-square approximation,
+    get a simulated p-value: only while the least trials fit the budget of draws. Past it (a
+    die of hundreds of faces rolled a few hundred times) the approximation stands, which many
+    faces make good even at a few rolls a face; a simulation would cost up to a second a die,
+    worked out again after every roll of it."""
+    return (n + k) * MC_TRIALS[0] <= MC_DRAWS
+
+
 def monte_carlo_p(counts: Sequence[int], trials: int | None = None) -> float:
     """The share of fair dice, rolled as often, that look at least this far from even.
 
@@ -164,7 +187,7 @@ def monte_carlo_p(counts: Sequence[int], trials: int | None = None) -> float:
     if n == 0:
         return 1.0
     if trials is None:
-        trials = min(MC_TRIALS[1], max(MC_TRIALS[0], MC_DRAWS // (n + k)))
+        trials = max(1, min(MC_TRIALS[1], MC_DRAWS // (n + k)))
     observed = chi_square(counts) - 1e-9
     digest = hashlib.sha256(",".join(map(str, counts)).encode()).digest()
     rng = random.Random(int.from_bytes(digest[:8], "big"))
@@ -252,7 +275,7 @@ def analyse(die: str, faces: Sequence[int], counts: Sequence[int]) -> DieStats:
         )
     mean = sum(f * c for f, c in zip(faces, counts, strict=True)) / n
     chi2 = chi_square(counts)
-    if n / k >= MIN_EXPECTED:
+    if n / k >= MIN_EXPECTED or not simulated(n, k):
         p, method = chi2_sf(chi2, k - 1), "chi-square"
     else:
         p, method = monte_carlo_p(counts), "monte-carlo"

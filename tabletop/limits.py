@@ -10,6 +10,7 @@ still bounded.
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections import OrderedDict
 from typing import Any
@@ -80,12 +81,14 @@ class Slots:
     def __init__(self, size: int) -> None:
         self.size = size
         self.taken = 0
+        self._lock = threading.Lock()  # (synchronous views take slots from their own threads)
 
     def try_take(self) -> bool:
-        if self.taken >= self.size:
-            return False
-        self.taken += 1
-        return True
+        with self._lock:
+            if self.taken >= self.size:
+                return False
+            self.taken += 1
+            return True
 
     async def take(self, wait: float) -> bool:
         deadline = time.monotonic() + wait
@@ -96,4 +99,5 @@ class Slots:
         return True
 
     def give_back(self) -> None:
-        self.taken = max(0, self.taken - 1)
+        with self._lock:
+            self.taken = max(0, self.taken - 1)

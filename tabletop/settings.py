@@ -278,6 +278,14 @@ TABLETOP: dict[str, Any] = {
     "EXPORTS_IN_FLIGHT": int(os.environ.get("TABLETOP_EXPORTS_IN_FLIGHT", "4")),
     "EXPORTS_PER_MINUTE": float(os.environ.get("TABLETOP_EXPORTS_PER_MINUTE", "6")),
     "LINK_EXPORTS_PER_MINUTE": float(os.environ.get("TABLETOP_LINK_EXPORTS_PER_MINUTE", "30")),
+    # Dice statistics: seconds of a process's time a viewer (a seat, the GM, or a spectator's
+    # address on one watch link) and a watch link (its spectators together) may spend on them a
+    # minute (bursts of the same), and how many a process works out at once.
+    "STATS_SECONDS_PER_MINUTE": float(os.environ.get("TABLETOP_STATS_SECONDS_PER_MINUTE", "6")),
+    "LINK_STATS_SECONDS_PER_MINUTE": float(
+        os.environ.get("TABLETOP_LINK_STATS_SECONDS_PER_MINUTE", "20")
+    ),
+    "STATS_IN_FLIGHT": int(os.environ.get("TABLETOP_STATS_IN_FLIGHT", "2")),
     # How often each process compares its rooms with the store (events lost by the channel
     # layer, e.g. during a Redis outage, reach sockets within about twice this).
     "STORE_WATCH_SECONDS": float(os.environ.get("TABLETOP_STORE_WATCH_SECONDS", "1")),

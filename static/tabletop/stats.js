@@ -87,6 +87,15 @@ export class StatsPanel {
     const url = this.scope && this.scope.value === "campaign" ? this.campaignUrl : this.url;
     try {
       const answer = await fetch(url, {credentials: "same-origin", headers: {Accept: "application/json"}});
+      if (answer.status === 429 || answer.status === 503) {
+        // Over this viewer's share of the server's time, or the server is busy: say so, and
+        // ask again when it says to.
+        const seconds = Math.min(120, Math.max(1, Number(answer.headers.get("Retry-After")) || 5));
+        this.summary.textContent = fmt(_("The statistics will load again in %(seconds)s s."), {seconds});
+        clearTimeout(this.timer);
+        this.timer = setTimeout(() => { this.timer = null; this.load(); }, seconds * 1000);
+        return;
+      }
       if (!answer.ok) throw new Error(String(answer.status));
       this.report = await answer.json();
     } catch {

@@ -1,14 +1,26 @@
 """Dice statistics as JSON: for a seat (``/play/<code>/stats``), a spectator
-(``/watch/<code>/stats``) and the GM (``/gm/<session id>/stats?scope=session|campaign``)."""
+(``/watch/<code>/stats``) and the GM (``/gm/<session id>/stats?scope=session|campaign``).
+
+Working them out takes the process's time (a test per die size; a simulated one for dice rolled
+too few times for the chi-square approximation), which the rooms on the process share: each
+viewer and each watch link has a budget of seconds a minute, charged with what its requests
+took, and a process works out a few at once."""
 
 from __future__ import annotations
 
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
+from ..limits import Buckets, Slots
 from ..models import GameSession
 from ..services.errors import ServiceError
 from ..services.export import viewer_for_seat
@@ -17,8 +29,64 @@ from ..services.stats import campaign_stats, session_stats
 from ..services.watch import SPECTATOR, watched_session
 from .seating import seat_access
 
+_per_viewer = Buckets(0, 0)
+_per_link = Buckets(0, 0)
+_working = Slots(0)
 
-def _answer(report: dict) -> JsonResponse:
+
+def _configure() -> None:
+    conf = settings.TABLETOP
+    for buckets, per_minute in (
+        (_per_viewer, conf["STATS_SECONDS_PER_MINUTE"]),
+        (_per_link, conf["LINK_STATS_SECONDS_PER_MINUTE"]),
+    ):
+        if buckets.burst != per_minute:
+            buckets.rate, buckets.burst = per_minute / 60, per_minute
+            buckets.clear()
+    _working.size = conf["STATS_IN_FLIGHT"]
+
+
+def _refused(status: int, code: str, message: str, wait: float) -> JsonResponse:
+    response = JsonResponse({"error": {"code": code, "message": message}}, status=status)
+    response["Retry-After"] = str(max(1, math.ceil(wait)))
+    return response
+
+
+def _answer(viewer: Any, link: Any | None, work: Callable[[], dict[str, Any]]) -> JsonResponse:
+    """``work``'s report, if the viewer's (and the watch link's) budget has time left; what it
+    took is charged to both."""
+    _configure()
+    conf = settings.TABLETOP
+    buckets = [(_per_viewer(viewer), _("one viewer"), conf["STATS_SECONDS_PER_MINUTE"])]
+    if link is not None:
+        buckets.append(
+            (_per_link(link), _("one watch link"), conf["LINK_STATS_SECONDS_PER_MINUTE"])
+        )
+    for bucket, whose, per_minute in buckets:
+        if not bucket.has_credit():
+            wait = bucket.wait()
+            message = _(
+                "The statistics have taken much of the server's time just now: %(whose)s may "
+                "use %(seconds)s s of it a minute. Try again in %(wait)s s."
+            ) % {
+                "whose": whose,
+                "seconds": format(per_minute, "g"),
+                "wait": max(1, math.ceil(wait)),
+            }
+            return _refused(429, "rate-limited", message, wait)
+    if not _working.try_take():
+        message = _(
+            "The server is working out other statistics just now. Try again in a few seconds."
+        )
+        return _refused(503, "busy", message, 2)
+    began = time.thread_time()  # (the request's own thread does all of it, reading included)
+    try:
+        report = work()
+    finally:
+        _working.give_back()
+        spent = time.thread_time() - began
+        for bucket, _whose, _per_minute in buckets:
+            bucket.charge(spent)
     response = JsonResponse(report)
     response["Cache-Control"] = "private, no-store"
     return response
@@ -33,7 +101,10 @@ def seat_stats(request: HttpRequest, code: str) -> HttpResponse:
     access = seat_access(request, code, token=True)
     if access is None:
         return _forbidden(_("join the table first"))
-    return _answer(session_stats(session=access.session, viewer=viewer_for_seat(access.seat)))
+    viewer = viewer_for_seat(access.seat)
+    return _answer(
+        ("seat", access.seat.pk), None, lambda: session_stats(session=access.session, viewer=viewer)
+    )
 
 
 @require_GET
@@ -44,7 +115,13 @@ def watch_stats(request: HttpRequest, code: str) -> HttpResponse:
             {"error": {"code": "not-found", "message": _("no such watch link (revoked?)")}},
             status=404,
         )
-    return _answer(session_stats(session=found[1], viewer=SPECTATOR))
+    link, session = found
+    address = request.META.get("REMOTE_ADDR", "")
+    return _answer(
+        ("spectator", link.pk, address),
+        link.pk,
+        lambda: session_stats(session=session, viewer=SPECTATOR),
+    )
 
 
 @login_required
@@ -59,8 +136,15 @@ def gm_stats(request: HttpRequest, session_id: int) -> HttpResponse:
         return JsonResponse(body, status=400)
     try:
         if scope == "campaign":
-            return _answer(campaign_stats(campaign=session.campaign, user=request.user))
+            return _answer(
+                ("gm", request.user.pk),
+                None,
+                lambda: campaign_stats(campaign=session.campaign, user=request.user),
+            )
         seat = gm_seat(session=session, user=request.user)
     except ServiceError as exc:
         return _forbidden(exc.message)
-    return _answer(session_stats(session=session, viewer=viewer_for_seat(seat)))
+    viewer = viewer_for_seat(seat)
+    return _answer(
+        ("gm", request.user.pk), None, lambda: session_stats(session=session, viewer=viewer)
+    )

@@ -10,9 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rules import stats as stats_module
 from rules.engines import get_system
 from rules.engines.fair import FairStream
 from rules.stats import (
+    MC_DRAWS,
     analyse,
     chi2_critical,
     chi2_sf,
@@ -134,3 +136,62 @@ def test_verdicts_are_well_formed_for_any_counts(counts):
         assert 0 < stats.p <= 1 and stats.sentence.startswith(f"{stats.n} d{len(counts)}")
         assert min(faces) <= stats.mean <= max(faces)
     assert stats.verdict in {"none", "too-few", "fair", "weak", "biased"}
+
+
+def _noncentral_term_by_term(x: float, df: int, nc: float) -> float:
+    """The Poisson mixture summed with every central term worked out in full: the oracle."""
+    half = nc / 2
+    total = 0.0
+    for j in range(int(half + 40 * math.sqrt(half) + 60)):
+        total += math.exp(-half + j * math.log(half) - math.lgamma(j + 1)) * chi2_sf(x, df + 2 * j)
+    return min(1.0, total)
+
+
+@pytest.mark.parametrize(
+    ("x", "df", "nc"),
+    [(30.1, 19, 25.7), (3.0, 2, 0.5), (1074.7, 999, 160.3), (560.0, 499, 91.0), (0.4, 5, 12.0)],
+)
+def test_the_noncentral_sum_works_out_one_central_term_and_steps_to_the_rest(
+    monkeypatch, x, df, nc
+):
+    expected = _noncentral_term_by_term(x, df, nc)
+    calls = []
+    central = stats_module.chi2_sf
+    monkeypatch.setattr(stats_module, "chi2_sf", lambda *a: calls.append(a) or central(*a))
+    assert noncentral_chi2_sf(x, df, nc) == pytest.approx(expected, abs=1e-12)
+    # A die of a thousand faces cost a hundred or so series of hundreds of steps each: 0.08 s
+    # a size, for up to a thousand sizes, on the request that first shows each.
+    assert len(calls) == 1
+
+
+class CountingRandom(random.Random):
+    drawn = 0
+
+    def choices(self, population, weights=None, *, cum_weights=None, k=1):
+        CountingRandom.drawn += k
+        return super().choices(population, weights, cum_weights=cum_weights, k=k)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(min_value=2, max_value=1000), st.integers(min_value=1, max_value=3000))
+def test_a_test_never_draws_more_than_its_budget(sides, rolls):
+    counts = [rolls // sides] * sides
+    for i in range(rolls % sides):
+        counts[i] += 1
+    CountingRandom.drawn = 0
+    original = stats_module.random.Random
+    stats_module.random.Random = CountingRandom
+    try:
+        found = analyse(f"d{sides}", tuple(range(1, sides + 1)), counts)
+    finally:
+        stats_module.random.Random = original
+    assert CountingRandom.drawn <= MC_DRAWS
+    assert found.method == ("monte-carlo" if CountingRandom.drawn else "chi-square")
+
+
+def test_a_die_of_many_faces_rolled_a_few_times_is_not_simulated():
+    # 4 rolls of a d700: 200 trials of 704 draws (140,800) were simulated, 0.1 s a die.
+    counts = [1, 1, 1, 1] + [0] * 696
+    found = analyse("d700", tuple(range(1, 701)), counts)
+    assert found.method == "chi-square" and found.verdict == "too-few"
+    assert analyse("d20", faces_of("d20", 20), [2] * 20).method == "monte-carlo"

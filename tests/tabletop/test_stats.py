@@ -143,3 +143,43 @@ def test_each_seat_says_how_many_of_its_rolls_were_counted(table):
     rolls = {s["who"]: s["rolls"] for s in report["seats"]}
     assert rolls == {"Whole table": 2, "Ana": 2}
     assert report["rolls"] == 2
+
+
+def test_a_viewer_and_a_watch_link_spend_at_most_their_seconds_a_minute(
+    client, table, gm, settings
+):
+    # A budget of a millionth of a second a minute: the first request is answered (the budget
+    # starts full), what it took puts it in debt, and the next is refused until that is paid.
+    settings.TABLETOP = {
+        **settings.TABLETOP,
+        "STATS_SECONDS_PER_MINUTE": 1e-6,
+        "LINK_STATS_SECONDS_PER_MINUTE": 1e-6,
+    }
+    code, token = table["session"].invite_code, table["ana"].token
+    assert client.get(f"/play/{code}/stats", {"token": token}).status_code == 200
+    refused = client.get(f"/play/{code}/stats", {"token": token})
+    assert refused.status_code == 429 and int(refused["Retry-After"]) >= 1
+    assert refused.json()["error"]["code"] == "rate-limited"
+    assert "one viewer may use 1e-06 s of it a minute" in refused.json()["error"]["message"]
+    # Another seat has a budget of its own.
+    assert client.get(f"/play/{code}/stats", {"token": table["bo"].token}).status_code == 200
+    # A watch link's spectators share one, whatever address they come from.
+    link = create_watch_link(session=table["session"], user=gm)
+    assert client.get(f"/watch/{link.code}/stats", REMOTE_ADDR="10.0.0.1").status_code == 200
+    shared = client.get(f"/watch/{link.code}/stats", REMOTE_ADDR="10.0.0.2")
+    assert shared.status_code == 429 and "one watch link" in shared.json()["error"]["message"]
+
+
+def test_a_process_works_out_a_few_reports_at_once(client, table, settings):
+    settings.TABLETOP = {**settings.TABLETOP, "STATS_IN_FLIGHT": 0}
+    code, token = table["session"].invite_code, table["ana"].token
+    busy = client.get(f"/play/{code}/stats", {"token": token})
+    assert busy.status_code == 503 and busy["Retry-After"] == "2"
+    assert busy.json()["error"] == {
+        "code": "busy",
+        "message": "The server is working out other statistics just now. "
+        "Try again in a few seconds.",
+    }
+    settings.TABLETOP = {**settings.TABLETOP, "STATS_IN_FLIGHT": 1}
+    assert client.get(f"/play/{code}/stats", {"token": token}).status_code == 200
+    assert client.get(f"/play/{code}/stats", {"token": token}).status_code == 200  # given back

@@ -24,7 +24,10 @@ function row(cells, verdict, cls) {
 }
 
 async function main() {
-  const record = await (await fetch(root.dataset.record, { credentials: "same-origin" })).json();
+  const answer = await fetch(root.dataset.record, { credentials: "same-origin" });
+  // A refusal (too many downloads of the record just now) is plain words: shown as they are.
+  if (!answer.ok) throw new Error((await answer.text()).trim() || String(answer.status));
+  const record = await answer.json();
   const { commitment, server_seed: seed } = record.fairness;
   $("commitment").textContent = commitment || "none";
   $("seed").textContent = seed || _("still secret: the session has not ended");

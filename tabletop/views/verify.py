@@ -2,30 +2,26 @@
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from ..models import GameSession
-from ..selectors.events import Viewer, events_after, for_viewer
-from ..selectors.room import fairness, session_summary
-from .seating import not_seated, seat_access
+from .export import seat_export
+from .seating import seat_access
 
 
 @require_GET
-def record(request: HttpRequest, code: str) -> HttpResponse:
+def record(request: HttpRequest, code: str) -> HttpResponseBase:
     """Every event of the session as this seat may see it, with the commitment and (after the end)
-    the seed: everything needed to recompute the dice without trusting the server."""
-    access = seat_access(request, code, token=True)
-    if access is None:
-        return not_seated()
-    viewer = Viewer(seat_id=access.seat.pk, is_gm=access.seat.is_gm)
-    session = access.session
-    events = [for_viewer(e, viewer) for e in events_after(session_id=session.pk, after=0)]
-    return JsonResponse(
-        {"session": session_summary(session), "fairness": fairness(session), "events": events},
-        json_dumps_params={"separators": (",", ":")},
-    )
+    the seed: everything needed to recompute the dice without trusting the server. It is the
+    seat's ``export.json``, under the same budgets (a session's whole record is streamed a page
+    at a time, never held in memory), read by the page rather than saved as a file."""
+    response = seat_export(request, code, "json")
+    if response.has_header("Content-Disposition"):
+        del response["Content-Disposition"]
+    return response
 
 
 @require_GET

@@ -55,3 +55,10 @@ def granted(seat: Seat, *subjects: str) -> None:
     for subject in subjects:
         ask = zoria.ask_insight(seat_id=seat.pk, subject=subject)
         zoria.answer_insight(seat_id=gm.pk, ask=ask.seq, grant=True)
+
+
+def body(answer: Any) -> bytes:
+    """A page's or a download's bytes, streamed or not (read once, then kept on the answer)."""
+    if not hasattr(answer, "whole"):
+        answer.whole = b"".join(answer)
+    return answer.whole

@@ -17,17 +17,10 @@ from tabletop.services.seats import gm_seat, join_session
 from tabletop.services.sessions import end_session
 from tabletop.services.watch import create_watch_link
 
-from .commands import rolled
+from .commands import body, rolled
 
 pytestmark = pytest.mark.django_db
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "fairness.md"
-
-
-def body(answer) -> bytes:
-    """A download's bytes, streamed or not (read once, then kept on the answer)."""
-    if not hasattr(answer, "whole"):
-        answer.whole = b"".join(answer)
-    return answer.whole
 
 
 def documented_verifier() -> str:
@@ -326,3 +319,35 @@ def test_every_export_keeps_a_rolls_character_and_what_it_was_for(client, live_s
     page = body(client.get(f"/play/{code}/export.html", {"token": ana.token})).decode()
     assert "Ana as Kael (Attack): " in page and "by Ana as Kael (Sneak): " in page
     assert reveal.seq > hidden.seq
+
+
+def test_the_record_the_verify_page_reads_is_the_seats_export_under_its_budgets(
+    client, live_session, monkeypatch, settings
+):
+    # It was one JSON answer of every event, built in memory (about 0.5 MB of the process's
+    # memory per roll of 1000d1000), with no budget of its own.
+    from tabletop.services import export
+
+    from .bulk import add_rolls
+
+    last = add_rolls(live_session, export.EXPORT_PAGE + 10)
+    reads: list[int | None] = []
+    read = export.events_after
+
+    def counted(*, session_id: int, after: int, limit: int | None = None) -> list:
+        reads.append(limit)
+        return read(session_id=session_id, after=after, limit=limit)
+
+    monkeypatch.setattr(export, "events_after", counted)
+    settings.TABLETOP = {**settings.TABLETOP, "EXPORTS_PER_MINUTE": 2}
+    joined = join_session(session=live_session, name="Reader")
+    code = live_session.invite_code
+    answer = client.get(f"/play/{code}/record", {"token": joined.token})
+    assert answer.streaming and not answer.has_header("Content-Disposition")
+    record = json.loads(body(answer))
+    assert [e["seq"] for e in record["events"]] == list(range(1, last + 2))
+    assert record["fairness"]["commitment"] == live_session.commitment
+    assert set(reads) == {export.EXPORT_PAGE}
+    assert body(client.get(f"/play/{code}/export.json", {"token": joined.token}))
+    refused = client.get(f"/play/{code}/record", {"token": joined.token})
+    assert refused.status_code == 429

@@ -19,7 +19,7 @@ from tabletop.services.rolls import reveal_roll
 from tabletop.services.seats import gm_seat, join_session
 from tabletop.services.sessions import end_session
 
-from .commands import rolled
+from .commands import body, rolled
 
 pytestmark = pytest.mark.django_db
 
@@ -93,12 +93,13 @@ def test_verify_refuses_a_live_session(live_session):
 
 
 def test_the_commitment_is_published_before_the_first_roll(client, live_session):
-    body = client.post(
+    joined = client.post(
         f"/play/{live_session.invite_code}/join",
         json.dumps({"name": "Ana"}),
         content_type="application/json",
     ).json()
-    record = client.get(f"/play/{live_session.invite_code}/record", {"token": body["token"]}).json()
+    answer = client.get(f"/play/{live_session.invite_code}/record", {"token": joined["token"]})
+    record = json.loads(body(answer))
     assert record["fairness"] == {"commitment": live_session.commitment, "server_seed": None}
     assert not any(e["kind"] == "roll" for e in record["events"])
     assert hashlib.sha256(bytes(live_session.server_seed)).hexdigest() == live_session.commitment
@@ -113,7 +114,7 @@ def test_the_seed_appears_nowhere_before_the_end(client, live_session, gm, caplo
     player = client.__class__()
     player.post(f"/play/{code}/join", {"name": "Bo"})
     for url in (f"/play/{code}/", f"/play/{code}/record", f"/play/{code}/verify", "/"):
-        seen.append(player.get(url).content.decode())
+        seen.append(body(player.get(url)).decode())
     client.force_login(gm)
     gm.is_superuser = True
     gm.save()
@@ -126,7 +127,7 @@ def test_the_seed_appears_nowhere_before_the_end(client, live_session, gm, caplo
         "/admin/tabletop/gamesession/",
         "/admin/tabletop/event/",
     ):
-        seen.append(client.get(url).content.decode())
+        seen.append(body(client.get(url)).decode())
     for event in Event.objects.filter(session=live_session):
         seen.append(client.get(f"/admin/tabletop/event/{event.pk}/change/").content.decode())
         seen.append(json.dumps(event.data))
@@ -134,14 +135,14 @@ def test_the_seed_appears_nowhere_before_the_end(client, live_session, gm, caplo
     assert not any(seed_hex in text or seed_hex.upper() in text for text in seen)
     # ...and after the end it is everywhere it should be
     end_session(session_id=live_session.pk)
-    assert seed_hex in client.get(f"/play/{code}/record").content.decode()
+    assert seed_hex in body(client.get(f"/play/{code}/record")).decode()
 
 
 def test_the_record_redacts_what_a_seat_may_not_see(client, live_session, gm):
     play_a_session(live_session, gm)
     code = live_session.invite_code
     client.post(f"/play/{code}/join", {"name": "Bo"})
-    events = client.get(f"/play/{code}/record").json()["events"]
+    events = json.loads(body(client.get(f"/play/{code}/record")))["events"]
     self_roll = next(e for e in events if e["visibility"] == "self")
     assert self_roll["data"] == {"hidden": True}
     assert Seat.objects.filter(session=live_session).count() == 3
@@ -191,7 +192,7 @@ def test_a_roll_sent_without_a_client_seed_gets_a_fresh_one_as_hidden_as_the_rol
     assert all(re.fullmatch(r"[0-9a-f]{32}", s) for s in seeds) and len(set(seeds)) == 4
     end_session(session_id=live_session.pk)
     code = live_session.invite_code
-    theirs = client.get(f"/play/{code}/record", {"token": bo.token}).content.decode()
+    theirs = body(client.get(f"/play/{code}/record", {"token": bo.token})).decode()
     seed = bytes.fromhex(json.loads(theirs)["fairness"]["server_seed"])
     # Bo (and any spectator) holds the revealed seed, but not the hidden rolls' client seeds:
     # the default seed "" no longer recomputes them.
@@ -199,7 +200,7 @@ def test_a_roll_sent_without_a_client_seed_gets_a_fresh_one_as_hidden_as_the_rol
         assert event.data["client_seed"] not in theirs
         assert recomputed(seed, "", event.seq, event.data) != dice_of(event.data)
     # The roller (and the GM) verify them, the public roll anyone.
-    record = client.get(f"/play/{code}/record", {"token": ana.token}).json()
+    record = json.loads(body(client.get(f"/play/{code}/record", {"token": ana.token})))
     mine = {e["seq"]: e["data"] for e in record["events"] if e["kind"] == "roll"}
     for event in [*hidden, public]:
         data = mine[event.seq]

@@ -16,6 +16,7 @@ from tabletop.hub import hub
 from tabletop.models import Event, GameSession
 from tabletop.services.events import MAX_EVENT_BYTES
 
+from .commands import body
 from .test_consumer import connect, make_table, next_event, seat_token
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
@@ -222,7 +223,7 @@ async def test_a_hidden_rolls_client_seed_stays_hidden_live_on_replay_and_after_
         if user is not None:
             client.force_login(user)
         query = {"token": token} if token else {}
-        return client.get(f"/play/{table['code']}/record", query).content.decode()
+        return body(client.get(f"/play/{table['code']}/record", query)).decode()
 
     assert secret not in await database_sync_to_async(record)(bo_token)
     # The GM verifies every roll, hidden ones too (blind and gm rolls are the GM's to see).

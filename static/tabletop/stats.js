@@ -1,6 +1,6 @@
-// "Are the dice fair?": per seat and die, the face counts as a bar chart (inline SVG, no
-// library), the mean against a fair die's, and the verdict in words. The numbers come from the
-// server, computed from the stored events this viewer may see.
+// "Are the dice fair?": per seat and die, the face counts as a bar chart (inline SVG), the
+// mean against a fair die's, and the verdict in words, as the server works them out from the
+// stored events this viewer may see.
 import {_, fmt, ngettext} from "./i18n.js";
 import {h} from "./dom.js";
 
@@ -26,8 +26,8 @@ export function chart(die) {
     x: (i * bar + bar * 0.12).toFixed(2), y: y(count).toFixed(2), width: (bar * 0.76).toFixed(2),
     height: Math.max(0, base - y(count)).toFixed(2), class: "bar"},
   svg("title", null, document.createTextNode(`${die.faces[i]}: ${count}`))));
-  // The first and last labels sit inside the chart (a centred "100" under the last bar of a
-  // d100 would be cut at the edge); a label too close to the last one gives way to it.
+  // The end labels sit inside the chart (a centred "100" would be cut at the edge); a label
+  // too close to the last yields.
   const shown = (i) => i === n - 1 || (i % labelEvery === 0 && (n - 1 - i >= labelEvery / 2 || n <= 12));
   const narrow = n > 20; // bars narrower than their labels
   const place = (i) => (narrow && i === 0 ? [0, "start"] : narrow && i === n - 1 ? [width, "end"] : [i * bar + bar / 2, "middle"]);
@@ -36,7 +36,8 @@ export function chart(die) {
     const [x, anchor] = place(i);
     return svg("text", {x: x.toFixed(2), y: height - 3, "text-anchor": anchor, class: "axis"}, document.createTextNode(String(face)));
   });
-  const fair = die.n ? svg("line", {x1: 0, x2: width, y1: y(expected).toFixed(2), y2: y(expected).toFixed(2), class: "fair-line"}) : null;
+  const fy = y(expected).toFixed(2);
+  const fair = die.n ? svg("line", {x1: 0, x2: width, y1: fy, y2: fy, class: "fair-line"}) : null;
   const words = die.faces.map((f, i) => `${f}: ${die.counts[i]}`).join(", ");
   return svg("svg", {viewBox: `0 0 ${width} ${height}`, class: "stats-chart", role: "img",
     "aria-label": fmt(_("%(die)s faces (fair: about %(expected)s each): %(words)s"), {die: die.die, expected: expected.toFixed(1), words})}, ...bars, fair, ...labels);
@@ -87,10 +88,8 @@ export class StatsPanel {
     const url = this.scope && this.scope.value === "campaign" ? this.campaignUrl : this.url;
     try {
       const answer = await fetch(url, {credentials: "same-origin", headers: {Accept: "application/json"}});
+      const seconds = Math.min(120, Number(answer.headers.get("Retry-After")) || 5);
       if (answer.status === 429 || answer.status === 503) {
-        // Over this viewer's share of the server's time, or the server is busy: say so, and
-        // ask again when it says to.
-        const seconds = Math.min(120, Math.max(1, Number(answer.headers.get("Retry-After")) || 5));
         this.summary.textContent = fmt(_("The statistics will load again in %(seconds)s s."), {seconds});
         clearTimeout(this.timer);
         this.timer = setTimeout(() => { this.timer = null; this.load(); }, seconds * 1000);

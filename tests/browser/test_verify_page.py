@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 
 import pytest
+from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from tabletop.models import Event
+from tabletop.storage import KeptRecords
 from tests.browser.conftest import PHONE, BrowserTestCase, off_thread
 
 pytestmark = pytest.mark.browser
@@ -68,12 +71,15 @@ class VerifyPageTests(BrowserTestCase):
         self.assertEqual(len(seeds), 4)
         self.assertIn("my-own-seed", seeds)
 
-        # A cheating server changes one die after the fact: both checks name that roll.
+        # A cheating server changes one die after the fact, in its store and in the records it
+        # keeps of the ended session: both checks name that roll.
         def tamper() -> int:
             event = Event.objects.filter(session=session, kind="roll").order_by("seq")[2]
             data = json.loads(json.dumps(event.data))
             data["dice"][0]["value"] = data["dice"][0]["value"] % 1000 + 1
             Event.objects.filter(pk=event.pk).update(data=data)
+            kept = KeptRecords(settings.TABLETOP["EXPORT_DIR"]).path(session.pk, "x", "json")
+            shutil.rmtree(kept.parent, ignore_errors=True)
             return event.seq
 
         seq = off_thread(tamper)

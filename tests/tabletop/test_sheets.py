@@ -104,6 +104,20 @@ def test_a_sheet_past_its_limits_is_refused_in_plain_words_and_changes_nothing(z
     assert kael.sheet == {"level": 7}
 
 
+def test_a_name_holding_nul_is_refused_in_plain_words_and_changes_nothing(zoria):
+    session, kael, _ = zoria
+    ana = sit(session, "Ana", kael)
+    url = f"/play/{session.invite_code}/sheet/{kael.pk}"
+    # PostgreSQL cannot keep it in a JSON key: it is refused before the database sees it.
+    answer = post(ana, url, {"sheet": {"skills": {"Blast\x00er": 4}}})
+    assert answer.status_code == 400
+    error = answer.json()["error"]
+    assert error["code"] == "invalid" and error["field"] == "sheet.skills"
+    assert "NUL" in error["message"]
+    kael.refresh_from_db()
+    assert kael.sheet == {"level": 7}
+
+
 def test_the_room_page_shows_each_fields_size_in_the_sheet_schema(zoria):
     session, kael, _ = zoria
     ana = sit(session, "Ana", kael)

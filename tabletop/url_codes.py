@@ -4,12 +4,12 @@ view looks it up (``models/codes.py`` says what codes are made of)."""
 
 from __future__ import annotations
 
-from django.urls import register_converter
-
 from .models.codes import CODE_PATTERN
 
 
 class CodeConverter:
+    """Registered as ``code`` by the app's config (``apps.py``)."""
+
     regex = CODE_PATTERN
 
     def to_python(self, value: str) -> str:
@@ -17,6 +17,3 @@ class CodeConverter:
 
     def to_url(self, value: str) -> str:
         return value
-
-
-register_converter(CodeConverter, "code")

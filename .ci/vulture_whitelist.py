@@ -15,6 +15,9 @@ CharacterAdmin
 GameSessionAdmin
 EventAdmin
 urlpatterns
+_.regex  # CodeConverter (tabletop/url_codes.py): a path converter's regex, to_python, to_url
+_.to_python
+_.to_url
 StaticFilesStorage
 _.support_js_module_import_aggregation
 _.is_staff  # the demo GM may open the admin

@@ -23,8 +23,8 @@ from .watch_consumer import WatchConsumer  # noqa: E402
 
 # Channels routes sockets with Django's path(); Django's stubs know only views for it.
 websocket_urlpatterns: list[Any] = [
-    path("ws/play/<str:code>/", RoomConsumer.as_asgi()),  # type: ignore[arg-type]
-    path("ws/watch/<str:code>/", WatchConsumer.as_asgi()),  # type: ignore[arg-type]
+    path("ws/play/<code:code>/", RoomConsumer.as_asgi()),  # type: ignore[arg-type]
+    path("ws/watch/<code:code>/", WatchConsumer.as_asgi()),  # type: ignore[arg-type]
 ]
 
 application = ProtocolTypeRouter(

@@ -253,6 +253,15 @@ TABLETOP: dict[str, Any] = {
     # Seats made per client address (a minute's worth, bursts of the same): one person cannot
     # multiply their budgets by taking many seats.
     "JOINS_PER_MINUTE": float(os.environ.get("TABLETOP_JOINS_PER_MINUTE", "10")),
+    # Writes from the room's forms per seat (sheets, settings, saved rolls): requests a second
+    # and bytes of their bodies a second, each with a burst. A person saves a few times a
+    # minute; a 64 KiB sheet may be saved four times at once, then once a second.
+    "WRITES_PER_SECOND": float(os.environ.get("TABLETOP_WRITES_PER_SECOND", "2")),
+    "WRITES_BURST": int(os.environ.get("TABLETOP_WRITES_BURST", "20")),
+    "WRITE_BYTES_PER_SECOND": int(
+        os.environ.get("TABLETOP_WRITE_BYTES_PER_SECOND", str(64 * 1024))
+    ),
+    "WRITE_BYTES_BURST": int(os.environ.get("TABLETOP_WRITE_BYTES_BURST", str(256 * 1024))),
     # Odds: requests per seat (rate, burst), the time one computation may take, how many run
     # at once in the odds workers (separate processes, off the ORM thread) and may wait.
     "ODDS_PER_SECOND": float(os.environ.get("TABLETOP_ODDS_PER_SECOND", "4")),

@@ -152,13 +152,22 @@ def _check_choice(spec: Field, value: Any, where: str) -> Any:
     return value
 
 
+def _unstorable(text: str) -> str | None:
+    """Why ``text`` cannot be kept, or None: PostgreSQL refuses NUL in text and in JSON (key or
+    value), and a lone surrogate encodes nowhere."""
+    if "\x00" in text:
+        return "may not contain NUL characters"
+    if not encodes(text):
+        return "is not valid text (it holds a lone surrogate)"
+    return None
+
+
 def _check_text(spec: Field, value: Any, where: str) -> str:
     if not isinstance(value, str):
         raise RuleError(where, f"expected text, got {value!r}")
-    if "\x00" in value:
-        raise RuleError(where, "may not contain NUL characters")
-    if not encodes(value):
-        raise RuleError(where, "is not valid text (it holds a lone surrogate)")
+    problem = _unstorable(value)
+    if problem is not None:
+        raise RuleError(where, problem)
     if len(value) > spec.max_length:
         raise RuleError(where, f"at most {spec.max_length} characters, got {len(value)}")
     if len(value.strip()) < spec.min_length:
@@ -197,9 +206,15 @@ def _check_dice(spec: Field, value: Any, where: str) -> list[str]:
 
 
 def _name(spec: Field, key: Any, where: str) -> str:
-    """A key of a ``counts`` or ``map``: short text, among ``choices`` when given."""
+    """A key of a ``counts`` or ``map``: short text that ``text`` would take (no NUL, no lone
+    surrogate), among ``choices`` when given."""
     if not isinstance(key, str) or not key or len(key) > 60:
         raise RuleError(where, f"names must be short text, got {key!r}")
+    problem = _unstorable(key)
+    if problem is not None:
+        # The field is the mapping's own path: one ending in this name could not be sent
+        # or kept either (the name shows escaped, in quotes).
+        raise RuleError(where, f"the name {key!r} {problem}")
     if spec.choices is not None and key not in spec.choices:
         raise RuleError(f"{where}.{key}", f"unknown name; expected one of {list(spec.choices)}")
     return key

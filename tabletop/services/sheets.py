@@ -26,16 +26,22 @@ def update_sheet(*, seat: Seat, character_id: int, sheet: Mapping[str, Any]) -> 
         checked = get_system(seat.session.campaign.system).validate_sheet(sheet)
     except RuleError as exc:
         raise ServiceError.from_rule(exc, prefix="") from None
+    if checked == character.sheet:
+        return character  # the same sheet again: nothing to keep or tell
+    (before,) = quick_rolls_of(campaign=character.campaign, characters=[character])
     character.sheet = checked
     character.save(update_fields=["sheet"])
-    _tell_quick_rolls(character)
+    (after,) = quick_rolls_of(campaign=character.campaign, characters=[character])
+    if after != before:
+        _tell_quick_rolls(character, after)
     return character
 
 
-def _tell_quick_rolls(character: Character) -> None:
+def _tell_quick_rolls(character: Character, quick: dict[str, Any]) -> None:
     """The character's quick rolls follow its sheet: every live room of the campaign tells the
-    seats playing it (and the GM) at once, so no page needs a reload."""
-    (quick,) = quick_rolls_of(campaign=character.campaign, characters=[character])
+    seats playing it (and the GM) at once, so no page needs a reload. Only when they changed:
+    a large sheet's notice is large (600 quick rolls are ~136 KB), and the GM's socket carries
+    every character's."""
     notice = {"type": "quick_rolls", **quick}
     live = GameSession.objects.filter(campaign_id=character.campaign_id, status=SessionStatus.LIVE)
     for session_id in live.values_list("pk", flat=True):

@@ -12,6 +12,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from ..models import GameSession, WatchLink
+from ..models.codes import is_code
 from ..selectors.events import Viewer
 from . import Visitor
 from .errors import conflict, invalid, not_found
@@ -73,7 +74,7 @@ def _close_sockets(link_id: int) -> None:
 def watched_session(*, code: str) -> tuple[WatchLink, GameSession] | None:
     """The link and its session behind a watch code (as its address has it), or None if there
     is none or it is revoked."""
-    if not code or len(code) > 40:
+    if not is_code(code):
         return None
     link = (
         WatchLink.objects.select_related("session__campaign")

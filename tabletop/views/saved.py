@@ -11,6 +11,7 @@ from ..services.errors import ServiceError
 from ..services.saved import change_roll, delete_roll, save_roll, saved_for
 from .answers import error_answer, json_object
 from .seating import not_seated, seat_access
+from .writes import write_refused
 
 
 @require_http_methods(["GET", "POST"])
@@ -20,6 +21,9 @@ def saved_rolls(request: HttpRequest, code: str) -> HttpResponse:
         return not_seated()
     seat = access.seat
     if request.method == "POST":
+        refused = write_refused(request, seat.pk)
+        if refused is not None:
+            return refused
         try:
             body = saved_roll_body(json_object(request))
             assert body.request is not None  # (required in a new one)
@@ -41,6 +45,9 @@ def saved_roll(request: HttpRequest, code: str, roll_id: int) -> HttpResponse:
     if access is None:
         return not_seated()
     seat = access.seat
+    refused = write_refused(request, seat.pk)
+    if refused is not None:
+        return refused
     try:
         if request.method == "DELETE":
             delete_roll(seat=seat, roll_id=roll_id)

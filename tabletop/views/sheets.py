@@ -11,6 +11,7 @@ from ..services.errors import ServiceError
 from ..services.sheets import update_settings, update_sheet
 from .answers import error_answer, json_object
 from .seating import not_seated, seat_access
+from .writes import write_refused
 
 
 @require_POST
@@ -18,6 +19,9 @@ def character_sheet(request: HttpRequest, code: str, character_id: int) -> HttpR
     access = seat_access(request, code)
     if access is None:
         return not_seated()
+    refused = write_refused(request, access.seat.pk)
+    if refused is not None:
+        return refused
     try:
         sheet = sheet_body(json_object(request, max_bytes=SHEET_BYTES))
         character = update_sheet(seat=access.seat, character_id=character_id, sheet=sheet)
@@ -31,6 +35,9 @@ def campaign_settings(request: HttpRequest, code: str) -> HttpResponse:
     access = seat_access(request, code)
     if access is None:
         return not_seated()
+    refused = write_refused(request, access.seat.pk)
+    if refused is not None:
+        return refused
     try:
         settings = settings_body(json_object(request, max_bytes=SHEET_BYTES))
         campaign = update_settings(seat=access.seat, settings=settings)

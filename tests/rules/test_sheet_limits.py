@@ -50,6 +50,23 @@ def test_a_sheet_past_a_fields_count_is_refused_naming_it() -> None:
         discordian.validate_sheet({"tropes": {f"T{i}": "x" for i in range(50_000)}})
 
 
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [("Blast\x00er", "may not contain NUL characters"), ("Blast\ud800er", "lone surrogate")],
+)
+def test_a_name_no_database_can_keep_is_refused_like_text(name: str, why: str) -> None:
+    # PostgreSQL refuses NUL in a JSON key as in a value; a lone surrogate encodes nowhere.
+    d6 = get_system("d6-chance")
+    with pytest.raises(RuleError) as refused:
+        d6.validate_sheet({"skills": {name: "4D"}})
+    assert refused.value.field == "sheet.skills"
+    assert why in str(refused.value)
+    with pytest.raises(RuleError) as counted:
+        get_system("discordian").validate_sheet({"tropes": {name: 6}})
+    assert counted.value.field == "sheet.tropes"
+
+
 SHEETS = {
     "discordian": {"tropes": {f"Trope {i}": 6 for i in range(40)}},
     "zoria": {"level": 3, "skills": {f"Skill {i}": 1 for i in range(40)}},

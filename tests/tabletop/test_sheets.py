@@ -104,6 +104,20 @@ def test_a_sheet_past_its_limits_is_refused_in_plain_words_and_changes_nothing(z
     assert kael.sheet == {"level": 7}
 
 
+def test_a_name_holding_nul_is_refused_in_plain_words_and_changes_nothing(zoria):
+    session, kael, _ = zoria
+    ana = sit(session, "Ana", kael)
+    url = f"/play/{session.invite_code}/sheet/{kael.pk}"
+    # PostgreSQL cannot keep it in a JSON key: it is refused before the database sees it.
+    answer = post(ana, url, {"sheet": {"skills": {"Blast\x00er": 4}}})
+    assert answer.status_code == 400
+    error = answer.json()["error"]
+    assert error["code"] == "invalid" and error["field"] == "sheet.skills"
+    assert "NUL" in error["message"]
+    kael.refresh_from_db()
+    assert kael.sheet == {"level": 7}
+
+
 def test_the_room_page_shows_each_fields_size_in_the_sheet_schema(zoria):
     session, kael, _ = zoria
     ana = sit(session, "Ana", kael)
@@ -141,3 +155,98 @@ def test_a_sheet_stored_before_the_limits_is_not_sent_whole_and_can_be_replaced(
     assert post(ana, url, {"sheet": {"level": 8}}).status_code == 200
     (mine,) = page_json(ana.get(f"/play/{session.invite_code}/"))["sheets"]
     assert mine["sheet"]["level"] == 8 and "too_large" not in mine
+
+
+def test_quick_rolls_are_told_only_when_they_change(zoria, monkeypatch):
+    from tabletop.services import sheets
+
+    told = []
+    monkeypatch.setattr(sheets, "notice_on_commit", lambda **kw: told.append(kw["notice"]["rolls"]))
+    session, kael, _ = zoria
+    ana = sit(session, "Ana", kael)
+    url = f"/play/{session.invite_code}/sheet/{kael.pk}"
+    sheet = {"level": 8, "skills": {"Swords": 6}}
+    assert post(ana, url, {"sheet": sheet}).status_code == 200
+    assert len(told) == 1 and "Swords" in [roll["label"] for roll in told[0]]
+    # The same sheet again, then one whose change leaves the quick rolls as they were.
+    assert post(ana, url, {"sheet": sheet}).status_code == 200
+    answer = post(ana, url, {"sheet": {**sheet, "class": "Ranger"}})
+    assert answer.status_code == 200 and answer.json()["sheet"]["class"] == "Ranger"
+    kael.refresh_from_db()
+    assert kael.sheet["class"] == "Ranger"
+    assert len(told) == 1
+    assert post(ana, url, {"sheet": {**sheet, "skills": {"Swords": 7}}}).status_code == 200
+    assert len(told) == 2
+
+
+def refused_for_saving_too_much(answer) -> int:
+    """The seconds a 429 asks to wait, checking it says so in plain words."""
+    assert answer.status_code == 429, answer.content
+    error = answer.json()["error"]
+    assert error["code"] == "rate-limited"
+    assert "this seat has saved a lot" in error["message"]
+    seconds = int(answer["Retry-After"])
+    assert f"try again in {seconds} s" in error["message"]
+    return seconds
+
+
+def test_a_seat_saving_sheets_too_often_is_told_to_wait_and_changes_nothing(zoria, settings):
+    settings.TABLETOP = {**settings.TABLETOP, "WRITES_PER_SECOND": 0.1, "WRITES_BURST": 3}
+    session, kael, pip = zoria
+    ana = sit(session, "Ana", kael)
+    url = f"/play/{session.invite_code}/sheet/{kael.pk}"
+    for level in (1, 2, 3):
+        assert post(ana, url, {"sheet": {"level": level}}).status_code == 200
+    assert refused_for_saving_too_much(post(ana, url, {"sheet": {"level": 4}})) == 10
+    kael.refresh_from_db()
+    assert kael.sheet["level"] == 3
+    # Each seat has its own budget.
+    bo = sit(session, "Bo", pip)
+    assert post(bo, f"/play/{session.invite_code}/sheet/{pip.pk}", {"sheet": {}}).status_code == 200
+
+
+def test_a_seat_sending_large_sheets_is_held_to_its_bytes(zoria, settings):
+    settings.TABLETOP = {
+        **settings.TABLETOP,
+        "WRITE_BYTES_PER_SECOND": 1000,
+        "WRITE_BYTES_BURST": 3000,
+    }
+    session, kael, _ = zoria
+    ana = sit(session, "Ana", kael)
+    url = f"/play/{session.invite_code}/sheet/{kael.pk}"
+    skills = {f"Skill number {i:03}": 1 for i in range(150)}  # ~4.5 KB
+    assert post(ana, url, {"sheet": {"skills": skills}}).status_code == 200
+    assert refused_for_saving_too_much(post(ana, url, {"sheet": {"level": 1}})) >= 1
+    kael.refresh_from_db()
+    assert kael.sheet["skills"] == skills
+
+
+def test_settings_and_saved_rolls_share_the_seats_budget(zoria, gm, settings):
+    from tabletop.models import SavedRoll
+
+    settings.TABLETOP = {**settings.TABLETOP, "WRITES_PER_SECOND": 0.1, "WRITES_BURST": 2}
+    session, kael, _ = zoria
+    boss = Client(enforce_csrf_checks=True)
+    boss.force_login(gm)
+    boss.get(f"/play/{session.invite_code}/")
+    url = f"/play/{session.invite_code}/settings"
+    for value in ("divided", "divided"):
+        assert post(boss, url, {"settings": {"multi_character": value}}).status_code == 200
+    refused_for_saving_too_much(post(boss, url, {"settings": {"multi_character": "each"}}))
+    session.campaign.refresh_from_db()
+    assert session.campaign.settings["multi_character"] == "divided"
+
+    ana = sit(session, "Ana", kael)
+    saved = f"/play/{session.invite_code}/saved"
+    roll = {"character": kael.pk, "label": "Swing", "request": {"check": "1d20+3"}}
+    answer = post(ana, saved, roll)
+    assert answer.status_code == 200, answer.content
+    roll_id = answer.json()["characters"][0]["rolls"][0]["id"]
+    assert post(ana, f"{saved}/{roll_id}", {"label": "Big swing"}).status_code == 200
+    refused_for_saving_too_much(post(ana, saved, {**roll, "label": "Another"}))
+    refused_for_saving_too_much(post(ana, f"{saved}/{roll_id}", {"label": "Huge swing"}))
+    token = ana.cookies["csrftoken"].value
+    refused_for_saving_too_much(ana.delete(f"{saved}/{roll_id}", HTTP_X_CSRFTOKEN=token))
+    assert [r.label for r in SavedRoll.objects.all()] == ["Big swing"]
+    # Reading them costs nothing.
+    assert ana.get(saved).status_code == 200

@@ -22,6 +22,7 @@ from .errors import conflict, forbidden, invalid
 from .events import UnitOfWork, change
 from .names import check_player_name, clean_name
 from .pools import ensure_resources
+from .store import Locked, take_seq
 
 # Players at one table (the GM's seat aside): far past any real table, well within one process.
 MAX_PLAYERS = 500
@@ -72,6 +73,7 @@ def join_session(
     token = secrets.token_urlsafe(32)
     signed_in = user if user is not None and user.is_authenticated else None
     with change(uow) as uow:
+        taken = _locked_open(session, uow)
         if Seat.objects.filter(session=session, role=SeatRole.PLAYER).count() >= MAX_PLAYERS:
             raise conflict(
                 _("this table is full (%(max_players)s players)") % {"max_players": MAX_PLAYERS}
@@ -107,10 +109,25 @@ def join_session(
             seat.characters.add(character)
             player.characters.add(character)
         uow.record(
-            session_id=session.pk, kind="seat.join", actor=seat, data={"seat": seat_summary(seat)}
+            session_id=session.pk,
+            kind="seat.join",
+            actor=seat,
+            seq=taken.seq,
+            data={"seat": seat_summary(seat)},
         )
         _seat_ready(uow, seat)
     return Joined(seat=seat, token=token, created=True)
+
+
+def _locked_open(session: GameSession, uow: UnitOfWork) -> Locked:
+    """The seq of a seat's sit-down, taken with the session locked, as its end takes it: the
+    session read before the change may have ended since, and no one sits down at an ended
+    table. ``session`` is brought up to what the lock found (a live table deals the seat in)."""
+    taken = take_seq(session_id=session.pk, sent=uow.sent)
+    if taken.status == SessionStatus.ENDED:
+        raise conflict(_("this session has ended"))
+    session.status, session.table_state = taken.status, taken.table_state
+    return taken
 
 
 def _seat_ready(uow: UnitOfWork, seat: Seat) -> None:
@@ -238,7 +255,8 @@ def gm_seat(*, session: GameSession, user: Visitor) -> Seat:
 
 
 def seat_user(*, session: GameSession, user: Visitor, uow: UnitOfWork | None = None) -> Seat | None:
-    """A logged-in visitor's seat: the GM's, or the one they sat down in, or their character's."""
+    """A logged-in visitor's seat: the GM's, or the one they sat down in, or their character's.
+    A character's owner sitting down at a session that has ended meanwhile is refused."""
     if user is None or not user.is_authenticated:
         return None
     if session.campaign.gm_id == user.pk or user.is_superuser:
@@ -256,12 +274,17 @@ def seat_user(*, session: GameSession, user: Visitor, uow: UnitOfWork | None = N
         return None
     name = _clean_name(user.get_username())
     with change(uow) as uow:
+        taken = _locked_open(session, uow)
         player = Player.objects.create(campaign_id=session.campaign_id, name=name, user=user)
         player.characters.add(*owned)
         seat = Seat.objects.create(session=session, name=name, user=user, player=player)
         seat.characters.add(*owned)
         uow.record(
-            session_id=session.pk, kind="seat.join", actor=seat, data={"seat": seat_summary(seat)}
+            session_id=session.pk,
+            kind="seat.join",
+            actor=seat,
+            seq=taken.seq,
+            data={"seat": seat_summary(seat)},
         )
         _seat_ready(uow, seat)
     return seat
@@ -274,7 +297,9 @@ def remove_seat(*, by_seat_id: int, seat_id: int, uow: UnitOfWork | None = None)
         gm = Seat.objects.select_related("session").get(pk=by_seat_id)
         if not gm.is_gm:
             raise forbidden(_("only the GM removes seats"))
-        if gm.session.status == SessionStatus.ENDED:
+        # Under the session's lock, as its end takes it: an ended table's seats stay as they were.
+        taken = take_seq(session_id=gm.session_id, sent=uow.sent)
+        if taken.status == SessionStatus.ENDED:
             raise conflict(_("this session has ended"))
         seat = (
             Seat.objects.select_for_update()
@@ -302,5 +327,6 @@ def remove_seat(*, by_seat_id: int, seat_id: int, uow: UnitOfWork | None = None)
             session_id=gm.session_id,
             kind="seat.leave",
             actor=gm,
+            seq=taken.seq,
             data={"seat": seat.pk, "name": seat.name, "removed": True},
         )

@@ -13,6 +13,7 @@ from django.test import Client
 
 from tabletop.models import Campaign, Character, Event, GameSession, Player, Seat
 from tabletop.selectors.campaign_link import current_session, onward
+from tabletop.services import seats
 from tabletop.services.errors import ServiceError
 from tabletop.services.next_session import plan_next_session
 from tabletop.services.seats import (
@@ -186,6 +187,59 @@ def test_each_session_keeps_its_own_dice_log_and_verification(live_session):
         out = io.StringIO()
         call_command("verify", session.invite_code, stdout=out)
         assert "every die verified" in out.getvalue()
+
+
+def kinds(session: GameSession) -> list[str]:
+    return list(
+        Event.objects.filter(session=session).order_by("seq").values_list("kind", flat=True)
+    )
+
+
+def test_no_one_sits_down_at_a_session_that_ended_after_it_was_read(live_session):
+    read = GameSession.objects.select_related("campaign").get(pk=live_session.pk)
+    end_session(session_id=live_session.pk)
+    with pytest.raises(ServiceError) as refused:
+        join_session(session=read, name="Late")
+    assert refused.value.code == "conflict" and "ended" in refused.value.message
+    assert kinds(live_session)[-1] == "session.end"
+    assert not Seat.objects.filter(session=live_session, name="Late").exists()
+    assert not Player.objects.filter(name="Late").exists()
+
+
+def test_a_character_owner_gets_no_seat_at_a_session_that_ended_after_it_was_read(
+    live_session, django_user_model
+):
+    owner = django_user_model.objects.create_user("cy", password="pw-for-tests-only")
+    Character.objects.create(campaign=live_session.campaign, name="Mira", owner=owner)
+    read = GameSession.objects.select_related("campaign").get(pk=live_session.pk)
+    end_session(session_id=live_session.pk)
+    with pytest.raises(ServiceError) as refused:
+        seat_user(session=read, user=owner)
+    assert refused.value.code == "conflict"
+    assert kinds(live_session)[-1] == "session.end"
+    assert not Seat.objects.filter(session=live_session, user=owner).exists()
+
+
+def test_a_removal_under_way_as_the_session_ends_comes_before_the_end_in_the_log(
+    live_session, gm, monkeypatch
+):
+    ana = join_session(session=live_session, name="Ana").seat
+    the_gm = gm_seat(session=live_session, user=gm)
+    real_now = seats.timezone.now
+
+    class EndedMeanwhile:
+        """The GM ends the session while the removal is under way (as it stamps the seat)."""
+
+        @staticmethod
+        def now():
+            end_session(session_id=live_session.pk)
+            return real_now()
+
+    monkeypatch.setattr(seats, "timezone", EndedMeanwhile)
+    remove_seat(by_seat_id=the_gm.pk, seat_id=ana.pk)
+    log = kinds(live_session)
+    assert log[-1] == "session.end"
+    assert log.count("session.end") == 1
 
 
 # --- pages and JSON --------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -19,7 +20,7 @@ from ..selectors.room import seat_summary
 from ..systems.registry import table_system
 from . import Visitor
 from .errors import conflict, forbidden, invalid
-from .events import UnitOfWork, change
+from .events import UnitOfWork, change, lock_session
 from .names import check_player_name, clean_name
 from .pools import ensure_resources
 from .store import Locked, take_seq
@@ -292,7 +293,8 @@ def seat_user(*, session: GameSession, user: Visitor, uow: UnitOfWork | None = N
 
 def remove_seat(*, by_seat_id: int, seat_id: int, uow: UnitOfWork | None = None) -> Event:
     """The GM takes a seat away from the table: its token no longer opens the room, and every
-    screen drops it from the seats."""
+    screen drops it from the seats. The player's seats at the campaign's other live or planned
+    sessions leave those tables too, each told in its own session's log."""
     with change(uow) as uow:
         gm = Seat.objects.select_related("session").get(pk=by_seat_id)
         if not gm.is_gm:
@@ -310,23 +312,47 @@ def remove_seat(*, by_seat_id: int, seat_id: int, uow: UnitOfWork | None = None)
             raise invalid(_("no such seat at this table"), field="seat")
         if seat.is_gm:
             raise invalid(_("the GM's own seat stays"), field="seat")
-        seat.removed_at = timezone.now()
+        seat.removed_at = at = timezone.now()
         seat.token_hash = None
         seat.sockets = 0
         seat.save(update_fields=["removed_at", "token_hash", "sockets"])
-        if seat.player_id is not None:
-            # Removal holds for the campaign: the player's token and login open none of its
-            # sessions, not even one still to come where their seat was already carried.
-            Player.objects.filter(pk=seat.player_id).update(
-                removed_at=seat.removed_at, token_hash=None
-            )
-            Seat.objects.filter(player_id=seat.player_id, removed_at__isnull=True).exclude(
-                session__status=SessionStatus.ENDED
-            ).update(removed_at=seat.removed_at, token_hash=None, sockets=0)
-        return uow.record(
+        left = uow.record(
             session_id=gm.session_id,
             kind="seat.leave",
             actor=gm,
             seq=taken.seq,
+            data={"seat": seat.pk, "name": seat.name, "removed": True},
+        )
+        if seat.player_id is not None:
+            # Removal holds for the campaign: the player's token and login open none of its
+            # sessions, not even one still to come where their seat was already carried.
+            Player.objects.filter(pk=seat.player_id).update(removed_at=at, token_hash=None)
+            carried = (
+                Seat.objects.filter(player_id=seat.player_id, removed_at__isnull=True)
+                .exclude(session__status=SessionStatus.ENDED)
+                .select_related("session__campaign")
+                .order_by("session_id")
+            )
+            for elsewhere in carried:
+                _remove_carried(seat=elsewhere, at=at)
+        return left
+
+
+def _remove_carried(*, seat: Seat, at: datetime) -> None:
+    """A removed player's seat at another session of the campaign, live or still to come,
+    leaves that table too, told in that session's own log (its open sockets are closed on it).
+    A unit of its own, a savepoint of the removal's transaction: its event is that session's,
+    published to that session's room once the removal commits, not among the events of the
+    room where the removal was made."""
+    with change(None) as uow:
+        # That session's lock, as its end takes it: a table that ended meanwhile stays as it was
+        # (and the player's seat there opens nothing: ``seat_for_token``, ``seat_user``).
+        if lock_session(session_id=seat.session_id).status == SessionStatus.ENDED:
+            return
+        Seat.objects.filter(pk=seat.pk).update(removed_at=at, token_hash=None, sockets=0)
+        uow.record(
+            session_id=seat.session_id,
+            kind="seat.leave",
+            actor=seat_gm(session=seat.session),
             data={"seat": seat.pk, "name": seat.name, "removed": True},
         )

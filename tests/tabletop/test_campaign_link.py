@@ -100,6 +100,27 @@ def test_removal_also_closes_a_seat_already_carried_into_a_planned_session(live_
     assert ahead.removed_at is not None and ahead.token_hash is None
 
 
+def test_removal_is_told_in_the_log_of_each_session_it_takes_a_seat_from(live_session, gm):
+    campaign = live_session.campaign
+    token = join_session(session=live_session, name="Ana").token
+    planned = create_session(campaign=campaign, title="Next week")
+    side = start_session(session_id=create_session(campaign=campaign, title="Side table").pk)
+    ahead = seat_for_token(session=planned, token=token)
+    aside = seat_for_token(session=side, token=token)
+    here = seat_for_token(session=live_session, token=token)
+    remove_seat(by_seat_id=gm_seat(session=live_session, user=gm).pk, seat_id=here.pk)
+    for session, seat in ((live_session, here), (planned, ahead), (side, aside)):
+        leave = Event.objects.filter(session=session).order_by("seq").last()
+        assert (leave.kind, leave.data["seat"], leave.data["removed"]) == (
+            "seat.leave",
+            seat.pk,
+            True,
+        )
+        assert leave.actor.is_gm and leave.actor.session_id == session.pk
+        seat.refresh_from_db()
+        assert seat.removed_at is not None and seat.token_hash is None
+
+
 def test_a_login_carries_over_and_its_removal_holds(live_session, gm, django_user_model):
     ana = django_user_model.objects.create_user("ana", password="pw-for-tests-only")
     first = join_session(session=live_session, name="Ana", user=ana).seat

@@ -176,6 +176,9 @@ def seat_for_token(*, session: GameSession, token: str | None) -> Seat | None:
     seat = Seat.objects.filter(
         session=session,
         token_hash__in=[token_hash, carried_token_hash(token_hash, session.pk)],
+        # The GM's removal holds for the campaign: not even an ended session's seat, kept as
+        # it was, opens for a player removed since.
+        player__removed_at__isnull=True,
     ).first()
     if seat is not None:
         return seat
@@ -231,6 +234,18 @@ def carry_seat(*, session: GameSession, player: Player) -> Seat | None:
     return seat
 
 
+def _still_seated(seat: Seat) -> bool:
+    return seat.removed_at is None and (seat.player is None or seat.player.removed_at is None)
+
+
+def check_still_seated(*, seat: Seat) -> None:
+    """Refuses a seat the GM removed, or whose player the GM removed at any of the campaign's
+    sessions: the removal holds for the whole campaign, so a seat at an ended session, kept as
+    it was, changes no character or saved roll for them either."""
+    if not _still_seated(seat):
+        raise forbidden(_("the GM removed you from this campaign's table"))
+
+
 def seat_gm(*, session: GameSession) -> Seat:
     """The GM's seat at this table, there from the start: the session's own events (start, end,
     pools dealt) are the GM's doing. Made for the campaign's GM when first needed."""
@@ -262,10 +277,11 @@ def seat_user(*, session: GameSession, user: Visitor, uow: UnitOfWork | None = N
         return None
     if session.campaign.gm_id == user.pk or user.is_superuser:
         return gm_seat(session=session, user=user)
-    seat = Seat.objects.filter(session=session, user=user).first()
+    seat = Seat.objects.filter(session=session, user=user).select_related("player").first()
     if seat is not None:
-        # A seat the GM took away stays away: no fresh seat for the same login either.
-        return seat if seat.removed_at is None else None
+        # A seat the GM took away stays away: no fresh seat for the same login either; nor an
+        # ended session's seat of a player removed since.
+        return seat if _still_seated(seat) else None
     player = Player.objects.filter(campaign_id=session.campaign_id, user=user).first()
     if player is not None:
         # Sat down at an earlier session: the same seat here, unless the GM removed them.

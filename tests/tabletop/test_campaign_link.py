@@ -11,11 +11,13 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from tabletop.models import Campaign, Character, Event, GameSession, Player, Seat
+from tabletop.models import Campaign, Character, Event, GameSession, Player, SavedRoll, Seat
 from tabletop.selectors.campaign_link import current_session, onward
 from tabletop.services import seats
+from tabletop.services.access import resolve_access
 from tabletop.services.errors import ServiceError
 from tabletop.services.next_session import plan_next_session
+from tabletop.services.saved import change_roll, delete_roll, save_roll
 from tabletop.services.seats import (
     carry_seat,
     gm_seat,
@@ -25,6 +27,7 @@ from tabletop.services.seats import (
     seat_user,
 )
 from tabletop.services.sessions import create_session, end_session, start_session
+from tabletop.services.sheets import update_sheet
 
 from .commands import rolled
 
@@ -135,6 +138,65 @@ def test_a_login_carries_over_and_its_removal_holds(live_session, gm, django_use
         join_session(session=third, name="Ana", user=ana)
     assert refused.value.code == "forbidden"
     assert first.player_id == seat.player_id
+
+
+def removed_after_the_end(session: GameSession, gm, token: str) -> GameSession:
+    """End ``session``; at the next one the GM removes the player ``token`` opens."""
+    second = the_next(session)
+    carried = seat_for_token(session=second, token=token)
+    remove_seat(by_seat_id=gm_seat(session=second, user=gm).pk, seat_id=carried.pk)
+    return second
+
+
+def test_a_player_removed_later_opens_no_seat_at_an_ended_session(
+    live_session, gm, django_user_model
+):
+    ana = join_session(session=live_session, name="Ana").token
+    bo = join_session(session=live_session, name="Bo").token
+    cy_login = django_user_model.objects.create_user("cy", password="pw-for-tests-only")
+    cy = join_session(session=live_session, name="Cy", user=cy_login).seat
+    second = removed_after_the_end(live_session, gm, ana)
+    carried_cy = seat_user(session=second, user=cy_login)
+    remove_seat(by_seat_id=gm_seat(session=second, user=gm).pk, seat_id=carried_cy.pk)
+    code = live_session.invite_code
+    for token, cookie in ((ana, None), (None, ana)):
+        assert resolve_access(code=code, token=token, cookie_token=cookie, user=None) is None
+    assert seat_for_token(session=live_session, token=ana) is None
+    assert resolve_access(code=code, token=None, cookie_token=None, user=cy_login) is None
+    # The ended session itself is as it was: the seats are still on its record.
+    assert Seat.objects.filter(pk=cy.pk, removed_at__isnull=True).exists()
+    # A player not removed still opens the ended session's record.
+    still = resolve_access(code=code, token=bo, cookie_token=None, user=None)
+    assert still is not None and still.seat.name == "Bo"
+
+
+def test_a_player_removed_later_changes_no_character_or_saved_roll_through_an_ended_seat(gm):
+    campaign = Campaign.objects.create(name="Chance", system="d6-chance", gm=gm)
+    first = start_session(session_id=create_session(campaign=campaign, title="One").pk)
+    kael = Character.objects.create(campaign=campaign, name="Kael")
+    joined = join_session(session=first, name="Ana", character_id=kael.pk)
+    kept = save_roll(
+        seat=joined.seat, character_id=kael.pk, label="Dodge", system=None, request={"dice": 3}
+    )
+    sheet_before = Character.objects.get(pk=kael.pk).sheet
+    removed_after_the_end(first, gm, joined.token)
+    old_seat = Seat.objects.get(pk=joined.seat.pk)
+    attempts = [
+        lambda: update_sheet(
+            seat=old_seat, character_id=kael.pk, sheet={"attributes": {"Dexterity": "9D"}}
+        ),
+        lambda: save_roll(
+            seat=old_seat, character_id=kael.pk, label="Run", system=None, request={"dice": 2}
+        ),
+        lambda: change_roll(seat=old_seat, roll_id=kept.pk, label="Renamed"),
+        lambda: delete_roll(seat=old_seat, roll_id=kept.pk),
+    ]
+    for attempt in attempts:
+        with pytest.raises(ServiceError) as refused:
+            attempt()
+        assert refused.value.code == "forbidden" and "removed" in refused.value.message
+    assert Character.objects.get(pk=kael.pk).sheet == sheet_before
+    assert [(r.pk, r.label) for r in SavedRoll.objects.all()] == [(kept.pk, "Dodge")]
 
 
 def test_a_character_owner_is_seated_at_every_session(live_session, django_user_model):

@@ -74,7 +74,8 @@ def quick_rolls_of(
 TALK_DEFAULTS: dict[str, bool] = {"gm_reads_whispers": False, "to_webhooks": False}
 
 
-def talk_settings(campaign: Campaign) -> dict[str, bool]:
-    """What the campaign says about talk at its table, every key present (off unless set)."""
-    found = campaign.talk if isinstance(campaign.talk, dict) else {}
+def talk_settings(talk: Any) -> dict[str, bool]:
+    """What a campaign says about talk at its table (its ``talk`` as stored), every key
+    present (off unless set)."""
+    found = talk if isinstance(talk, dict) else {}
     return {key: bool(found.get(key, default)) for key, default in TALK_DEFAULTS.items()}

@@ -190,7 +190,7 @@ def table_states(sessions: Sequence[GameSession]) -> dict[int, dict[str, Any]]:
             **pools[s.pk],
             **systems[s.pk],
             "fairness": fairness(s),
-            "talk": talk_settings(s.campaign),
+            "talk": talk_settings(s.campaign.talk),
             WITHHELD: withheld[s.pk],
         }
         for s in sessions

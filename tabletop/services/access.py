@@ -115,7 +115,12 @@ def _seats_sitting(
                 hashes.add(carried_token_hash(hash_token(token), session.pk))
     if not (sessions and hashes):
         return {}
-    seats = Seat.objects.filter(session__in=list(sessions.values()), token_hash__in=hashes)
+    seats = Seat.objects.filter(
+        session__in=list(sessions.values()),
+        token_hash__in=hashes,
+        # The GM's removal holds for the campaign, an ended session's seat (kept as it was) too.
+        player__removed_at__isnull=True,
+    )
     if characters:
         seats = seats.prefetch_related("characters")
     return {

@@ -25,13 +25,13 @@ from typing import Any, TypedDict
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
-from ..models import Campaign, Event, Seat, SessionStatus, Visibility
+from ..models import Campaign, Event, GameSession, Seat, SessionStatus, Visibility
 from ..selectors.campaigns import talk_settings
 from .errors import ServiceError, conflict, forbidden, invalid
 from .events import UnitOfWork, change, sent_by
 from .initiative import enter_roller
 from .rolls import CheckedRoll, check_roll, make_roll
-from .store import seat_at_table, seated, take_seq
+from .store import Locked, seat_at_table, seated, take_seq, take_seq_reading_talk
 
 MAX_MESSAGE_CHARS = 1000  # what one message may hold, as typed
 MAX_INLINE_ROLLS = 5  # inline rolls in one message
@@ -256,6 +256,17 @@ def _inline_rolls(
     return rolls
 
 
+def _locked_reading_talk(session_id: int) -> tuple[str, Any]:
+    """The session locked (its status) and its campaign's talk settings, in one statement,
+    without taking a seq. Only the session's row is locked, as a change of the room locks it."""
+    status, talk = (
+        GameSession.objects.select_for_update(of=("self",))
+        .values_list("status", "campaign__talk")
+        .get(pk=session_id)
+    )
+    return status, talk
+
+
 def send_message(*, uow: UnitOfWork | None = None, seat_id: int, line: Line) -> Event:
     """One line of the box, checked (``check_line``): a message, an emote, a whisper or a roll;
     its rolls take the line's client seed (none: each gets a fresh random one, as any roll
@@ -275,21 +286,35 @@ def send_message(*, uow: UnitOfWork | None = None, seat_id: int, line: Line) -> 
             return roll
     if seat.session.status == SessionStatus.ENDED:
         raise conflict(_("the session has ended: its log does not change"))
-    settings = talk_settings(seat.session.campaign)
     data: dict[str, Any] = {}
     visibility = Visibility.PUBLIC
     body = said.text
+    gm_in_it = False  # a whisper to or from the GM: the GM reads it, whatever the campaign says
     if said.what == "whisper":
         to, body = _recipient(seat, said.text)
         visibility = Visibility.WHISPER
         data["to"] = {"seat": to.pk, "name": to.name}
-        data["gm_reads"] = to.is_gm or seat.is_gm or settings["gm_reads_whispers"]
+        gm_in_it = to.is_gm or seat.is_gm
     with change(uow) as uow:
+        # The session locked before the campaign's talk settings are read, as ``set_talk`` locks
+        # it to change them: a message carries the settings in force at its place in the log,
+        # not as they stood when the seat was read. Its inline rolls come before it (their
+        # seqs first), so with rolls the session is locked without taking the message's seq.
+        taken: Locked | None = None
+        if _notations(body):
+            status, talk = _locked_reading_talk(seat.session_id)
+        else:
+            taken, talk = take_seq_reading_talk(session_id=seat.session_id, sent=uow.sent)
+            status = taken.status
+        if status == SessionStatus.ENDED:
+            raise conflict(_("the session has ended: its log does not change"))
+        settings = talk_settings(talk)
+        if said.what == "whisper":
+            data["gm_reads"] = gm_in_it or settings["gm_reads_whispers"]
         marks = {k: data[k] for k in ("to", "gm_reads") if k in data}
         rolls = _inline_rolls(uow, seat=seat, text=body, line=line, marks=marks)
-        taken = take_seq(session_id=seat.session_id, sent=uow.sent)
-        if taken.status == SessionStatus.ENDED:
-            raise conflict(_("the session has ended: its log does not change"))
+        if taken is None:
+            taken = take_seq(session_id=seat.session_id, sent=uow.sent)
         if said.what == "me":
             data["me"] = True
         if visibility == Visibility.PUBLIC and settings["to_webhooks"]:
@@ -321,7 +346,7 @@ def set_talk(
         if taken.status == SessionStatus.ENDED:
             raise conflict(_("the session has ended: its log does not change"))
         campaign = Campaign.objects.select_for_update().get(pk=seat.session.campaign_id)
-        talk = talk_settings(campaign)
+        talk = talk_settings(campaign.talk)
         if gm_reads_whispers is not None:
             talk["gm_reads_whispers"] = gm_reads_whispers
         if to_webhooks is not None:

@@ -17,6 +17,7 @@ from ..models import Character, SavedRoll, Seat
 from .errors import ServiceError, invalid, not_found
 from .names import clean_label
 from .pools import character_for
+from .seats import check_still_seated
 
 MAX_PER_CHARACTER = 40
 
@@ -84,6 +85,7 @@ def save_roll(
     """Keep a new roll for a character this seat acts for; with no character, for a seat that
     has none (its own). The values come checked against the body's declaration
     (``protocol.bodies.SAVED_ROLL``)."""
+    check_still_seated(seat=seat)
     owner: dict[str, Any]
     if character_id is None:
         if not _seat_keeps(seat):
@@ -112,6 +114,7 @@ def save_roll(
 
 
 def _own(*, seat: Seat, roll_id: int) -> SavedRoll:
+    check_still_seated(seat=seat)
     roll = SavedRoll.objects.select_related("character").filter(pk=roll_id).first()
     if roll is not None and roll.seat_id is not None:
         if roll.seat_id != seat.pk:

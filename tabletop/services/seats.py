@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -19,9 +20,10 @@ from ..selectors.room import seat_summary
 from ..systems.registry import table_system
 from . import Visitor
 from .errors import conflict, forbidden, invalid
-from .events import UnitOfWork, change
+from .events import UnitOfWork, change, lock_session
 from .names import check_player_name, clean_name
 from .pools import ensure_resources
+from .store import Locked, take_seq
 
 # Players at one table (the GM's seat aside): far past any real table, well within one process.
 MAX_PLAYERS = 500
@@ -72,6 +74,7 @@ def join_session(
     token = secrets.token_urlsafe(32)
     signed_in = user if user is not None and user.is_authenticated else None
     with change(uow) as uow:
+        taken = _locked_open(session, uow)
         if Seat.objects.filter(session=session, role=SeatRole.PLAYER).count() >= MAX_PLAYERS:
             raise conflict(
                 _("this table is full (%(max_players)s players)") % {"max_players": MAX_PLAYERS}
@@ -107,10 +110,25 @@ def join_session(
             seat.characters.add(character)
             player.characters.add(character)
         uow.record(
-            session_id=session.pk, kind="seat.join", actor=seat, data={"seat": seat_summary(seat)}
+            session_id=session.pk,
+            kind="seat.join",
+            actor=seat,
+            seq=taken.seq,
+            data={"seat": seat_summary(seat)},
         )
         _seat_ready(uow, seat)
     return Joined(seat=seat, token=token, created=True)
+
+
+def _locked_open(session: GameSession, uow: UnitOfWork) -> Locked:
+    """The seq of a seat's sit-down, taken with the session locked, as its end takes it: the
+    session read before the change may have ended since, and no one sits down at an ended
+    table. ``session`` is brought up to what the lock found (a live table deals the seat in)."""
+    taken = take_seq(session_id=session.pk, sent=uow.sent)
+    if taken.status == SessionStatus.ENDED:
+        raise conflict(_("this session has ended"))
+    session.status, session.table_state = taken.status, taken.table_state
+    return taken
 
 
 def _seat_ready(uow: UnitOfWork, seat: Seat) -> None:
@@ -158,6 +176,9 @@ def seat_for_token(*, session: GameSession, token: str | None) -> Seat | None:
     seat = Seat.objects.filter(
         session=session,
         token_hash__in=[token_hash, carried_token_hash(token_hash, session.pk)],
+        # The GM's removal holds for the campaign: not even an ended session's seat, kept as
+        # it was, opens for a player removed since.
+        player__removed_at__isnull=True,
     ).first()
     if seat is not None:
         return seat
@@ -213,6 +234,18 @@ def carry_seat(*, session: GameSession, player: Player) -> Seat | None:
     return seat
 
 
+def _still_seated(seat: Seat) -> bool:
+    return seat.removed_at is None and (seat.player is None or seat.player.removed_at is None)
+
+
+def check_still_seated(*, seat: Seat) -> None:
+    """Refuses a seat the GM removed, or whose player the GM removed at any of the campaign's
+    sessions: the removal holds for the whole campaign, so a seat at an ended session, kept as
+    it was, changes no character or saved roll for them either."""
+    if not _still_seated(seat):
+        raise forbidden(_("the GM removed you from this campaign's table"))
+
+
 def seat_gm(*, session: GameSession) -> Seat:
     """The GM's seat at this table, there from the start: the session's own events (start, end,
     pools dealt) are the GM's doing. Made for the campaign's GM when first needed."""
@@ -238,15 +271,17 @@ def gm_seat(*, session: GameSession, user: Visitor) -> Seat:
 
 
 def seat_user(*, session: GameSession, user: Visitor, uow: UnitOfWork | None = None) -> Seat | None:
-    """A logged-in visitor's seat: the GM's, or the one they sat down in, or their character's."""
+    """A logged-in visitor's seat: the GM's, or the one they sat down in, or their character's.
+    A character's owner sitting down at a session that has ended meanwhile is refused."""
     if user is None or not user.is_authenticated:
         return None
     if session.campaign.gm_id == user.pk or user.is_superuser:
         return gm_seat(session=session, user=user)
-    seat = Seat.objects.filter(session=session, user=user).first()
+    seat = Seat.objects.filter(session=session, user=user).select_related("player").first()
     if seat is not None:
-        # A seat the GM took away stays away: no fresh seat for the same login either.
-        return seat if seat.removed_at is None else None
+        # A seat the GM took away stays away: no fresh seat for the same login either; nor an
+        # ended session's seat of a player removed since.
+        return seat if _still_seated(seat) else None
     player = Player.objects.filter(campaign_id=session.campaign_id, user=user).first()
     if player is not None:
         # Sat down at an earlier session: the same seat here, unless the GM removed them.
@@ -256,12 +291,17 @@ def seat_user(*, session: GameSession, user: Visitor, uow: UnitOfWork | None = N
         return None
     name = _clean_name(user.get_username())
     with change(uow) as uow:
+        taken = _locked_open(session, uow)
         player = Player.objects.create(campaign_id=session.campaign_id, name=name, user=user)
         player.characters.add(*owned)
         seat = Seat.objects.create(session=session, name=name, user=user, player=player)
         seat.characters.add(*owned)
         uow.record(
-            session_id=session.pk, kind="seat.join", actor=seat, data={"seat": seat_summary(seat)}
+            session_id=session.pk,
+            kind="seat.join",
+            actor=seat,
+            seq=taken.seq,
+            data={"seat": seat_summary(seat)},
         )
         _seat_ready(uow, seat)
     return seat
@@ -269,12 +309,15 @@ def seat_user(*, session: GameSession, user: Visitor, uow: UnitOfWork | None = N
 
 def remove_seat(*, by_seat_id: int, seat_id: int, uow: UnitOfWork | None = None) -> Event:
     """The GM takes a seat away from the table: its token no longer opens the room, and every
-    screen drops it from the seats."""
+    screen drops it from the seats. The player's seats at the campaign's other live or planned
+    sessions leave those tables too, each told in its own session's log."""
     with change(uow) as uow:
         gm = Seat.objects.select_related("session").get(pk=by_seat_id)
         if not gm.is_gm:
             raise forbidden(_("only the GM removes seats"))
-        if gm.session.status == SessionStatus.ENDED:
+        # Under the session's lock, as its end takes it: an ended table's seats stay as they were.
+        taken = take_seq(session_id=gm.session_id, sent=uow.sent)
+        if taken.status == SessionStatus.ENDED:
             raise conflict(_("this session has ended"))
         seat = (
             Seat.objects.select_for_update()
@@ -285,22 +328,47 @@ def remove_seat(*, by_seat_id: int, seat_id: int, uow: UnitOfWork | None = None)
             raise invalid(_("no such seat at this table"), field="seat")
         if seat.is_gm:
             raise invalid(_("the GM's own seat stays"), field="seat")
-        seat.removed_at = timezone.now()
+        seat.removed_at = at = timezone.now()
         seat.token_hash = None
         seat.sockets = 0
         seat.save(update_fields=["removed_at", "token_hash", "sockets"])
-        if seat.player_id is not None:
-            # Removal holds for the campaign: the player's token and login open none of its
-            # sessions, not even one still to come where their seat was already carried.
-            Player.objects.filter(pk=seat.player_id).update(
-                removed_at=seat.removed_at, token_hash=None
-            )
-            Seat.objects.filter(player_id=seat.player_id, removed_at__isnull=True).exclude(
-                session__status=SessionStatus.ENDED
-            ).update(removed_at=seat.removed_at, token_hash=None, sockets=0)
-        return uow.record(
+        left = uow.record(
             session_id=gm.session_id,
             kind="seat.leave",
             actor=gm,
+            seq=taken.seq,
+            data={"seat": seat.pk, "name": seat.name, "removed": True},
+        )
+        if seat.player_id is not None:
+            # Removal holds for the campaign: the player's token and login open none of its
+            # sessions, not even one still to come where their seat was already carried.
+            Player.objects.filter(pk=seat.player_id).update(removed_at=at, token_hash=None)
+            carried = (
+                Seat.objects.filter(player_id=seat.player_id, removed_at__isnull=True)
+                .exclude(session__status=SessionStatus.ENDED)
+                .select_related("session__campaign")
+                .order_by("session_id")
+            )
+            for elsewhere in carried:
+                _remove_carried(seat=elsewhere, at=at)
+        return left
+
+
+def _remove_carried(*, seat: Seat, at: datetime) -> None:
+    """A removed player's seat at another session of the campaign, live or still to come,
+    leaves that table too, told in that session's own log (its open sockets are closed on it).
+    A unit of its own, a savepoint of the removal's transaction: its event is that session's,
+    published to that session's room once the removal commits, not among the events of the
+    room where the removal was made."""
+    with change(None) as uow:
+        # That session's lock, as its end takes it: a table that ended meanwhile stays as it was
+        # (and the player's seat there opens nothing: ``seat_for_token``, ``seat_user``).
+        if lock_session(session_id=seat.session_id).status == SessionStatus.ENDED:
+            return
+        Seat.objects.filter(pk=seat.pk).update(removed_at=at, token_hash=None, sockets=0)
+        uow.record(
+            session_id=seat.session_id,
+            kind="seat.leave",
+            actor=seat_gm(session=seat.session),
             data={"seat": seat.pk, "name": seat.name, "removed": True},
         )

@@ -15,12 +15,14 @@ from ..selectors.campaigns import quick_rolls_of
 from .errors import ServiceError, forbidden
 from .events import notice_on_commit
 from .pools import character_for
+from .seats import check_still_seated
 
 
 def update_sheet(*, seat: Seat, character_id: int, sheet: Mapping[str, Any]) -> Character:
     """A player changes their own character's sheet; the GM any of the campaign's. The sheet
     comes checked against the body's declaration (an object, ``protocol.bodies.SHEET``); its
     fields are the system's schema's to check."""
+    check_still_seated(seat=seat)
     character = character_for(seat=seat, character_id=character_id)
     try:
         checked = get_system(seat.session.campaign.system).validate_sheet(sheet)

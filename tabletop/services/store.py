@@ -194,26 +194,53 @@ def take_seq(*, session_id: int, sent: Unit | None = None) -> Locked:
     with the row not locked) and again, fresh, as it locks it. A busy room's changes wait for
     each other only from here to their commit: every statement in that span is a round trip
     the other processes' changes of the room wait through."""
+    locked, _ = _taking_seq(session_id, sent, talk=False)
+    return locked
+
+
+def take_seq_reading_talk(*, session_id: int, sent: Unit | None = None) -> tuple[Locked, Any]:
+    """``take_seq``, with the talk settings of the session's campaign read in the same
+    statement, as the lock found them: the GM changes them with the session locked
+    (``chat.set_talk``), so a message reads them in the order of the log, for no round trip
+    more."""
+    return _taking_seq(session_id, sent, talk=True)
+
+
+def _taking_seq(session_id: int, sent: Unit | None, *, talk: bool) -> tuple[Locked, Any]:
     if not connection.in_atomic_block:
         raise RuntimeError("take_seq must run inside transaction.atomic()")
+    quote = connection.ops.quote_name
     table = GameSession._meta.db_table
     state = GameSession._meta.get_field("table_state")
+    talk_field = Campaign._meta.get_field("talk")
+    talk_read = ""
+    if talk:  # the session's campaign's, by a subquery (each database's RETURNING takes one)
+        campaigns, campaign_id = quote(Campaign._meta.db_table), quote(Campaign._meta.pk.column)
+        of_session = f"{table}.{quote(_column(GameSession, 'campaign'))}"
+        talk_read = (
+            f", (SELECT c.{quote(talk_field.column)} FROM {campaigns} c "
+            f"WHERE c.{campaign_id} = {of_session})"
+        )
     event_id = f", {_next_event_id()}" if sent is not None else ""
     with connection.cursor() as cursor:
         round_trips.execute(
             cursor,
             f"UPDATE {table} SET last_seq = last_seq + 1 WHERE id = %s "
-            f"RETURNING last_seq, status, {state.column}{event_id}",
+            f"RETURNING last_seq, status, {state.column}{talk_read}{event_id}",
             [session_id],
             sent,
         )
         row = cursor.fetchone()
     if row is None:
         raise GameSession.DoesNotExist(session_id)
-    _taken_event_id(row[3:], sent)
+    rest = row[4:] if talk else row[3:]
+    _taken_event_id(rest, sent)
     # Django passes no expression when it converts a raw value itself; the stubs require one.
     table_state = state.from_db_value(row[2], None, connection)  # type: ignore[arg-type]
-    return Locked(int(row[0]), row[1], table_state)
+    if not talk:
+        return Locked(int(row[0]), row[1], table_state), None
+    talk_value = talk_field.from_db_value(row[3], None, connection)  # type: ignore[arg-type]
+    return Locked(int(row[0]), row[1], table_state), talk_value
 
 
 def seat_at_table(seat_id: int, *, sent: Unit | None = None) -> Seat:

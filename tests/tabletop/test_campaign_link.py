@@ -11,10 +11,13 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from tabletop.models import Campaign, Character, Event, GameSession, Player, Seat
+from tabletop.models import Campaign, Character, Event, GameSession, Player, SavedRoll, Seat
 from tabletop.selectors.campaign_link import current_session, onward
+from tabletop.services import seats
+from tabletop.services.access import resolve_access
 from tabletop.services.errors import ServiceError
 from tabletop.services.next_session import plan_next_session
+from tabletop.services.saved import change_roll, delete_roll, save_roll
 from tabletop.services.seats import (
     carry_seat,
     gm_seat,
@@ -24,6 +27,7 @@ from tabletop.services.seats import (
     seat_user,
 )
 from tabletop.services.sessions import create_session, end_session, start_session
+from tabletop.services.sheets import update_sheet
 
 from .commands import rolled
 
@@ -99,6 +103,27 @@ def test_removal_also_closes_a_seat_already_carried_into_a_planned_session(live_
     assert ahead.removed_at is not None and ahead.token_hash is None
 
 
+def test_removal_is_told_in_the_log_of_each_session_it_takes_a_seat_from(live_session, gm):
+    campaign = live_session.campaign
+    token = join_session(session=live_session, name="Ana").token
+    planned = create_session(campaign=campaign, title="Next week")
+    side = start_session(session_id=create_session(campaign=campaign, title="Side table").pk)
+    ahead = seat_for_token(session=planned, token=token)
+    aside = seat_for_token(session=side, token=token)
+    here = seat_for_token(session=live_session, token=token)
+    remove_seat(by_seat_id=gm_seat(session=live_session, user=gm).pk, seat_id=here.pk)
+    for session, seat in ((live_session, here), (planned, ahead), (side, aside)):
+        leave = Event.objects.filter(session=session).order_by("seq").last()
+        assert (leave.kind, leave.data["seat"], leave.data["removed"]) == (
+            "seat.leave",
+            seat.pk,
+            True,
+        )
+        assert leave.actor.is_gm and leave.actor.session_id == session.pk
+        seat.refresh_from_db()
+        assert seat.removed_at is not None and seat.token_hash is None
+
+
 def test_a_login_carries_over_and_its_removal_holds(live_session, gm, django_user_model):
     ana = django_user_model.objects.create_user("ana", password="pw-for-tests-only")
     first = join_session(session=live_session, name="Ana", user=ana).seat
@@ -113,6 +138,65 @@ def test_a_login_carries_over_and_its_removal_holds(live_session, gm, django_use
         join_session(session=third, name="Ana", user=ana)
     assert refused.value.code == "forbidden"
     assert first.player_id == seat.player_id
+
+
+def removed_after_the_end(session: GameSession, gm, token: str) -> GameSession:
+    """End ``session``; at the next one the GM removes the player ``token`` opens."""
+    second = the_next(session)
+    carried = seat_for_token(session=second, token=token)
+    remove_seat(by_seat_id=gm_seat(session=second, user=gm).pk, seat_id=carried.pk)
+    return second
+
+
+def test_a_player_removed_later_opens_no_seat_at_an_ended_session(
+    live_session, gm, django_user_model
+):
+    ana = join_session(session=live_session, name="Ana").token
+    bo = join_session(session=live_session, name="Bo").token
+    cy_login = django_user_model.objects.create_user("cy", password="pw-for-tests-only")
+    cy = join_session(session=live_session, name="Cy", user=cy_login).seat
+    second = removed_after_the_end(live_session, gm, ana)
+    carried_cy = seat_user(session=second, user=cy_login)
+    remove_seat(by_seat_id=gm_seat(session=second, user=gm).pk, seat_id=carried_cy.pk)
+    code = live_session.invite_code
+    for token, cookie in ((ana, None), (None, ana)):
+        assert resolve_access(code=code, token=token, cookie_token=cookie, user=None) is None
+    assert seat_for_token(session=live_session, token=ana) is None
+    assert resolve_access(code=code, token=None, cookie_token=None, user=cy_login) is None
+    # The ended session itself is as it was: the seats are still on its record.
+    assert Seat.objects.filter(pk=cy.pk, removed_at__isnull=True).exists()
+    # A player not removed still opens the ended session's record.
+    still = resolve_access(code=code, token=bo, cookie_token=None, user=None)
+    assert still is not None and still.seat.name == "Bo"
+
+
+def test_a_player_removed_later_changes_no_character_or_saved_roll_through_an_ended_seat(gm):
+    campaign = Campaign.objects.create(name="Chance", system="d6-chance", gm=gm)
+    first = start_session(session_id=create_session(campaign=campaign, title="One").pk)
+    kael = Character.objects.create(campaign=campaign, name="Kael")
+    joined = join_session(session=first, name="Ana", character_id=kael.pk)
+    kept = save_roll(
+        seat=joined.seat, character_id=kael.pk, label="Dodge", system=None, request={"dice": 3}
+    )
+    sheet_before = Character.objects.get(pk=kael.pk).sheet
+    removed_after_the_end(first, gm, joined.token)
+    old_seat = Seat.objects.get(pk=joined.seat.pk)
+    attempts = [
+        lambda: update_sheet(
+            seat=old_seat, character_id=kael.pk, sheet={"attributes": {"Dexterity": "9D"}}
+        ),
+        lambda: save_roll(
+            seat=old_seat, character_id=kael.pk, label="Run", system=None, request={"dice": 2}
+        ),
+        lambda: change_roll(seat=old_seat, roll_id=kept.pk, label="Renamed"),
+        lambda: delete_roll(seat=old_seat, roll_id=kept.pk),
+    ]
+    for attempt in attempts:
+        with pytest.raises(ServiceError) as refused:
+            attempt()
+        assert refused.value.code == "forbidden" and "removed" in refused.value.message
+    assert Character.objects.get(pk=kael.pk).sheet == sheet_before
+    assert [(r.pk, r.label) for r in SavedRoll.objects.all()] == [(kept.pk, "Dodge")]
 
 
 def test_a_character_owner_is_seated_at_every_session(live_session, django_user_model):
@@ -186,6 +270,59 @@ def test_each_session_keeps_its_own_dice_log_and_verification(live_session):
         out = io.StringIO()
         call_command("verify", session.invite_code, stdout=out)
         assert "every die verified" in out.getvalue()
+
+
+def kinds(session: GameSession) -> list[str]:
+    return list(
+        Event.objects.filter(session=session).order_by("seq").values_list("kind", flat=True)
+    )
+
+
+def test_no_one_sits_down_at_a_session_that_ended_after_it_was_read(live_session):
+    read = GameSession.objects.select_related("campaign").get(pk=live_session.pk)
+    end_session(session_id=live_session.pk)
+    with pytest.raises(ServiceError) as refused:
+        join_session(session=read, name="Late")
+    assert refused.value.code == "conflict" and "ended" in refused.value.message
+    assert kinds(live_session)[-1] == "session.end"
+    assert not Seat.objects.filter(session=live_session, name="Late").exists()
+    assert not Player.objects.filter(name="Late").exists()
+
+
+def test_a_character_owner_gets_no_seat_at_a_session_that_ended_after_it_was_read(
+    live_session, django_user_model
+):
+    owner = django_user_model.objects.create_user("cy", password="pw-for-tests-only")
+    Character.objects.create(campaign=live_session.campaign, name="Mira", owner=owner)
+    read = GameSession.objects.select_related("campaign").get(pk=live_session.pk)
+    end_session(session_id=live_session.pk)
+    with pytest.raises(ServiceError) as refused:
+        seat_user(session=read, user=owner)
+    assert refused.value.code == "conflict"
+    assert kinds(live_session)[-1] == "session.end"
+    assert not Seat.objects.filter(session=live_session, user=owner).exists()
+
+
+def test_a_removal_under_way_as_the_session_ends_comes_before_the_end_in_the_log(
+    live_session, gm, monkeypatch
+):
+    ana = join_session(session=live_session, name="Ana").seat
+    the_gm = gm_seat(session=live_session, user=gm)
+    real_now = seats.timezone.now
+
+    class EndedMeanwhile:
+        """The GM ends the session while the removal is under way (as it stamps the seat)."""
+
+        @staticmethod
+        def now():
+            end_session(session_id=live_session.pk)
+            return real_now()
+
+    monkeypatch.setattr(seats, "timezone", EndedMeanwhile)
+    remove_seat(by_seat_id=the_gm.pk, seat_id=ana.pk)
+    log = kinds(live_session)
+    assert log[-1] == "session.end"
+    assert log.count("session.end") == 1
 
 
 # --- pages and JSON --------------------------------------------------------------------------

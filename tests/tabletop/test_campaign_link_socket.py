@@ -10,9 +10,17 @@ from channels.db import database_sync_to_async
 from tabletop.models import Event, GameSession, Seat
 from tabletop.services.next_session import plan_next_session
 from tabletop.services.seats import gm_seat, remove_seat
-from tabletop.services.sessions import end_session, start_session
+from tabletop.services.sessions import create_session, end_session, start_session
 
-from .test_consumer import connect, make_table, next_event, refused, seat_token
+from .test_consumer import (
+    ORIGIN,
+    connect,
+    login_cookie,
+    make_table,
+    next_event,
+    refused,
+    seat_token,
+)
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
@@ -71,6 +79,41 @@ async def test_a_removed_players_token_opens_no_later_session():
     second = await start(await end_and_plan(table["session"]))
     assert await refused(second.invite_code, f"?token={token}", headers=[(b"x", b"y")])
     assert await refused(table["code"], f"?token={token}", headers=[(b"x", b"y")])
+
+
+async def test_a_removal_at_one_table_closes_the_players_socket_at_another():
+    table = await make_table()
+    token = await seat_token(table["session"], "Ana")
+
+    @database_sync_to_async
+    def side_table() -> GameSession:
+        campaign = table["session"].campaign
+        return start_session(session_id=create_session(campaign=campaign, title="Side").pk)
+
+    side = await side_table()
+    ana_aside, hello = await connect(side.invite_code, token=token)
+    ana_here, ana = await connect(table["code"], token=token)
+    gm, _ = await connect(
+        table["code"], headers=[ORIGIN, (b"cookie", await login_cookie(table["gm"]))]
+    )
+    await gm.send_json_to({"type": "seat.remove", "ref": "rm", "seat": ana["seat"]["id"]})
+    leave = await next_event(gm)
+    assert leave["kind"] == "seat.leave" and leave["data"]["seat"] == ana["seat"]["id"]
+    # The side table's own log tells its screens, and the player's socket there is closed.
+    leave_aside = await next_event(ana_aside)
+    assert (
+        leave_aside["kind"] == "seat.leave" and leave_aside["data"]["seat"] == hello["seat"]["id"]
+    )
+    closed = await ana_aside.receive_output(timeout=2)
+    assert closed["type"] == "websocket.close" and closed["code"] == 4403
+    # Each room hears its own event only.
+    heard = []
+    while not await gm.receive_nothing(timeout=0.3):
+        heard.append(await gm.receive_json_from())
+    assert [m for m in heard if m["type"] == "event"] == []
+    for comm in (gm, ana_here):
+        await comm.disconnect()
+    assert await refused(side.invite_code, f"?token={token}")
 
 
 async def test_an_ended_rooms_players_hear_of_the_next_session():

@@ -16,7 +16,8 @@ from tabletop.protocol.commands import Decoded, Refused
 from tabletop.protocol.events import check_event
 from tabletop.protocol.wire import decode, precheck
 from tabletop.selectors.events import Viewer, events_after, for_viewer
-from tabletop.services.chat import MAX_INLINE_ROLLS, read_line
+from tabletop.services import chat
+from tabletop.services.chat import MAX_INLINE_ROLLS, read_line, set_talk
 from tabletop.services.errors import ServiceError
 from tabletop.services.events import message_payload, room_payload
 from tabletop.services.export import (
@@ -246,6 +247,29 @@ def test_the_gm_reads_whispers_to_the_gm_and_between_players_only_when_the_campa
     later = send(seats["ana"], "chat", text="/w Bo psst again")
     assert for_viewer(room_payload(later)["event"], viewer(seats["gm"]))["data"] == {"hidden": True}
     assert Campaign.objects.get(pk=session.campaign_id).talk["gm_reads_whispers"] is False
+
+
+@pytest.mark.parametrize("text", ["/w Bo psst", "/w Bo psst [[1d6]]"])
+def test_a_whisper_says_whether_the_gm_reads_it_as_the_log_stood_where_it_was_sent(
+    table, monkeypatch, text
+):
+    session, seats = table
+    find_recipient = chat._recipient
+
+    def gm_changes_the_setting_meanwhile(seat, rest):
+        """The GM lets the GM read whispers after the whisper's seat was read, before its
+        session is locked: the setting comes earlier in the log than the whisper."""
+        found = find_recipient(seat, rest)
+        set_talk(seat_id=seats["gm"].pk, gm_reads_whispers=True)
+        return found
+
+    monkeypatch.setattr(chat, "_recipient", gm_changes_the_setting_meanwhile)
+    whisper = send(seats["ana"], "chat", text=text)
+    setting = Event.objects.get(session=session, kind="chat.settings")
+    assert setting.seq < whisper.seq and whisper.data["gm_reads"] is True
+    for roll in Event.objects.filter(session=session, kind="roll"):
+        assert setting.seq < roll.seq and roll.data["gm_reads"] is True
+    assert for_viewer(room_payload(whisper)["event"], viewer(seats["gm"]))["data"]["message"]
 
 
 def test_after_the_end_the_gm_counts_no_whispered_dice_the_gm_could_not_read(client, table, gm):

@@ -101,6 +101,9 @@ SAVED_ROLL_CHANGE = Body(
 # A sheet's or the settings' whole body, as JSON: each field has its own limit in the system's
 # schema, and this bounds what is read before they are checked.
 SHEET_BYTES = 64 * 1024
+# Any other body the room's endpoints read (a name to sit down with, a saved roll): far past
+# what their fields may hold, and refused from its length before it is read.
+BODY_BYTES = 16 * 1024
 
 SHEET = Body(
     "POST /play/<code>/sheet/<character id>",

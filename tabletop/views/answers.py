@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, JsonResponse
 from django.utils.translation import gettext as _
 
+from ..protocol.bodies import BODY_BYTES
 from ..protocol.commands import parse_json
 from ..services.errors import ServiceError, invalid
 
@@ -26,21 +28,25 @@ def error_answer(exc: ServiceError) -> JsonResponse:
     return JsonResponse(body, status=STATUS_FOR.get(exc.code, 400))
 
 
-def json_object(request: HttpRequest, *, max_bytes: int | None = None) -> dict[str, Any]:
+def json_object(request: HttpRequest, *, max_bytes: int = BODY_BYTES) -> dict[str, Any]:
     """The JSON object a request's body holds; ServiceError ``invalid`` for anything else, or
     for a body over ``max_bytes`` (refused from its length, before it is read)."""
     if request.content_type != "application/json":
         raise invalid(_("send JSON (Content-Type: application/json)"))
-    if max_bytes is not None:
-        try:
-            length = int(request.META.get("CONTENT_LENGTH") or 0)
-        except ValueError:
-            length = 0
-        if length > max_bytes or (not length and len(request.body) > max_bytes):
-            raise invalid(
-                _("the body is %(length)s bytes; at most %(max_bytes)s are read here")
-                % {"length": format(length, ","), "max_bytes": format(max_bytes, ",")}
-            )
+    try:
+        length = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        length = 0
+    try:
+        # (a body sent without its length is read, up to the server's own cap on bodies)
+        too_long = length > max_bytes or (not length and len(request.body) > max_bytes)
+    except RequestDataTooBig:
+        too_long = True
+    if too_long:
+        raise invalid(
+            _("the body is %(length)s bytes; at most %(max_bytes)s are read here")
+            % {"length": format(length, ","), "max_bytes": format(max_bytes, ",")}
+        )
     try:
         body = parse_json(request.body or b"{}")
     except ValueError:

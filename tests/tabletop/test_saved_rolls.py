@@ -161,3 +161,18 @@ def test_a_player_with_no_character_keeps_rolls_on_the_seat(live_session, campai
     assert send(cy, live_session, "post", f"/{roll_id}", {"label": "Big boom"}).status_code == 200
     assert send(cy, live_session, "delete", f"/{roll_id}").status_code == 200
     assert not SavedRoll.objects.exists()
+
+
+@pytest.mark.parametrize("padding", [20_000, 5_000_000])
+def test_a_body_past_what_its_fields_could_hold_is_refused_in_json_unread(
+    live_session, campaign, padding
+):
+    # A 5 MB body was read until Django's own cap refused it, answered with its HTML error page.
+    ana = sit(live_session, "Ana")
+    body = {"label": "Axe", "request": {"notation": "1d8"}, "pad": "x" * padding}
+    answer = send(ana, live_session, "post", body=body)
+    assert answer.status_code == 400 and answer["Content-Type"] == "application/json"
+    assert answer.json()["error"]["message"].startswith(
+        f"the body is {len(json.dumps(body)):,} bytes; at most 16,384 are read here"
+    )
+    assert not SavedRoll.objects.exists()

@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.db import models
 from django.db.models import Count, Q, QuerySet
 from django.forms import ModelChoiceField
 from django.http import HttpRequest
@@ -27,6 +30,7 @@ from .models import (
     Visibility,
 )
 from .models.pools import Pool
+from .protocol.commands import junk
 from .selectors.campaign_link import campaign_link
 from .services.errors import ServiceError
 from .services.sessions import end_session, start_session
@@ -62,6 +66,26 @@ def invite_link(_admin: object, obj: GameSession) -> str:
     return format_html('<a href="{0}">{0}</a>', path)
 
 
+class StorableJSONField(forms.JSONField):
+    """The admin's JSON (sheets, settings): refused, naming the place, where it holds what no
+    database can keep (a lone surrogate, typed as ``"\\ud800"``, or ``1e999``), as the room's
+    endpoints refuse it; and shown back with such text escaped, never as characters no page
+    can be encoded with (the form failed with a 500 where a sheet held one)."""
+
+    def to_python(self, value: Any) -> Any:
+        parsed = super().to_python(value)
+        found = junk(parsed)
+        if found is not None:
+            where, why = found
+            raise ValidationError(f"{where}: {why}" if where else why, code="invalid")
+        return parsed
+
+    def prepare_value(self, value: Any) -> Any:
+        if isinstance(value, forms.fields.InvalidJSONInput):
+            return value
+        return json.dumps(value, ensure_ascii=True, cls=self.encoder)
+
+
 class OwnCampaignsMixin:
     """A GM who is staff but not superuser sees and changes only the campaigns they run: lists,
     change pages, the choices a form offers (a campaign, a session, a user) and the list
@@ -71,6 +95,7 @@ class OwnCampaignsMixin:
     back one guess at a time, before the session ends."""
 
     campaign_path = "campaign__gm"
+    formfield_overrides = {models.JSONField: {"form_class": StorableJSONField}}
 
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
         limited = _choices_for(db_field.related_model, request)

@@ -107,6 +107,32 @@ def test_malformed_json_sheet_gets_a_field_error(admin_client_gm, campaign):
     assert not Character.objects.filter(name="Bad sheet").exists()
 
 
+@pytest.mark.parametrize(
+    ("sheet", "where"),
+    [('{"x": "\\ud800"}', "x: "), ('"\\ud800"', ""), ('{"skills": {"\\udfff": 1}}', "skills")],
+)
+def test_a_sheet_holding_text_no_database_keeps_gets_a_field_error(
+    admin_client_gm, campaign, sheet, where
+):
+    # The form showed the sheet back with the lone surrogate in it, and the page could not be
+    # encoded: a 500 after the form had said what was wrong.
+    response = admin_client_gm.post(
+        "/admin/tabletop/character/add/",
+        {
+            "campaign": campaign.pk,
+            "name": "Surrogate",
+            "sheet": sheet,
+            "resources-TOTAL_FORMS": "0",
+            "resources-INITIAL_FORMS": "0",
+        },
+    )
+    assert response.status_code == 200
+    error = response.context["adminform"].form.errors["sheet"][0]
+    assert error.startswith(where) and "not valid text" in error
+    assert "\\ud800" in response.content.decode() or "\\udfff" in response.content.decode()
+    assert not Character.objects.filter(name="Surrogate").exists()
+
+
 def test_start_and_end_actions(admin_client_gm, campaign):
     planned = GameSession.objects.create(campaign=campaign, title="Planned")
     url = "/admin/tabletop/gamesession/"

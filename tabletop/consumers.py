@@ -85,9 +85,7 @@ def _configure_buckets() -> None:
         (_seat_work, conf["SEAT_WORK_PER_SECOND"], conf["SEAT_WORK_BURST"]),
         (_room_work, conf["ROOM_WORK_PER_SECOND"], conf["ROOM_WORK_BURST"]),
     ):
-        if (buckets.rate, buckets.burst) != (rate, burst):
-            buckets.rate, buckets.burst = rate, burst
-            buckets.clear()
+        buckets.keep_to(rate, burst)
 
 
 def _bucket(seat_id: int) -> TokenBucket:

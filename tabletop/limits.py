@@ -71,6 +71,18 @@ class Buckets:
     def clear(self) -> None:
         self._buckets.clear()
 
+    def keep_to(self, rate: float, burst: float) -> None:
+        """Take the budget as the settings give it now (they are read on each use, so a test or
+        an operator's change is in force at once): every bucket starts again, full, when it
+        changes."""
+        if (self.rate, self.burst) != (rate, burst):
+            self.rate, self.burst = rate, burst
+            self.clear()
+
+    def keep_to_per_minute(self, per_minute: float) -> None:
+        """``keep_to`` for a budget of ``per_minute`` a minute, in bursts of as many."""
+        self.keep_to(per_minute / 60, per_minute)
+
 
 class Slots:
     """At most ``size`` of something at once in a process (replays, exports). ``take`` waits

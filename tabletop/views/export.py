@@ -63,9 +63,7 @@ def _configure() -> None:
         (_per_viewer, conf["EXPORTS_PER_MINUTE"]),
         (_per_link, conf["LINK_EXPORTS_PER_MINUTE"]),
     ):
-        if buckets.burst != per_minute:
-            buckets.rate, buckets.burst = per_minute / 60, per_minute
-            buckets.clear()
+        buckets.keep_to_per_minute(per_minute)
     _making.size = conf["EXPORTS_IN_FLIGHT"]
 
 

@@ -271,10 +271,7 @@ _join_buckets = Buckets(0, 0)
 def _join_allowed(request: HttpRequest) -> bool:
     """Seats per client address (the proxy's, if one sits in front: set it up to pass the
     client's address as REMOTE_ADDR), so one person cannot multiply their budgets."""
-    per_minute = settings.TABLETOP["JOINS_PER_MINUTE"]
-    if _join_buckets.burst != per_minute:
-        _join_buckets.rate, _join_buckets.burst = per_minute / 60, per_minute
-        _join_buckets.clear()
+    _join_buckets.keep_to_per_minute(settings.TABLETOP["JOINS_PER_MINUTE"])
     return _join_buckets(request.META.get("REMOTE_ADDR", "")).take()
 
 
@@ -308,9 +305,7 @@ _odds_buckets = Buckets(0, 0)
 
 def _odds_allowed(seat_id: int) -> bool:
     conf = settings.TABLETOP
-    if (_odds_buckets.rate, _odds_buckets.burst) != (conf["ODDS_PER_SECOND"], conf["ODDS_BURST"]):
-        _odds_buckets.rate, _odds_buckets.burst = conf["ODDS_PER_SECOND"], conf["ODDS_BURST"]
-        _odds_buckets.clear()
+    _odds_buckets.keep_to(conf["ODDS_PER_SECOND"], conf["ODDS_BURST"])
     return _odds_buckets(seat_id).take()
 
 

@@ -40,9 +40,7 @@ def _configure() -> None:
         (_per_viewer, conf["STATS_SECONDS_PER_MINUTE"]),
         (_per_link, conf["LINK_STATS_SECONDS_PER_MINUTE"]),
     ):
-        if buckets.burst != per_minute:
-            buckets.rate, buckets.burst = per_minute / 60, per_minute
-            buckets.clear()
+        buckets.keep_to_per_minute(per_minute)
     _working.size = conf["STATS_IN_FLIGHT"]
 
 

@@ -26,9 +26,7 @@ def _configure() -> None:
         (_writes, conf["WRITES_PER_SECOND"], conf["WRITES_BURST"]),
         (_write_bytes, conf["WRITE_BYTES_PER_SECOND"], conf["WRITE_BYTES_BURST"]),
     ):
-        if (buckets.rate, buckets.burst) != (rate, burst):
-            buckets.rate, buckets.burst = rate, burst
-            buckets.clear()
+        buckets.keep_to(rate, burst)
 
 
 def _body_bytes(request: HttpRequest) -> int:

@@ -189,20 +189,28 @@ def test_the_markdown_export_shows_hostile_names_and_labels_as_typed_text(client
     assert all(f"- **#{n}**" in text for n in range(2, 2 + len(seats)))
 
 
-def test_a_long_record_is_read_a_page_at_a_time_and_streamed(client, live_session, monkeypatch):
+@pytest.fixture
+def reads(monkeypatch) -> list[int | None]:
+    """The limit of each read a record makes of the store, as it makes them."""
+    from tabletop.services import export
+
+    made: list[int | None] = []
+    read = export.events_after
+
+    def counted(*, session_id: int, after: int, limit: int | None = None) -> list:
+        made.append(limit)
+        return read(session_id=session_id, after=after, limit=limit)
+
+    monkeypatch.setattr(export, "events_after", counted)
+    return made
+
+
+def test_a_long_record_is_read_a_page_at_a_time_and_streamed(client, live_session, reads):
     from tabletop.services import export
 
     from .bulk import add_rolls
 
     last = add_rolls(live_session, 2 * export.EXPORT_PAGE + 10)
-    reads: list[int | None] = []
-    read = export.events_after
-
-    def counted(*, session_id: int, after: int, limit: int | None = None) -> list:
-        reads.append(limit)
-        return read(session_id=session_id, after=after, limit=limit)
-
-    monkeypatch.setattr(export, "events_after", counted)
     joined = join_session(session=live_session, name="Reader")
     answer = client.get(f"/play/{live_session.invite_code}/export.json", {"token": joined.token})
     assert answer.streaming
@@ -322,7 +330,7 @@ def test_every_export_keeps_a_rolls_character_and_what_it_was_for(client, live_s
 
 
 def test_the_record_the_verify_page_reads_is_the_seats_export_under_its_budgets(
-    client, live_session, monkeypatch, settings
+    client, live_session, reads, settings
 ):
     # It was one JSON answer of every event, built in memory (about 0.5 MB of the process's
     # memory per roll of 1000d1000), with no budget of its own.
@@ -331,14 +339,6 @@ def test_the_record_the_verify_page_reads_is_the_seats_export_under_its_budgets(
     from .bulk import add_rolls
 
     last = add_rolls(live_session, export.EXPORT_PAGE + 10)
-    reads: list[int | None] = []
-    read = export.events_after
-
-    def counted(*, session_id: int, after: int, limit: int | None = None) -> list:
-        reads.append(limit)
-        return read(session_id=session_id, after=after, limit=limit)
-
-    monkeypatch.setattr(export, "events_after", counted)
     settings.TABLETOP = {**settings.TABLETOP, "EXPORTS_PER_MINUTE": 2}
     joined = join_session(session=live_session, name="Reader")
     code = live_session.invite_code

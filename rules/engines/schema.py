@@ -152,9 +152,9 @@ def _check_choice(spec: Field, value: Any, where: str) -> Any:
     return value
 
 
-def _unstorable(text: str) -> str | None:
+def unstorable(text: str) -> str | None:
     """Why ``text`` cannot be kept, or None: PostgreSQL refuses NUL in text and in JSON (key or
-    value), and a lone surrogate encodes nowhere."""
+    value), and a lone surrogate encodes nowhere. Every text the table keeps is held to it."""
     if "\x00" in text:
         return "may not contain NUL characters"
     if not encodes(text):
@@ -165,7 +165,7 @@ def _unstorable(text: str) -> str | None:
 def _check_text(spec: Field, value: Any, where: str) -> str:
     if not isinstance(value, str):
         raise RuleError(where, f"expected text, got {value!r}")
-    problem = _unstorable(value)
+    problem = unstorable(value)
     if problem is not None:
         raise RuleError(where, problem)
     if len(value) > spec.max_length:
@@ -210,7 +210,7 @@ def _name(spec: Field, key: Any, where: str) -> str:
     surrogate), among ``choices`` when given."""
     if not isinstance(key, str) or not key or len(key) > 60:
         raise RuleError(where, f"names must be short text, got {key!r}")
-    problem = _unstorable(key)
+    problem = unstorable(key)
     if problem is not None:
         # The field is the mapping's own path: one ending in this name could not be sent
         # or kept either (the name shows escaped, in quotes).

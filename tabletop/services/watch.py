@@ -11,6 +11,8 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from rules.engines.schema import unstorable
+
 from ..models import GameSession, WatchLink
 from ..models.codes import is_code
 from ..selectors.events import Viewer
@@ -39,6 +41,9 @@ def create_watch_link(*, session: GameSession, user: Visitor, label: str = "") -
     """A new link for spectators; ``label`` is the form's text, what the GM calls it."""
     gm = check_runs_campaign(user=user, campaign=session.campaign)
     label = label.strip()
+    if unstorable(label) is not None:
+        # Kept as a sheet's text is: a NUL or a lone surrogate is no text a database can hold.
+        raise invalid(_("may not contain NUL characters or lone surrogates"), field="label")
     if len(label) > 80:
         raise invalid(_("at most 80 characters"), field="label")
     active = WatchLink.objects.filter(session=session, revoked_at__isnull=True).count()

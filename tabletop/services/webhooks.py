@@ -41,7 +41,10 @@ def add_webhook(*, campaign: Campaign, user: Visitor, url: str) -> Webhook:
     """A new hook for the campaign; ``url`` is the form's text, as chat gave it."""
     check_runs_campaign(user=user, campaign=campaign)
     if not url.strip():
-        raise invalid(_("the address chat gave you for an incoming webhook"), field="url")
+        raise invalid(
+            _("paste the address chat gave you for an incoming webhook; this one is empty"),
+            field="url",
+        )
     try:
         target = parse(url.strip())
     except AddressRefused as exc:

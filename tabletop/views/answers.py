@@ -23,6 +23,13 @@ STATUS_FOR = {
 }
 
 
+def wants_json(request: HttpRequest) -> bool:
+    """Whether a refusal is read by a program (it sent or asks for JSON), not a browser's page."""
+    return request.content_type == "application/json" or "application/json" in request.headers.get(
+        "Accept", ""
+    )
+
+
 def error_answer(exc: ServiceError) -> JsonResponse:
     body = {"error": {"code": exc.code, "message": exc.message, "field": exc.field}}
     return JsonResponse(body, status=STATUS_FOR.get(exc.code, 400))

@@ -27,6 +27,7 @@ from django.views.decorators.http import require_GET
 
 from ..limits import Buckets, Slots
 from ..models import SessionStatus
+from ..services.errors import not_found
 from ..services.export import (
     FORMATS,
     WRITERS,
@@ -40,6 +41,7 @@ from ..services.export import (
 from ..services.watch import watched_session
 from ..storage import KeptRecords
 from ..transport import abort, unsent_bytes
+from .answers import error_answer, wants_json
 from .seating import not_seated, seat_access
 from .watch import gone
 
@@ -258,6 +260,8 @@ def _download(request: HttpRequest, record: Record, fmt: str, viewer: str) -> Ht
 @require_GET
 def seat_export(request: HttpRequest, code: str, fmt: str) -> HttpResponseBase:
     if fmt not in FORMATS:
+        if wants_json(request):
+            return error_answer(not_found(_("no such export: it is .json, .md or .html")))
         raise Http404("no such format")
     access = seat_access(request, code, token=True)
     if access is None:

@@ -20,6 +20,10 @@ MAX_URL = 500
 # What a GM is told when an address is refused for where it points (never which address a
 # name gave: that would tell them about the server's own network).
 NOT_PUBLIC = "the address is not a public internet address"
+# ... and in development, where this machine and private networks are allowed too.
+NOT_PUBLIC_OR_PRIVATE = (
+    "the address is not on the public internet, this machine or a private network"
+)
 
 
 class AddressRefused(Exception):
@@ -213,6 +217,30 @@ def is_public(ip: IPAddress) -> bool:
     return ip.is_global and not any(ip in net for net in _V6_NOT_PUBLIC)
 
 
+# What development may post to besides the public internet: a receiver on this machine or on
+# the GM's own network. Never link-local (cloud metadata services answer at 169.254.169.254),
+# shared, multicast, reserved or unspecified addresses: those are no receiver a GM runs.
+_LOOPBACK_AND_PRIVATE = [
+    ipaddress.ip_network(n)
+    for n in (
+        "127.0.0.0/8",  # loopback
+        "10.0.0.0/8",  # private (RFC 1918)
+        "172.16.0.0/12",  # private
+        "192.168.0.0/16",  # private
+        "::1/128",  # loopback
+        "fc00::/7",  # unique local
+    )
+]
+
+
+def is_loopback_or_private(ip: IPAddress) -> bool:
+    """Whether ``ip`` is this machine's (loopback) or on a private network (RFC 1918, IPv6
+    unique local), also when written as an IPv4-mapped IPv6 address."""
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return any(ip in net for net in _LOOPBACK_AND_PRIVATE)
+
+
 # --- resolving, once ----------------------------------------------------------------------------
 _LOOKUPS = threading.BoundedSemaphore(32)  # names being resolved at once, per process
 
@@ -262,12 +290,17 @@ def address_of(sockaddr: tuple) -> IPAddress:
 
 def checked(target: Target, *, timeout: float, private_ok: bool) -> list[tuple[int, tuple]]:
     """``resolve``, then every address checked: one that is not public refuses the whole name
-    (unless private addresses are allowed here)."""
+    (``private_ok``, in development: one that is neither public nor loopback or private)."""
     addresses = resolve(target, timeout=timeout, absolute=not private_ok)
-    if not private_ok:
-        for _family, sockaddr in addresses:
-            ip = address_of(sockaddr)
-            scoped = isinstance(ip, ipaddress.IPv6Address) and len(sockaddr) > 3 and sockaddr[3]
-            if scoped or not is_public(ip):
-                raise AddressRefused(NOT_PUBLIC)
+    for _family, sockaddr in addresses:
+        ip = address_of(sockaddr)
+        scoped = isinstance(ip, ipaddress.IPv6Address) and len(sockaddr) > 3 and sockaddr[3]
+        if scoped:
+            refused = True  # a scope is a link's: link-local, never a receiver's address
+        elif private_ok:
+            refused = not (is_public(ip) or is_loopback_or_private(ip))
+        else:
+            refused = not is_public(ip)
+        if refused:
+            raise AddressRefused(NOT_PUBLIC_OR_PRIVATE if private_ok else NOT_PUBLIC)
     return addresses

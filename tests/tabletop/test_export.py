@@ -138,6 +138,14 @@ def test_outsiders_and_unknown_formats_get_nothing(client, played):
     code = played["session"].invite_code
     assert client.get(f"/play/{code}/export.json").status_code == 403
     assert client.get(f"/play/{code}/export.pdf", {"token": played["ana"].token}).status_code == 404
+    asked = client.get(
+        f"/play/{code}/export.pdf", {"token": played["ana"].token}, HTTP_ACCEPT="application/json"
+    )
+    assert asked.status_code == 404 and asked.json()["error"] == {
+        "code": "not-found",
+        "message": "no such export: it is .json, .md or .html",
+        "field": None,
+    }
     assert client.get("/watch/not-a-link/export.json").status_code == 404
 
 

@@ -93,6 +93,19 @@ def test_unknown_code_and_ended_session(client, live_session):
     assert response.status_code == 409
 
 
+def test_a_code_no_table_has_is_answered_in_json_to_json_and_as_a_page_to_a_browser(client):
+    for answer in (
+        post_json(client, "/play/NOPE/join", {"name": "zz"}),
+        client.post("/play/NOPE/join", {"name": "zz"}, HTTP_ACCEPT="application/json"),
+    ):
+        assert answer.status_code == 404 and answer["Content-Type"] == "application/json"
+        assert answer.json()["error"]["code"] == "not-found"
+        assert answer.json()["error"]["message"] == "no table has that code"
+    page = client.post("/play/NOPE/join", {"name": "zz"}, HTTP_ACCEPT="text/html")
+    assert page.status_code == 404 and page["Content-Type"].startswith("text/html")
+    assert not Seat.objects.exists()
+
+
 def test_form_join_needs_csrf(live_session):
     from django.test import Client
 

@@ -3,9 +3,12 @@ links on the dashboard."""
 
 from __future__ import annotations
 
+from urllib.parse import parse_qs, urlsplit
+
 import pytest
 
 from tabletop.models import GameSession, WatchLink
+from tabletop.services.errors import ServiceError
 from tabletop.services.watch import create_watch_link, revoke_watch_link
 
 pytestmark = pytest.mark.django_db
@@ -41,6 +44,19 @@ def test_the_gm_makes_and_revokes_links_from_the_dashboard(client, live_session,
     assert f"/watch/{link.code}/" not in client.get(f"/gm/{live_session.pk}/").content.decode()
     too_long = client.post(f"/gm/{live_session.pk}/watch", {"label": "x" * 81})
     assert "watch_error=" in too_long["Location"]
+
+
+def test_a_label_no_database_can_keep_is_refused_on_the_dashboard(client, live_session, gm):
+    client.force_login(gm)
+    answer = client.post(f"/gm/{live_session.pk}/watch", {"label": "Big\x00screen"})
+    assert answer.status_code == 302 and answer["Location"].endswith("#watch")
+    said = parse_qs(urlsplit(answer["Location"]).query)["watch_error"]
+    assert said == ["Label: may not contain NUL characters or lone surrogates"]
+    assert not WatchLink.objects.filter(session=live_session).exists()
+    with pytest.raises(ServiceError) as refused:
+        create_watch_link(session=live_session, user=gm, label="Big \ud800 screen")
+    assert refused.value.field == "label"
+    assert not WatchLink.objects.filter(session=live_session).exists()
 
 
 def test_no_one_else_makes_or_revokes_links(client, live_session, gm, django_user_model):

@@ -1,6 +1,7 @@
 """Where a webhook may post, as a production deployment checks it: one canonical spelling of the
 address, every address its name gives public, checked when the hook is added and again at every
-POST (a hook stored before the rules, or a name that changed, still posts nowhere private)."""
+POST (a hook stored before the rules, or a name that changed, still posts nowhere private). In
+development, loopback and private networks too, and still no link-local or other address."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from tabletop.services.errors import ServiceError
 from tabletop.services.sessions import create_session, start_session
 from tabletop.services.webhooks import add_webhook
 from tabletop.webhooks import address
-from tabletop.webhooks.address import AddressRefused, is_public, parse
+from tabletop.webhooks.address import AddressRefused, is_loopback_or_private, is_public, parse
 from tabletop.webhooks.post import post
 from tabletop.webhooks.sender import sender
 
@@ -308,3 +309,97 @@ def test_development_may_post_to_this_machine(campaign, settings, receiver):
     with pytest.raises(ServiceError):
         add_webhook(campaign=campaign, user=campaign.gm, url=f"http://127.1:{receiver.port}/")
     assert address.is_public(ipaddress.ip_address("127.0.0.1")) is False
+
+
+# Development allows a receiver on this machine or the GM's own network, nothing else that is
+# not public: written as an address, or given by a name.
+LOOPBACK_AND_PRIVATE = (
+    "http://127.0.0.1/hook",
+    "http://10.0.0.1/hook",
+    "http://172.31.255.254/hook",
+    "http://192.168.1.1/hook",
+    "http://[::1]/hook",
+    "http://[fd12:3456::1]/hook",
+    "http://inside.chat.example/hook",
+    "http://rebind.chat.example/hook",
+)
+NEITHER = (
+    "http://169.254.169.254/latest/",
+    "http://metadata.chat.example/latest/",
+    "http://[fe80::1]/hook",
+    "http://0.0.0.0/hook",
+    "http://[::]/hook",
+    "http://100.64.0.1/hook",
+    "http://224.0.0.1/hook",
+    "http://[ff02::1]/hook",
+    "http://240.0.0.1/hook",
+    "http://255.255.255.255/hook",
+    "http://192.0.2.10/hook",
+    "http://nat64.chat.example/hook",
+)
+
+
+@pytest.fixture
+def development(production, settings):
+    """Development's webhook settings (the resolver of ``production``, which knows ``NAMES``)."""
+    settings.TABLETOP = {**settings.TABLETOP, "WEBHOOK_PRIVATE_ADDRESSES": True}
+
+
+@uses_the_store
+def test_development_adds_hooks_on_loopback_and_private_networks_only(campaign, development):
+    for url in LOOPBACK_AND_PRIVATE:
+        assert add_webhook(campaign=campaign, user=campaign.gm, url=url).url == url
+        Webhook.objects.all().delete()
+    for url in NEITHER:
+        with pytest.raises(ServiceError) as caught:
+            add_webhook(campaign=campaign, user=campaign.gm, url=url)
+        assert caught.value.field == "url", url
+        assert caught.value.message == (
+            "Url: the address is not on the public internet, this machine or a private network"
+        ), url
+    assert not Webhook.objects.exists()
+
+
+def test_development_posts_to_no_link_local_or_other_special_address(development, receiver):
+    # The guard of every POST: an address stored before, or a name that now gives another.
+    assert post(receiver.url, body=b"{}", headers={}, seconds=2, private_ok=True).delivered
+    for url in NEITHER:
+        outcome = post(url, body=b"{}", headers={}, seconds=2, private_ok=True)
+        assert outcome.status is None and not outcome.retry, url
+        assert outcome.error == (
+            "the address is not on the public internet, this machine or a private network"
+        ), url
+    assert len(receiver.posts) == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "allowed"),
+    [
+        ("127.0.0.1", True),
+        ("127.255.255.254", True),
+        ("10.255.0.1", True),
+        ("172.16.0.1", True),
+        ("172.31.255.255", True),
+        ("192.168.0.1", True),
+        ("::1", True),
+        ("fc00::1", True),
+        ("fdff:ffff::1", True),
+        ("::ffff:192.168.0.1", True),
+        ("8.8.8.8", False),  # public: allowed by is_public, not by this
+        ("172.32.0.1", False),
+        ("169.254.169.254", False),
+        ("::ffff:169.254.169.254", False),
+        ("fe80::1", False),
+        ("100.64.0.1", False),
+        ("0.0.0.0", False),
+        ("::", False),
+        ("224.0.0.251", False),
+        ("ff02::1", False),
+        ("240.0.0.1", False),
+        ("255.255.255.255", False),
+        ("fec0::1", False),
+        ("64:ff9b::a00:1", False),
+    ],
+)
+def test_loopback_and_private_means_this_machine_and_private_networks(text, allowed):
+    assert is_loopback_or_private(ipaddress.ip_address(text)) is allowed

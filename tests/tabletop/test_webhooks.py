@@ -279,7 +279,9 @@ def test_a_webhook_form_without_an_address_is_answered_on_the_dashboard(
     answer = client.post(f"/gm/{live_session.pk}/webhooks", {})
     assert answer.status_code == 302
     said = parse_qs(urlsplit(answer["Location"]).query)["webhook_error"]
-    assert said == ["Url: the address chat gave you for an incoming webhook"]
+    assert said == [
+        "Url: paste the address chat gave you for an incoming webhook; this one is empty"
+    ]
     assert not Webhook.objects.exists()
 
 

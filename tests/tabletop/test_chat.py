@@ -311,6 +311,26 @@ def test_a_whisper_to_nobody_at_the_table_is_refused(table):
         send(seats["ana"], "chat", text="/w Bo")
 
 
+@pytest.mark.parametrize(
+    ("sender", "text"), [("ana", "/w Ana hi"), ("ana", "/w ana"), ("gm", "/w GM hi")]
+)
+def test_a_whisper_to_oneself_is_refused_saying_so(table, sender, text):
+    session, seats = table
+    before = session.events.count()
+    with pytest.raises(ServiceError) as caught:
+        send(seats[sender], "chat", text=text)
+    assert caught.value.code == "invalid" and caught.value.field == "text"
+    assert caught.value.message == "Text: you cannot whisper to yourself"
+    assert session.events.count() == before
+
+
+def test_a_whisper_goes_to_another_seat_whose_name_starts_with_the_senders(live_session):
+    ana = join_session(session=live_session, name="Ana").seat
+    anabel = join_session(session=live_session, name="Ana Bel").seat
+    said = send(ana, "chat", text="/w Ana Bel hi")
+    assert said.data["to"]["seat"] == anabel.pk and said.data["message"] == "hi"
+
+
 def test_only_the_gm_changes_the_talk_settings(table):
     _, seats = table
     with pytest.raises(ServiceError) as caught:

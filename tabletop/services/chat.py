@@ -66,10 +66,17 @@ def read_line(line: str) -> Said:
     line = line.strip()
     if not line:
         raise invalid(_("write something to say"), field="text")
-    match = SLASH.match(line)
-    if match is None or line.startswith("//"):
+    if line.startswith("//"):
         # "//" at the start: the message itself starts with "/" ("//shrug").
-        return Said("say", line[1:] if line.startswith("//") else line)
+        return Said("say", line[1:])
+    if not line.startswith("/"):
+        return Said("say", line)
+    match = SLASH.match(line)
+    if match is None:  # "/" alone, or a space after it: an empty command, never a message
+        raise invalid(
+            _("name a command right after the /: /help lists them, and // starts a message with /"),
+            field="text",
+        )
     name, rest = match.group(1).lower(), match.group(2).strip()
     name = ALIASES.get(name, name)
     if name not in COMMANDS:

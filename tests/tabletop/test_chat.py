@@ -66,6 +66,7 @@ def shown(session, seat) -> list[dict]:
     [
         ("hello there", "say", "hello there", "public", False),
         ("//shrug", "say", "/shrug", "public", False),
+        ("//", "say", "/", "public", False),
         ("/me ducks", "me", "ducks", "public", False),
         ("/r 1d20+2 #init", "roll", "1d20+2", "public", True),
         ("/ROLL 2d6 Damage", "roll", "2d6 Damage", "public", False),
@@ -91,6 +92,9 @@ def test_a_line_reads_as_roll20_users_type_it(line, what, text, visibility, init
         ("/w", "/w NAME TEXT"),
         ("/gmr 1d20 #init", "initiative roll is public"),
         ("/help", "answered by the page"),
+        ("/", "name a command right after the /"),
+        ("  /  ", "name a command right after the /"),
+        ("/ hello", "name a command right after the /"),
     ],
 )
 def test_a_line_that_asks_for_nothing_is_refused_naming_the_field(line, why):

@@ -35,6 +35,11 @@ class Command:
     handler: Callable[..., Any]
     doc: str  # one line for docs/protocol.md
     gm_only: bool = False
+    # What a player's seat is told when it sends a gm_only command: a whole sentence, marked
+    # with gettext_noop where it is declared and translated when it is sent ("only the GM
+    # starts a new round"), so each language words it its own way; ``doc`` is a line of the
+    # protocol's tables, in English, and no sentence can be made of it.
+    refusal: str = ""
     # precheck(*, table: str, **checked_fields) -> the handler's values: what can be refused
     # without the database (a roll of too many dice), run once, before the command waits for
     # the ORM thread (on the event loop for a short message, in a thread of its own for a long
@@ -44,6 +49,10 @@ class Command:
     precheck: Callable[..., Mapping[str, Any]] | None = None
     # The events it records that the core does not declare (protocol/events.py).
     events: tuple[EventType, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.gm_only and not self.refusal:
+            raise ValueError(f"{self.type} is the GM's alone: declare its refusal")
 
     @property
     def values_type(self) -> builtins.type:

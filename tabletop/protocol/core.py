@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
+from django.utils.translation import gettext_noop
+
 from rules.engines import system_ids
 from rules.engines.schema import Field
 
@@ -154,14 +156,29 @@ CORE: tuple[Command, ...] = (
         reveal,
         "show a hidden roll to the room (the GM: gm and blind rolls; the roller: gm and self)",
     ),
-    Command("session.start", (), session_start, "start the planned session", gm_only=True),
-    Command("session.end", (), session_end, "end the session and reveal its seed", gm_only=True),
+    Command(
+        "session.start",
+        (),
+        session_start,
+        "start the planned session",
+        gm_only=True,
+        refusal=gettext_noop("only the GM starts the session"),
+    ),
+    Command(
+        "session.end",
+        (),
+        session_end,
+        "end the session and reveal its seed",
+        gm_only=True,
+        refusal=gettext_noop("only the GM ends the session"),
+    ),
     Command(
         "seat.remove",
         (Field("seat", "int", label="Seat", required=True, help="the seat's id", **ID),),
         seat_remove,
         "take a player's seat away: its link no longer opens the room",
         gm_only=True,
+        refusal=gettext_noop("only the GM removes seats"),
     ),
     Command("ping", (), ping, "keep the socket alive: a pong with last_seq answers"),
     *TALK,

@@ -4,6 +4,8 @@ settings, and the initiative tracker (``services/initiative.py``)."""
 
 from __future__ import annotations
 
+from django.utils.translation import gettext_noop
+
 from rules.engines.schema import Field
 
 from ..services.chat import MAX_MESSAGE_CHARS, check_line, send_message, set_talk
@@ -54,6 +56,7 @@ TALK: tuple[Command, ...] = (
         set_talk,
         "change the campaign's talk settings (the room is told)",
         gm_only=True,
+        refusal=gettext_noop("only the GM changes the table's talk settings"),
     ),
     Command(
         "turns.add",
@@ -64,6 +67,7 @@ TALK: tuple[Command, ...] = (
         add_npc,
         "put a combatant of the GM's in the turn order with a result",
         gm_only=True,
+        refusal=gettext_noop("only the GM adds to the turn order by hand"),
     ),
     Command(
         "turns.remove",
@@ -77,6 +81,7 @@ TALK: tuple[Command, ...] = (
         set_turn,
         "give the turn to an entry",
         gm_only=True,
+        refusal=gettext_noop("only the GM sets whose turn it is"),
     ),
     Command(
         "turns.next",
@@ -105,6 +110,11 @@ TALK: tuple[Command, ...] = (
         "a delayed entry acts now, right after whoever had the turn (the GM, or its player)",
     ),
     Command(
-        "turns.clear", (), clear_order, "empty the turn order: the fight is over", gm_only=True
+        "turns.clear",
+        (),
+        clear_order,
+        "empty the turn order: the fight is over",
+        gm_only=True,
+        refusal=gettext_noop("only the GM clears the turn order"),
     ),
 )

@@ -81,7 +81,7 @@ def decode(raw: str | bytes, *, system: str, is_gm: bool) -> Decoded | Refused:
         shown = repr(kind)[:60] if isinstance(kind, str) and kind.isprintable() else _("that")
         return Refused(ref, "unknown-type", _("Unknown message type %(type)s") % {"type": shown})
     if command.gm_only and not is_gm:
-        return Refused.because(ref, forbidden(_("only the GM can %(doc)s") % {"doc": command.doc}))
+        return Refused.because(ref, forbidden(_(command.refusal)))
     body = {key: value for key, value in message.items() if key not in ("type", "ref")}
     if command.type == "roll" and body.get("system") not in (None, system):
         # The table's roll options belong to rolls in its own system, not to the notation box.

@@ -66,10 +66,17 @@ def read_line(line: str) -> Said:
     line = line.strip()
     if not line:
         raise invalid(_("write something to say"), field="text")
-    match = SLASH.match(line)
-    if match is None or line.startswith("//"):
+    if line.startswith("//"):
         # "//" at the start: the message itself starts with "/" ("//shrug").
-        return Said("say", line[1:] if line.startswith("//") else line)
+        return Said("say", line[1:])
+    if not line.startswith("/"):
+        return Said("say", line)
+    match = SLASH.match(line)
+    if match is None:  # "/" alone, or a space after it: an empty command, never a message
+        raise invalid(
+            _("name a command right after the /: /help lists them, and // starts a message with /"),
+            field="text",
+        )
     name, rest = match.group(1).lower(), match.group(2).strip()
     name = ALIASES.get(name, name)
     if name not in COMMANDS:
@@ -191,12 +198,12 @@ def check_line(*, table: str, text: str, client_seed: str = "") -> LineValues:
 
 def _recipient(seat: Seat, rest: str) -> tuple[Seat, str]:
     """The seat a whisper is for (the longest seat name its text starts with; "GM" is the GM)
-    and the whisper's text."""
-    seats = [
-        s
-        for s in Seat.objects.filter(session_id=seat.session_id, removed_at__isnull=True)
-        if s.pk != seat.pk
-    ]
+    and the whisper's text. The sender's own name is read too (the other seats first, so one
+    of theirs wins a tie), so a whisper to oneself is told so, not that nobody has that name."""
+    seats = sorted(
+        Seat.objects.filter(session_id=seat.session_id, removed_at__isnull=True),
+        key=lambda s: s.pk == seat.pk,
+    )
     folded = rest.casefold()
     best: tuple[Seat, str] | None = None
     for other in seats:
@@ -210,6 +217,8 @@ def _recipient(seat: Seat, rest: str) -> tuple[Seat, str]:
         raise invalid(
             _("nobody named %(name)s sits at this table") % {"name": repr(first)}, field="text"
         )
+    if best[0].pk == seat.pk:
+        raise invalid(_("you cannot whisper to yourself"), field="text")
     text = rest[len(best[1]) :].strip()
     if not text:
         raise invalid(_("what to whisper to %(name)s") % {"name": best[0].name}, field="text")

@@ -66,7 +66,13 @@ def _checked(
     if system in (None, ""):
         system = table
     if system not in (table, "generic") or system not in system_ids():
-        raise invalid(_("one of %(table)s or 'generic'") % {"table": repr(table)}, field="system")
+        # A generic table takes one system, named once; any other its own and generic.
+        takes = (
+            _("%(system)s is not played at this table: it takes only %(table)s rolls")
+            if table == "generic"
+            else _("%(system)s is not played at this table: it takes %(table)s or 'generic' rolls")
+        )
+        raise invalid(takes % {"system": repr(system), "table": repr(table)}, field="system")
     try:
         request = get_system(system).normalise(request)
     except RuleError as exc:

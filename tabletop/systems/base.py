@@ -11,6 +11,7 @@ from functools import partial
 from typing import Any
 
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from rules.engines.schema import Field
 
@@ -339,6 +340,13 @@ def begin(
         )
 
 
+# What a player who sends round.new or scene.new is told.
+BEGIN_REFUSALS = {
+    "round": gettext_noop("only the GM starts a new round"),
+    "scene": gettext_noop("only the GM starts a new scene"),
+}
+
+
 def begin_command(
     unit: str,
     then: Begin | None,
@@ -354,6 +362,7 @@ def begin_command(
         handler=partial(begin, unit=unit, then=then),
         doc=doc,
         gm_only=True,
+        refusal=BEGIN_REFUSALS[unit],
         events=(begun_event(unit, records),),
     )
 
@@ -511,5 +520,6 @@ def resource_award_command(names: tuple[str, ...]) -> Command:
         handler=award_resource,
         doc="the GM awards (or, negative, takes back) a character's resource",
         gm_only=True,
+        refusal=gettext_noop("only the GM awards or takes back a character's resources"),
         events=AWARDED,
     )

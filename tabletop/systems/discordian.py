@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 from django.db.models import F
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from rules.engines import discordian as rules
 from rules.engines.schema import Field
@@ -626,6 +627,7 @@ commands = (
         "roll the Discord Die: once a scene in scene mode; in round mode each round's comes with "
         "round.new, so this rolls one only before a scene's first round",
         gm_only=True,
+        refusal=gettext_noop("only the GM rolls the Discord Die"),
     ),
     begin_command(
         "round",
@@ -657,6 +659,7 @@ commands = (
         award_bonus_dice,
         "the GM awards a character bonus dice: they join its next roll",
         gm_only=True,
+        refusal=gettext_noop("only the GM awards bonus dice"),
     ),
     Command(
         "bonus.take-back",
@@ -664,5 +667,6 @@ commands = (
         take_back_bonus_dice,
         "the GM takes back the bonus dice a character has not rolled yet",
         gm_only=True,
+        refusal=gettext_noop("only the GM takes back bonus dice"),
     ),
 )

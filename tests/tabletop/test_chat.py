@@ -66,6 +66,7 @@ def shown(session, seat) -> list[dict]:
     [
         ("hello there", "say", "hello there", "public", False),
         ("//shrug", "say", "/shrug", "public", False),
+        ("//", "say", "/", "public", False),
         ("/me ducks", "me", "ducks", "public", False),
         ("/r 1d20+2 #init", "roll", "1d20+2", "public", True),
         ("/ROLL 2d6 Damage", "roll", "2d6 Damage", "public", False),
@@ -91,6 +92,9 @@ def test_a_line_reads_as_roll20_users_type_it(line, what, text, visibility, init
         ("/w", "/w NAME TEXT"),
         ("/gmr 1d20 #init", "initiative roll is public"),
         ("/help", "answered by the page"),
+        ("/", "name a command right after the /"),
+        ("  /  ", "name a command right after the /"),
+        ("/ hello", "name a command right after the /"),
     ],
 )
 def test_a_line_that_asks_for_nothing_is_refused_naming_the_field(line, why):
@@ -309,6 +313,26 @@ def test_a_whisper_to_nobody_at_the_table_is_refused(table):
     assert caught.value.field == "text" and "Zed" in caught.value.message
     with pytest.raises(ServiceError):
         send(seats["ana"], "chat", text="/w Bo")
+
+
+@pytest.mark.parametrize(
+    ("sender", "text"), [("ana", "/w Ana hi"), ("ana", "/w ana"), ("gm", "/w GM hi")]
+)
+def test_a_whisper_to_oneself_is_refused_saying_so(table, sender, text):
+    session, seats = table
+    before = session.events.count()
+    with pytest.raises(ServiceError) as caught:
+        send(seats[sender], "chat", text=text)
+    assert caught.value.code == "invalid" and caught.value.field == "text"
+    assert caught.value.message == "Text: you cannot whisper to yourself"
+    assert session.events.count() == before
+
+
+def test_a_whisper_goes_to_another_seat_whose_name_starts_with_the_senders(live_session):
+    ana = join_session(session=live_session, name="Ana").seat
+    anabel = join_session(session=live_session, name="Ana Bel").seat
+    said = send(ana, "chat", text="/w Ana Bel hi")
+    assert said.data["to"]["seat"] == anabel.pk and said.data["message"] == "hi"
 
 
 def test_only_the_gm_changes_the_talk_settings(table):

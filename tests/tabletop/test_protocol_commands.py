@@ -10,6 +10,7 @@ import typing
 from typing import Any
 
 import pytest
+from django.utils import translation
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -79,6 +80,31 @@ def test_a_type_of_another_system_says_where_it_is_played():
 def test_gm_only_commands_refuse_players_before_anything_runs():
     answer = refused('{"type": "session.end", "ref": "e"}')
     assert (answer.ref, answer.code) == ("e", "forbidden")
+
+
+GM_ONLY = [(system, c) for system, c in every_command() if c.gm_only]
+
+
+@pytest.mark.parametrize(("system", "command"), GM_ONLY, ids=lambda v: getattr(v, "type", v))
+@pytest.mark.parametrize(("language", "opening"), [("en", "only the GM "), ("de", "nur die SL ")])
+def test_a_player_is_told_in_a_sentence_that_a_command_is_the_gms(
+    system: str, command: Command, language: str, opening: str
+) -> None:
+    """Each of the GM's commands, refused to a player, reads as a sentence of the player's
+    language: never a line of the protocol's tables (English, and no verb phrase: "a new
+    round: ...", "the GM awards ...") put after "can"."""
+    with translation.override(language):
+        answer = refused(json.dumps({"type": command.type, "ref": "g"}), system=system)
+    assert (answer.ref, answer.code) == ("g", "forbidden")
+    assert answer.message.startswith(opening), answer.message
+    assert command.doc not in answer.message
+    for garbled in (" can the ", " can a ", "GM the GM", ": "):
+        assert garbled not in answer.message, answer.message
+
+
+def test_a_command_of_the_gms_cannot_be_declared_without_its_refusal() -> None:
+    with pytest.raises(ValueError, match="probe"):
+        Command("probe", (), lambda **_: None, "probe", gm_only=True)
 
 
 def test_a_good_message_decodes_to_typed_values_with_defaults():

@@ -79,6 +79,29 @@ def test_refusals_name_the_field_and_keep_nothing(live_session, campaign):
     assert not SavedRoll.objects.exists()
 
 
+@pytest.mark.parametrize(
+    ("table", "takes"),
+    [
+        ("generic", "it takes only 'generic' rolls"),
+        ("zoria", "it takes 'zoria' or 'generic' rolls"),
+    ],
+)
+@pytest.mark.parametrize("system", ["zzz", "d6-chance"])
+def test_a_roll_of_a_system_the_table_does_not_play_is_refused_naming_what_it_takes(
+    live_session, campaign, table, takes, system
+):
+    type(campaign).objects.filter(pk=campaign.pk).update(system=table)
+    wren = Character.objects.create(campaign=campaign, name="Wren")
+    ana = sit(live_session, "Ana", wren)
+    body = {"character": wren.pk, "label": "A", "system": system, "request": {"notation": "1d6"}}
+    answer = send(ana, live_session, "post", body=body)
+    assert answer.status_code == 400, answer.content
+    error = answer.json()["error"]
+    assert error["field"] == "system"
+    assert error["message"] == f"System: '{system}' is not played at this table: {takes}"
+    assert not SavedRoll.objects.exists()
+
+
 def test_another_players_roll_is_not_theirs_to_change(live_session, campaign):
     wren = Character.objects.create(campaign=campaign, name="Wren")
     ossian = Character.objects.create(campaign=campaign, name="Ossian")

@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 
 from django.db.models import F
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from rules.engines.schema import Field
 
@@ -312,6 +313,7 @@ commands = (
         open_extended,
         "open an extended action: a number of successes rolls add up toward",
         gm_only=True,
+        refusal=gettext_noop("only the GM opens an extended action"),
     ),
     Command(
         "extended.close",
@@ -319,5 +321,6 @@ commands = (
         close_extended,
         "close an extended action where it stands",
         gm_only=True,
+        refusal=gettext_noop("only the GM closes an extended action"),
     ),
 )

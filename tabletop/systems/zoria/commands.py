@@ -9,6 +9,7 @@ from typing import Any
 
 from django.db.models import F, Q
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from rules.engines import zoria as rules
 from rules.engines.schema import Field
@@ -708,8 +709,16 @@ commands = (
         award,
         "award a player dice of their own type (the GM's pool grows by as many)",
         gm_only=True,
+        refusal=gettext_noop("only the GM awards dice"),
     ),
-    Command("pool.undo-award", (), undo_award, "take back the last award", gm_only=True),
+    Command(
+        "pool.undo-award",
+        (),
+        undo_award,
+        "take back the last award",
+        gm_only=True,
+        refusal=gettext_noop("only the GM takes back awards"),
+    ),
     Command(
         "pool.refund",
         (
@@ -722,6 +731,7 @@ commands = (
         "give back dice spent on a roll's critical that could have no effect (to the seat "
         "that spent them, at most what it spent)",
         gm_only=True,
+        refusal=gettext_noop("only the GM gives back spent dice"),
     ),
     Command("pool.lucky-break", (), lucky_break, "give up your whole untouched pool"),
     Command(
@@ -739,6 +749,7 @@ commands = (
         answer_insight,
         "agree to (or refuse) a player's inspiration check",
         gm_only=True,
+        refusal=gettext_noop("only the GM answers a request for an inspiration check"),
     ),
     Command(
         "initiative.begin",
@@ -746,6 +757,7 @@ commands = (
         partial(initiative_phase, on=True),
         "begin the initiative phase: initiative rolls are set and can no longer be altered",
         gm_only=True,
+        refusal=gettext_noop("only the GM begins the initiative phase"),
     ),
     Command(
         "initiative.end",
@@ -753,6 +765,7 @@ commands = (
         partial(initiative_phase, on=False),
         "end the initiative phase (the next initiative rolls may be augmented as they are made)",
         gm_only=True,
+        refusal=gettext_noop("only the GM ends the initiative phase"),
     ),
     Command(
         "roll.close",

@@ -18,6 +18,8 @@ urlpatterns
 _.regex  # CodeConverter (tabletop/url_codes.py): a path converter's regex, to_python, to_url
 _.to_python
 _.to_url
+_.prepare_value  # StorableJSONField (tabletop/admin.py): how a form field shows its value back
+_.formfield_overrides  # OwnCampaignsMixin: the admin's form fields for its JSON
 StaticFilesStorage
 _.support_js_module_import_aggregation
 _.is_staff  # the demo GM may open the admin

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from django import forms
 from django.contrib import admin, messages
@@ -95,7 +96,9 @@ class OwnCampaignsMixin:
     back one guess at a time, before the session ends."""
 
     campaign_path = "campaign__gm"
-    formfield_overrides = {models.JSONField: {"form_class": StorableJSONField}}
+    formfield_overrides: ClassVar[Mapping[type[models.Field], Mapping[str, Any]]] = {
+        models.JSONField: {"form_class": StorableJSONField}
+    }
 
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
         limited = _choices_for(db_field.related_model, request)

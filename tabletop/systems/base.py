@@ -482,7 +482,7 @@ def award_resource(
     back (a correction), never below zero."""
     seat = seat_of(seat_id, sent=sent_by(uow))
     if not seat.is_gm:
-        raise forbidden(_("only the GM awards"))
+        raise forbidden(_("only the GM awards or takes back a character's resources"))
     if amount == 0:
         raise invalid(_("a whole number from -1000 to 1000, not 0"), field="amount")
     with change(uow) as uow:

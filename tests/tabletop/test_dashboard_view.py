@@ -13,7 +13,7 @@ from django.contrib.staticfiles import finders
 from tabletop.models import Campaign, Character
 from tabletop.protocol.commands import check_fields
 from tabletop.services.errors import ServiceError
-from tabletop.services.seats import gm_seat
+from tabletop.services.seats import gm_seat, join_session
 from tabletop.services.sessions import create_session, end_session, start_session
 from tabletop.systems.base import award_resource
 from tabletop.systems.registry import command
@@ -172,3 +172,9 @@ def test_the_minus_button_takes_a_resource_back_never_below_zero(gm):
             values = check_fields(fields, {"character": eris.pk, "name": "luck", "amount": amount})
             award_resource(seat_id=seat.pk, **values)
         assert refused.value.field == "amount"
+    # A player is told what only the GM does in a whole sentence ("only the GM awards" was cut
+    # short, in German too).
+    player = join_session(session=session, name="Ana").seat
+    with pytest.raises(ServiceError) as refused:
+        award_resource(seat_id=player.pk, character=eris.pk, name="luck", amount=1)
+    assert refused.value.message == "only the GM awards or takes back a character's resources"

@@ -345,3 +345,35 @@ def test_dice_added_with_use_a_die_count_in_the_statistics(table):
         d for s in report["seats"] if s["who"] == "Ana" for d in s["dice"] if d["die"] == "d6"
     )
     assert d6["n"] == len(used.data["dice"])
+
+
+@pytest.mark.parametrize(
+    ("call", "english", "german"),
+    [
+        (lambda s: zoria.award(seat_id=s, seat=s), "awards dice", "vergibt Würfel"),
+        (lambda s: zoria.undo_award(seat_id=s), "takes back awards", "nimmt Vergaben zurück"),
+        (lambda s: zoria.refund(seat_id=s, roll=1), "gives back spent dice", "gibt ausgegebene"),
+        (
+            lambda s: zoria.answer_insight(seat_id=s, ask=1, grant=True),
+            "answers a request for an inspiration check",
+            "beantwortet die Anfrage",
+        ),
+        (lambda s: zoria.initiative_phase(seat_id=s, on=True), "begins the", "beginnt die"),
+        (lambda s: zoria.initiative_phase(seat_id=s, on=False), "ends the", "beendet die"),
+    ],
+)
+def test_the_gms_own_changes_are_refused_to_a_player_in_a_sentence_of_their_language(
+    table, call, english, german
+):
+    # The refusal was "only the GM %(does)s" with an English verb put in: German readers got
+    # "nur die SL: awards dice".
+    from django.utils import translation
+
+    ana = sit(table, "Ana", "Kael")
+    with pytest.raises(ServiceError) as err:
+        call(ana.pk)
+    assert err.value.code == "forbidden"
+    assert err.value.message.startswith("only the GM ") and english in err.value.message
+    with translation.override("de"), pytest.raises(ServiceError) as err:
+        call(ana.pk)
+    assert err.value.message.startswith("nur die SL ") and german in err.value.message

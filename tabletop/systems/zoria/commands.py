@@ -316,12 +316,14 @@ def declare(*, seat_id: int, roll: int, result: str = "", uow: UnitOfWork | None
         )
 
 
-def _gm(seat_id: int, does: str, *, sent: Unit | None = None) -> Seat:
-    """The GM's seat, refused for anyone else; ``sent``: the unit's way of sending (``uow.sent``,
-    read with ``sent_by``), so that this read carries the unit's BEGIN."""
+def _gm(seat_id: int, refusal: str, *, sent: Unit | None = None) -> Seat:
+    """The GM's seat, refused for anyone else with ``refusal`` (a whole sentence, translated: a
+    verb put into "only the GM %s" would stay English in every language); ``sent``: the unit's
+    way of sending (``uow.sent``, read with ``sent_by``), so that this read carries the unit's
+    BEGIN."""
     seat = seat_of(seat_id, sent=sent)
     if not seat.is_gm:
-        raise forbidden(_("only the GM %(does)s") % {"does": does})
+        raise forbidden(refusal)
     return seat
 
 
@@ -345,7 +347,7 @@ def _session_stack(seat: Seat) -> Pool:
 
 def award(*, seat_id: int, seat: int, count: int = 1, uow: UnitOfWork | None = None) -> Event:
     """The GM awards dice: the player's own die type; each also adds one to the GM's pool."""
-    gm = _gm(seat_id, "awards dice", sent=sent_by(uow))
+    gm = _gm(seat_id, _("only the GM awards dice"), sent=sent_by(uow))
     with change(uow) as uow:
         seq = live_seq(session_id=gm.session_id, sent=uow.sent)
         player = _player(gm, seat)
@@ -370,7 +372,7 @@ def award(*, seat_id: int, seat: int, count: int = 1, uow: UnitOfWork | None = N
 
 def undo_award(*, seat_id: int, uow: UnitOfWork | None = None) -> Event:
     """Take back the GM's last award that has not been undone, if its dice are still there."""
-    gm = _gm(seat_id, "takes back awards", sent=sent_by(uow))
+    gm = _gm(seat_id, _("only the GM takes back awards"), sent=sent_by(uow))
     with change(uow) as uow:
         seq = live_seq(session_id=gm.session_id, sent=uow.sent)
         events = Event.objects.filter(session_id=gm.session_id, kind="pool").order_by("-seq")
@@ -440,7 +442,7 @@ def refund(
     """The GM gives back dice spent on a critical that could have no effect ("in effect, it was
     never spent"): at most the dice spent on that roll's critical, to the seat that spent
     them, into the stacks they came from."""
-    gm = _gm(seat_id, "refunds dice", sent=sent_by(uow))
+    gm = _gm(seat_id, _("only the GM gives back spent dice"), sent=sent_by(uow))
     with change(uow) as uow:
         seq = live_seq(session_id=gm.session_id, sent=uow.sent)
         check = any_roll(gm, roll)
@@ -585,7 +587,8 @@ def ask_insight(*, seat_id: int, subject: str, uow: UnitOfWork | None = None) ->
 
 def answer_insight(*, seat_id: int, ask: int, grant: bool, uow: UnitOfWork | None = None) -> Event:
     """The GM agrees to an inspiration check (the player may now spend on it) or refuses it."""
-    gm = _gm(seat_id, "answers a request for an inspiration check", sent=sent_by(uow))
+    refusal = _("only the GM answers a request for an inspiration check")
+    gm = _gm(seat_id, refusal, sent=sent_by(uow))
     with change(uow) as uow:
         session, seq = gm_session(gm, sent=uow.sent)
         state = dict(session.table_state or {})
@@ -625,7 +628,12 @@ def initiative_phase(*, seat_id: int, on: bool, uow: UnitOfWork | None = None) -
     """The GM begins (or ends) the initiative phase. Beginning it sets every initiative roll
     still open: its phase number can no longer be altered (no die used on it, no re-roll);
     an initiative roll made during the phase is set as it falls."""
-    gm = _gm(seat_id, "runs the initiative phase", sent=sent_by(uow))
+    refusal = (
+        _("only the GM begins the initiative phase")
+        if on
+        else _("only the GM ends the initiative phase")
+    )
+    gm = _gm(seat_id, refusal, sent=sent_by(uow))
     with change(uow) as uow:
         session, seq = gm_session(gm, sent=uow.sent)
         state = dict(session.table_state or {})

@@ -82,6 +82,8 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "tabletop.urls"
+# A post without its CSRF token is told so in JSON when it sent or asks for JSON.
+CSRF_FAILURE_VIEW = "tabletop.views.answers.no_csrf_token"
 ASGI_APPLICATION = "tabletop.asgi.application"
 WSGI_APPLICATION = "tabletop.wsgi.application"
 

@@ -60,3 +60,6 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("admin/", admin.site.urls),
 ]
+
+# An unknown address answers a program in JSON (tabletop/views/answers.py).
+handler404 = "tabletop.views.answers.no_such_address"

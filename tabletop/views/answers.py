@@ -6,12 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import RequestDataTooBig
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.translation import gettext as _
+from django.views import csrf, defaults
 
 from ..protocol.bodies import BODY_BYTES
 from ..protocol.commands import parse_json
-from ..services.errors import ServiceError, invalid
+from ..services.errors import ServiceError, forbidden, invalid, not_found
 
 STATUS_FOR = {
     "invalid": 400,
@@ -33,6 +34,29 @@ def wants_json(request: HttpRequest) -> bool:
 def error_answer(exc: ServiceError) -> JsonResponse:
     body = {"error": {"code": exc.code, "message": exc.message, "field": exc.field}}
     return JsonResponse(body, status=STATUS_FOR.get(exc.code, 400))
+
+
+def no_such_address(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """The 404 of an address no route takes (``handler404``): an error a program reads, to a
+    program; Django's page to a browser."""
+    if wants_json(request):
+        return error_answer(not_found(_("nothing is at this address")))
+    return defaults.page_not_found(request, exception)  # type: ignore[arg-type]
+
+
+def no_csrf_token(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """A post that carries no valid CSRF token (``CSRF_FAILURE_VIEW``): the same, so a client
+    sending JSON is told in its own terms what is missing."""
+    if wants_json(request):
+        return error_answer(
+            forbidden(
+                _(
+                    "this request needs the room page's CSRF token (the X-CSRFToken header "
+                    "with its csrftoken cookie); nothing was changed"
+                )
+            )
+        )
+    return csrf.csrf_failure(request, reason)
 
 
 def json_object(request: HttpRequest, *, max_bytes: int = BODY_BYTES) -> dict[str, Any]:

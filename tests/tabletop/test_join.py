@@ -106,6 +106,37 @@ def test_a_code_no_table_has_is_answered_in_json_to_json_and_as_a_page_to_a_brow
     assert not Seat.objects.exists()
 
 
+def test_an_address_no_route_takes_is_answered_in_json_to_json_and_as_a_page_to_a_browser(client):
+    # A code no code could be (a dot in it) is no route's: Django's HTML page answered JSON too.
+    for answer in (
+        post_json(client, "/play/a.b/join", {"name": "zz"}),
+        client.get("/no/such/page", HTTP_ACCEPT="application/json"),
+    ):
+        assert answer.status_code == 404 and answer["Content-Type"] == "application/json"
+        assert answer.json()["error"] == {
+            "code": "not-found",
+            "message": "nothing is at this address",
+            "field": None,
+        }
+    page = client.get("/no/such/page", HTTP_ACCEPT="text/html")
+    assert page.status_code == 404 and page["Content-Type"].startswith("text/html")
+
+
+def test_a_json_post_without_its_csrf_token_is_told_so_in_json(live_session):
+    from django.test import Client
+
+    strict = Client(enforce_csrf_checks=True)
+    joined = post_json(strict, f"/play/{live_session.invite_code}/join", {"name": "Ana"})
+    strict.cookies.update(joined.cookies)
+    body = {"label": "Axe", "request": {"notation": "1d8"}}
+    answer = post_json(strict, f"/play/{live_session.invite_code}/saved", body)
+    assert answer.status_code == 403 and answer["Content-Type"] == "application/json"
+    assert answer.json()["error"]["code"] == "forbidden"
+    assert "CSRF token" in answer.json()["error"]["message"]
+    form = strict.post(f"/play/{live_session.invite_code}/join", {"name": "Bo"})
+    assert form.status_code == 403 and form["Content-Type"].startswith("text/html")
+
+
 def test_form_join_needs_csrf(live_session):
     from django.test import Client
 

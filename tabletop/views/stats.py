@@ -22,11 +22,12 @@ from django.views.decorators.http import require_GET
 
 from ..limits import Buckets, Slots
 from ..models import GameSession
-from ..services.errors import ServiceError
+from ..services.errors import ServiceError, not_found
 from ..services.export import viewer_for_seat
 from ..services.seats import gm_seat
 from ..services.stats import campaign_stats, session_stats
 from ..services.watch import SPECTATOR, watched_session
+from .answers import error_answer
 from .seating import seat_access
 
 _per_viewer = Buckets(0, 0)
@@ -109,10 +110,7 @@ def seat_stats(request: HttpRequest, code: str) -> HttpResponse:
 def watch_stats(request: HttpRequest, code: str) -> HttpResponse:
     found = watched_session(code=code)
     if found is None:
-        return JsonResponse(
-            {"error": {"code": "not-found", "message": _("no such watch link (revoked?)")}},
-            status=404,
-        )
+        return error_answer(not_found(_("no such watch link (revoked?)")))
     link, session = found
     address = request.META.get("REMOTE_ADDR", "")
     return _answer(

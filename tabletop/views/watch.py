@@ -14,13 +14,14 @@ from django.views.decorators.http import require_GET, require_POST
 from ..headers import embeddable
 from ..models import GameSession
 from ..selectors.room import fairness, session_summary
-from ..services.errors import ServiceError
+from ..services.errors import ServiceError, not_found
 from ..services.watch import (
     create_watch_link,
     revoke_watch_link,
     watched_session,
     without_invite,
 )
+from .answers import error_answer, wants_json
 from .seating import watch_socket
 
 OVERLAY_ROLLS = 5  # the last few public rolls an overlay shows, unless ?rolls= says otherwise
@@ -28,6 +29,10 @@ OVERLAY_REPLAY = 200  # events an overlay replays on opening
 
 
 def gone(request: HttpRequest) -> HttpResponse:
+    """An unknown or revoked watch link: the page says so, and a program asking for JSON (an
+    export, the statistics) is told in JSON."""
+    if wants_json(request):
+        return error_answer(not_found(_("no such watch link (revoked?)")))
     return render(
         request,
         "tabletop/forbidden.html",

@@ -29,6 +29,16 @@ def test_the_watch_page_and_overlay_open_with_a_live_link_only(client, live_sess
     revoke_watch_link(session=live_session, user=gm, link_id=link.pk)
     for url in (f"/watch/{link.code}/", f"/watch/{link.code}/overlay", f"/watch/{link.code}/stats"):
         assert client.get(url).status_code == 404
+    # A program asking for the record of a revoked link is told in JSON (it got the page).
+    for url in (f"/watch/{link.code}/export.json", f"/watch/{link.code}/stats"):
+        answer = client.get(url, HTTP_ACCEPT="application/json")
+        assert answer.status_code == 404 and answer.json()["error"] == {
+            "code": "not-found",
+            "message": "no such watch link (revoked?)",
+            "field": None,
+        }
+    page = client.get(f"/watch/{link.code}/export.json", HTTP_ACCEPT="text/html")
+    assert page.status_code == 404 and page["Content-Type"].startswith("text/html")
 
 
 def test_the_gm_makes_and_revokes_links_from_the_dashboard(client, live_session, gm):

@@ -10,6 +10,7 @@ still bounded.
 from __future__ import annotations
 
 import asyncio
+import math
 import threading
 import time
 from collections import OrderedDict
@@ -44,6 +45,13 @@ class TokenBucket:
     def charge(self, cost: float) -> None:
         self._refill()
         self.tokens -= cost
+
+    def wait_for(self, cost: float = 1) -> float:
+        """Seconds until ``take(cost)`` would succeed; 0 if it would now."""
+        self._refill()
+        if self.tokens >= cost:
+            return 0.0
+        return (cost - self.tokens) / self.rate if self.rate else math.inf
 
     def wait(self) -> float:
         """Seconds until the bucket is out of debt."""

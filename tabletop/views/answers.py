@@ -3,6 +3,7 @@ clients read it (``{"error": {"code", "message", "field"}}`` with the status its
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from django.core.exceptions import RequestDataTooBig
@@ -31,9 +32,14 @@ def wants_json(request: HttpRequest) -> bool:
     )
 
 
-def error_answer(exc: ServiceError) -> JsonResponse:
+def error_answer(exc: ServiceError, *, retry_after: float | None = None) -> JsonResponse:
+    """The refusal as clients read it; ``retry_after``: seconds until asking again is worth it
+    (a budget or a turn), sent as ``Retry-After`` in whole seconds, at least one."""
     body = {"error": {"code": exc.code, "message": exc.message, "field": exc.field}}
-    return JsonResponse(body, status=STATUS_FOR.get(exc.code, 400))
+    response = JsonResponse(body, status=STATUS_FOR.get(exc.code, 400))
+    if retry_after is not None:
+        response["Retry-After"] = str(max(1, math.ceil(retry_after)))
+    return response
 
 
 def no_such_address(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:

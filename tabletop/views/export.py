@@ -94,9 +94,9 @@ def _rate_limited(viewer: Any, link: Any | None) -> HttpResponse | None:
     if link is not None:
         checks.append((_per_link(link), _("one watch link"), conf["LINK_EXPORTS_PER_MINUTE"]))
     for bucket, whose, per_minute in checks:
-        bucket.take(0)  # (brings it up to date)
-        if bucket.tokens < 1:
-            return _too_many((1 - bucket.tokens) / bucket.rate, whose, per_minute)
+        wait = bucket.wait_for()
+        if wait:
+            return _too_many(wait, whose, per_minute)
     for bucket, _whose, _per_minute in checks:
         bucket.take()
     return None

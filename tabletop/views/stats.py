@@ -22,7 +22,7 @@ from django.views.decorators.http import require_GET
 
 from ..limits import Buckets, Slots
 from ..models import GameSession
-from ..services.errors import ServiceError, not_found
+from ..services.errors import ServiceError, forbidden, not_found
 from ..services.export import viewer_for_seat
 from ..services.seats import gm_seat
 from ..services.stats import campaign_stats, session_stats
@@ -43,12 +43,6 @@ def _configure() -> None:
     ):
         buckets.keep_to_per_minute(per_minute)
     _working.size = conf["STATS_IN_FLIGHT"]
-
-
-def _refused(status: int, code: str, message: str, wait: float) -> JsonResponse:
-    response = JsonResponse({"error": {"code": code, "message": message}}, status=status)
-    response["Retry-After"] = str(max(1, math.ceil(wait)))
-    return response
 
 
 def _answer(viewer: Any, link: Any | None, work: Callable[[], dict[str, Any]]) -> JsonResponse:
@@ -72,12 +66,12 @@ def _answer(viewer: Any, link: Any | None, work: Callable[[], dict[str, Any]]) -
                 "seconds": format(per_minute, "g"),
                 "wait": max(1, math.ceil(wait)),
             }
-            return _refused(429, "rate-limited", message, wait)
+            return error_answer(ServiceError("rate-limited", message), retry_after=wait)
     if not _working.try_take():
         message = _(
             "The server is working out other statistics just now. Try again in a few seconds."
         )
-        return _refused(503, "busy", message, 2)
+        return error_answer(ServiceError("busy", message), retry_after=2)
     began = time.thread_time()  # (the request's own thread does all of it, reading included)
     try:
         report = work()
@@ -91,15 +85,11 @@ def _answer(viewer: Any, link: Any | None, work: Callable[[], dict[str, Any]]) -
     return response
 
 
-def _forbidden(message: str) -> JsonResponse:
-    return JsonResponse({"error": {"code": "forbidden", "message": message}}, status=403)
-
-
 @require_GET
 def seat_stats(request: HttpRequest, code: str) -> HttpResponse:
     access = seat_access(request, code, token=True)
     if access is None:
-        return _forbidden(_("join the table first"))
+        return error_answer(forbidden(_("join the table first")))
     viewer = viewer_for_seat(access.seat)
     return _answer(
         ("seat", access.seat.pk), None, lambda: session_stats(session=access.session, viewer=viewer)
@@ -139,7 +129,7 @@ def gm_stats(request: HttpRequest, session_id: int) -> HttpResponse:
             )
         seat = gm_seat(session=session, user=request.user)
     except ServiceError as exc:
-        return _forbidden(exc.message)
+        return error_answer(exc)
     viewer = viewer_for_seat(seat)
     return _answer(
         ("gm", request.user.pk), None, lambda: session_stats(session=session, viewer=viewer)

@@ -44,24 +44,14 @@ def write_refused(request: HttpRequest, seat_id: int) -> HttpResponse | None:
     else the write is counted (a refused one too: it was read and checked) and None."""
     _configure()
     count, size = _writes(seat_id), _write_bytes(seat_id)
-    count.take(0)  # (brings it up to date)
-    if count.tokens < 1 or not size.has_credit():
-        waits = [size.wait()]
-        if count.tokens < 1:
-            waits.append((1 - count.tokens) / count.rate if count.rate else math.inf)
-        seconds = max(1, math.ceil(min(max(waits), 3600)))
-        response = error_answer(
-            ServiceError(
-                "rate-limited",
-                _(
-                    "this seat has saved a lot (sheets, settings, saved rolls) just now; "
-                    "nothing was changed, try again in %(seconds)d s"
-                )
-                % {"seconds": seconds},
-            )
-        )
-        response["Retry-After"] = str(seconds)
-        return response
+    count_wait = count.wait_for()
+    if count_wait or not size.has_credit():
+        seconds = max(1, math.ceil(min(max(count_wait, size.wait()), 3600)))
+        message = _(
+            "this seat has saved a lot (sheets, settings, saved rolls) just now; "
+            "nothing was changed, try again in %(seconds)d s"
+        ) % {"seconds": seconds}
+        return error_answer(ServiceError("rate-limited", message), retry_after=seconds)
     count.take()
     size.charge(_body_bytes(request))
     return None

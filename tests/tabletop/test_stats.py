@@ -179,6 +179,7 @@ def test_a_process_works_out_a_few_reports_at_once(client, table, settings):
         "code": "busy",
         "message": "The server is working out other statistics just now. "
         "Try again in a few seconds.",
+        "field": None,
     }
     settings.TABLETOP = {**settings.TABLETOP, "STATS_IN_FLIGHT": 1}
     assert client.get(f"/play/{code}/stats", {"token": token}).status_code == 200

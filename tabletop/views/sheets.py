@@ -19,7 +19,7 @@ def character_sheet(request: HttpRequest, code: str, character_id: int) -> HttpR
     access = seat_access(request, code)
     if access is None:
         return not_seated()
-    refused = write_refused(request, access.seat.pk)
+    refused = write_refused(request, access.seat.pk, max_bytes=SHEET_BYTES)
     if refused is not None:
         return refused
     try:
@@ -35,7 +35,7 @@ def campaign_settings(request: HttpRequest, code: str) -> HttpResponse:
     access = seat_access(request, code)
     if access is None:
         return not_seated()
-    refused = write_refused(request, access.seat.pk)
+    refused = write_refused(request, access.seat.pk, max_bytes=SHEET_BYTES)
     if refused is not None:
         return refused
     try:

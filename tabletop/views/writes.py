@@ -12,7 +12,7 @@ from django.http import HttpRequest, HttpResponse
 from django.utils.translation import gettext as _
 
 from ..limits import Buckets
-from ..protocol.bodies import SHEET_BYTES
+from ..protocol.bodies import BODY_BYTES
 from ..services.errors import ServiceError
 from .answers import error_answer
 
@@ -22,26 +22,26 @@ _write_bytes = Buckets(0, 0)
 
 def _configure() -> None:
     conf = settings.TABLETOP
-    for buckets, rate, burst in (
-        (_writes, conf["WRITES_PER_SECOND"], conf["WRITES_BURST"]),
-        (_write_bytes, conf["WRITE_BYTES_PER_SECOND"], conf["WRITE_BYTES_BURST"]),
-    ):
-        buckets.keep_to(rate, burst)
+    _writes.keep_to(conf["WRITES_PER_SECOND"], conf["WRITES_BURST"])
+    _write_bytes.keep_to(conf["WRITE_BYTES_PER_SECOND"], conf["WRITE_BYTES_BURST"])
 
 
-def _body_bytes(request: HttpRequest) -> int:
-    # At most what a sheet's or settings' body may be: a longer one is refused from its length,
-    # unread, and costs no more than the largest that is read.
+def _body_bytes(request: HttpRequest, max_bytes: int) -> int:
+    # At most what the endpoint reads (a longer body is refused from its length, unread); a
+    # body sent without its length counts as the most it could be.
     try:
         length = int(request.META.get("CONTENT_LENGTH") or 0)
     except ValueError:
-        return 0
-    return min(max(0, length), SHEET_BYTES)
+        length = 0
+    return min(length, max_bytes) if length > 0 else max_bytes
 
 
-def write_refused(request: HttpRequest, seat_id: int) -> HttpResponse | None:
+def write_refused(
+    request: HttpRequest, seat_id: int, *, max_bytes: int = BODY_BYTES
+) -> HttpResponse | None:
     """429 with ``Retry-After`` when the seat is over its budget, before its body is read;
-    else the write is counted (a refused one too: it was read and checked) and None."""
+    else the write is counted (one its checks refuse later too: it is read and checked) and
+    None. ``max_bytes``: the most of a body the endpoint reads."""
     _configure()
     count, size = _writes(seat_id), _write_bytes(seat_id)
     count_wait = count.wait_for()
@@ -53,5 +53,5 @@ def write_refused(request: HttpRequest, seat_id: int) -> HttpResponse | None:
         ) % {"seconds": seconds}
         return error_answer(ServiceError("rate-limited", message), retry_after=seconds)
     count.take()
-    size.charge(_body_bytes(request))
+    size.charge(_body_bytes(request, max_bytes))
     return None

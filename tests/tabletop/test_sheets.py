@@ -221,6 +221,23 @@ def test_a_seat_sending_large_sheets_is_held_to_its_bytes(zoria, settings):
     assert kael.sheet["skills"] == skills
 
 
+def test_a_body_sent_without_its_length_counts_as_the_most_the_endpoint_reads(zoria, settings):
+    # Charged from Content-Length alone, a body sent without one cost nothing of the budget.
+    settings.TABLETOP = {
+        **settings.TABLETOP,
+        "WRITE_BYTES_PER_SECOND": 1,
+        "WRITE_BYTES_BURST": 100_000,
+    }
+    session, kael, _ = zoria
+    ana = sit(session, "Ana", kael)
+    url = f"/play/{session.invite_code}/sheet/{kael.pk}"
+    token = ana.cookies["csrftoken"].value
+    unmeasured = {"content_type": "application/json", "HTTP_X_CSRFTOKEN": token}
+    for _ in range(2):  # 64 KiB each, the most a sheet's body may be
+        assert ana.post(url, "{}", CONTENT_LENGTH="", **unmeasured).status_code in (200, 400)
+    assert refused_for_saving_too_much(ana.post(url, "{}", CONTENT_LENGTH="", **unmeasured)) >= 1
+
+
 def test_settings_and_saved_rolls_share_the_seats_budget(zoria, gm, settings):
     from tabletop.models import SavedRoll
 

@@ -61,11 +61,8 @@ _making = Slots(0)
 
 def _configure() -> None:
     conf = settings.TABLETOP
-    for buckets, per_minute in (
-        (_per_viewer, conf["EXPORTS_PER_MINUTE"]),
-        (_per_link, conf["LINK_EXPORTS_PER_MINUTE"]),
-    ):
-        buckets.keep_to_per_minute(per_minute)
+    _per_viewer.keep_to_per_minute(conf["EXPORTS_PER_MINUTE"])
+    _per_link.keep_to_per_minute(conf["LINK_EXPORTS_PER_MINUTE"])
     _making.size = conf["EXPORTS_IN_FLIGHT"]
 
 

@@ -37,11 +37,8 @@ _working = Slots(0)
 
 def _configure() -> None:
     conf = settings.TABLETOP
-    for buckets, per_minute in (
-        (_per_viewer, conf["STATS_SECONDS_PER_MINUTE"]),
-        (_per_link, conf["LINK_STATS_SECONDS_PER_MINUTE"]),
-    ):
-        buckets.keep_to_per_minute(per_minute)
+    _per_viewer.keep_to_per_minute(conf["STATS_SECONDS_PER_MINUTE"])
+    _per_link.keep_to_per_minute(conf["LINK_STATS_SECONDS_PER_MINUTE"])
     _working.size = conf["STATS_IN_FLIGHT"]
 
 

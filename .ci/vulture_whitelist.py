@@ -18,9 +18,7 @@ urlpatterns
 handler404  # tabletop/urls.py; its view and CSRF_FAILURE_VIEW's are named by their paths
 no_such_address
 no_csrf_token
-_.regex  # CodeConverter (tabletop/url_codes.py): a path converter's regex, to_python, to_url
-_.to_python
-_.to_url
+_.regex  # CodeConverter (tabletop/url_codes.py): a path converter's regex
 _.prepare_value  # StorableJSONField (tabletop/admin.py): how a form field shows its value back
 _.formfield_overrides  # OwnCampaignsMixin: the admin's form fields for its JSON
 StaticFilesStorage

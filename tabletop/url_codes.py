@@ -4,16 +4,12 @@ view looks it up (``models/codes.py`` says what codes are made of)."""
 
 from __future__ import annotations
 
+from django.urls.converters import StringConverter
+
 from .models.codes import CODE_PATTERN
 
 
-class CodeConverter:
+class CodeConverter(StringConverter):
     """Registered as ``code`` by the app's config (``apps.py``)."""
 
     regex = CODE_PATTERN
-
-    def to_python(self, value: str) -> str:
-        return value
-
-    def to_url(self, value: str) -> str:
-        return value

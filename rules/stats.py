@@ -22,7 +22,8 @@ STRONG = 0.001  # so unlikely for fair dice that even a handful of rolls tell
 POWER = 0.9
 MIN_EXPECTED = 5.0  # the chi-square approximation's rule of thumb, per face
 MC_DRAWS = 100_000  # Monte Carlo budget per test: trials x (rolls + faces), never more
-MC_TRIALS = (200, 2000)  # a simulated test runs at least the first, at most the second
+# A simulated test runs at most the second; ``simulated`` sends it only counts the first fits.
+MC_TRIALS = (200, 2000)
 
 
 # --- the chi-square distribution ------------------------------------------------------------
@@ -197,8 +198,8 @@ def monte_carlo_p(counts: Sequence[int], trials: int | None = None) -> float:
     faces = range(k)
     at_least = 0
     for _ in range(trials):
-        simulated = Counter(rng.choices(faces, k=n)).values()
-        if sum(c * c for c in simulated) / expected - n >= observed:
+        fair = Counter(rng.choices(faces, k=n)).values()
+        if sum(c * c for c in fair) / expected - n >= observed:
             at_least += 1
     return (at_least + 1) / (trials + 1)
 

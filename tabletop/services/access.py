@@ -120,7 +120,7 @@ def _seats_sitting(
         token_hash__in=hashes,
         # The GM's removal holds for the campaign, an ended session's seat (kept as it was) too.
         player__removed_at__isnull=True,
-    )
+    ).select_related("player")  # (read with the seat: the write services ask it again)
     if characters:
         seats = seats.prefetch_related("characters")
     return {

@@ -179,7 +179,7 @@ def seat_for_token(*, session: GameSession, token: str | None) -> Seat | None:
         # The GM's removal holds for the campaign: not even an ended session's seat, kept as
         # it was, opens for a player removed since.
         player__removed_at__isnull=True,
-    ).first()
+    ).select_related("player").first()  # (the write services ask the player again)
     if seat is not None:
         return seat
     player = Player.objects.filter(

@@ -199,3 +199,21 @@ def test_a_body_past_what_its_fields_could_hold_is_refused_in_json_unread(
         f"the body is {len(json.dumps(body)):,} bytes; at most 16,384 are read here"
     )
     assert not SavedRoll.objects.exists()
+
+
+def test_a_write_asks_whether_its_player_was_removed_with_the_seats_own_read(
+    live_session, campaign
+):
+    # The write services ask the seat's player again; read apart, that was one more query on
+    # every save, rename and delete.
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    wren = Character.objects.create(campaign=campaign, name="Wren")
+    ana = sit(live_session, "Ana", wren)
+    with CaptureQueriesContext(connection) as queries:
+        body = {"character": wren.pk, "label": "Axe", "request": {"notation": "1d8"}}
+        answer = send(ana, live_session, "post", body=body)
+    assert answer.status_code == 200
+    alone = [q["sql"] for q in queries if q["sql"].lstrip().startswith('SELECT "tabletop_player"')]
+    assert not alone, alone

@@ -31,7 +31,7 @@ from .errors import ServiceError, conflict, forbidden, invalid
 from .events import UnitOfWork, change, sent_by
 from .initiative import enter_roller
 from .rolls import CheckedRoll, check_roll, make_roll
-from .store import Locked, seat_at_table, seated, take_seq, take_seq_reading_talk
+from .store import seat_at_table, seated, take_seq, take_seq_reading_talk
 
 MAX_MESSAGE_CHARS = 1000  # what one message may hold, as typed
 MAX_INLINE_ROLLS = 5  # inline rolls in one message
@@ -276,6 +276,11 @@ def _locked_reading_talk(session_id: int) -> tuple[str, Any]:
     return status, talk
 
 
+def _marks(data: dict[str, Any]) -> dict[str, Any]:
+    """What a message's inline rolls carry of it: to whom a whisper goes, whether the GM reads."""
+    return {k: data[k] for k in ("to", "gm_reads") if k in data}
+
+
 def send_message(*, uow: UnitOfWork | None = None, seat_id: int, line: Line) -> Event:
     """One line of the box, checked (``check_line``): a message, an emote, a whisper or a roll;
     its rolls take the line's client seed (none: each gets a fresh random one, as any roll
@@ -305,25 +310,24 @@ def send_message(*, uow: UnitOfWork | None = None, seat_id: int, line: Line) -> 
         data["to"] = {"seat": to.pk, "name": to.name}
         gm_in_it = to.is_gm or seat.is_gm
     with change(uow) as uow:
-        # The session locked before the campaign's talk settings are read, as ``set_talk`` locks
+        # The campaign's talk settings are read with the session locked, as ``set_talk`` locks
         # it to change them: a message carries the settings in force at its place in the log,
-        # not as they stood when the seat was read. Its inline rolls come before it (their
-        # seqs first), so with rolls the session is locked without taking the message's seq.
-        taken: Locked | None = None
-        if _notations(body):
+        # not as they stood when the seat was read. A whisper's inline rolls carry whether the
+        # GM reads them, and come before it (their seqs first): for those alone the session is
+        # locked, and the settings read, ahead of the rolls.
+        talk: Any = None
+        if said.what == "whisper" and _notations(body):
             status, talk = _locked_reading_talk(seat.session_id)
-        else:
-            taken, talk = take_seq_reading_talk(session_id=seat.session_id, sent=uow.sent)
-            status = taken.status
-        if status == SessionStatus.ENDED:
+            if status == SessionStatus.ENDED:
+                raise conflict(_("the session has ended: its log does not change"))
+            data["gm_reads"] = gm_in_it or talk_settings(talk)["gm_reads_whispers"]
+        rolls = _inline_rolls(uow, seat=seat, text=body, line=line, marks=_marks(data))
+        taken, read = take_seq_reading_talk(session_id=seat.session_id, sent=uow.sent)
+        if taken.status == SessionStatus.ENDED:
             raise conflict(_("the session has ended: its log does not change"))
-        settings = talk_settings(talk)
+        settings = talk_settings(talk if talk is not None else read)
         if said.what == "whisper":
             data["gm_reads"] = gm_in_it or settings["gm_reads_whispers"]
-        marks = {k: data[k] for k in ("to", "gm_reads") if k in data}
-        rolls = _inline_rolls(uow, seat=seat, text=body, line=line, marks=marks)
-        if taken is None:
-            taken = take_seq(session_id=seat.session_id, sent=uow.sent)
         if said.what == "me":
             data["me"] = True
         if visibility == Visibility.PUBLIC and settings["to_webhooks"]:

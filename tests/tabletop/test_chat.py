@@ -443,3 +443,19 @@ def test_a_line_sent_by_a_service_is_checked_by_the_same_check_as_the_socket():
     with pytest.raises(ServiceError) as caught:
         check_line(table="generic", text="/gmr 150d100!>2")
     assert caught.value.code == "too-large" and "the roll '150d100!>2'" in caught.value.message
+
+
+def test_a_public_message_with_a_roll_locks_its_session_no_more_than_its_statements_need(table):
+    # Its talk settings go with the statement that takes its seq: the session was locked a
+    # second time, ahead of the rolls, as only a whisper's rolls need (they carry gm_reads).
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    _, seats = table
+    with CaptureQueriesContext(connection) as queries:
+        send(seats["ana"], "chat", text="hello [[1d6]]")
+    # The settings come with the UPDATE that takes the message's seq, not a read of their own.
+    sqls = [q["sql"] for q in queries]
+    assert any(q.startswith("UPDATE") and '"talk"' in q for q in sqls)
+    ahead = [q for q in sqls if q.startswith('SELECT "tabletop_gamesession"."status"')]
+    assert not ahead, ahead

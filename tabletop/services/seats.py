@@ -74,6 +74,8 @@ def join_session(
     token = secrets.token_urlsafe(32)
     signed_in = user if user is not None and user.is_authenticated else None
     with change(uow) as uow:
+        # First: the counts and the name below are checked with the table locked, so two people
+        # sitting down at once cannot both take the last seat or one name.
         taken = _locked_open(session, uow)
         if Seat.objects.filter(session=session, role=SeatRole.PLAYER).count() >= MAX_PLAYERS:
             raise conflict(

@@ -14,7 +14,7 @@ from ..models import ROLL_VISIBILITIES, Event, Visibility
 from ..services.events import UnitOfWork, change
 from ..services.initiative import enter_roller
 from ..services.rolls import CheckedRoll, check_roll, make_roll, reveal_roll
-from ..services.seats import remove_seat
+from ..services.seats import ONLY_GM_REMOVES, remove_seat
 from ..services.sessions import end_session, start_session
 from ..services.store import seat_at_table
 from .commands import ID, Command
@@ -178,7 +178,7 @@ CORE: tuple[Command, ...] = (
         seat_remove,
         "take a player's seat away: its link no longer opens the room",
         gm_only=True,
-        refusal=gettext_noop("only the GM removes seats"),
+        refusal=ONLY_GM_REMOVES,
     ),
     Command("ping", (), ping, "keep the socket alive: a pong with last_seq answers"),
     *TALK,

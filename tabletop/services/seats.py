@@ -13,6 +13,7 @@ from datetime import datetime
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from ..models import Character, Event, GameSession, Player, Seat, SeatRole, SessionStatus
 from ..models.sessions import carried_token_hash, hash_token
@@ -309,6 +310,10 @@ def seat_user(*, session: GameSession, user: Visitor, uow: UnitOfWork | None = N
     return seat
 
 
+# What a player is told of a removal: the socket's command declares it, the service says it.
+ONLY_GM_REMOVES = gettext_noop("only the GM removes seats")
+
+
 def remove_seat(*, by_seat_id: int, seat_id: int, uow: UnitOfWork | None = None) -> Event:
     """The GM takes a seat away from the table: its token no longer opens the room, and every
     screen drops it from the seats. The player's seats at the campaign's other live or planned
@@ -316,7 +321,7 @@ def remove_seat(*, by_seat_id: int, seat_id: int, uow: UnitOfWork | None = None)
     with change(uow) as uow:
         gm = Seat.objects.select_related("session").get(pk=by_seat_id)
         if not gm.is_gm:
-            raise forbidden(_("only the GM removes seats"))
+            raise forbidden(_(ONLY_GM_REMOVES))
         # Under the session's lock, as its end takes it: an ended table's seats stay as they were.
         taken = take_seq(session_id=gm.session_id, sent=uow.sent)
         if taken.status == SessionStatus.ENDED:

@@ -475,6 +475,10 @@ def resource_spend_command(uses: Mapping[str, ResourceUse]) -> Command:
     )
 
 
+# What a player is told of the award: the command declares it, the service says it too.
+ONLY_GM_AWARDS_RESOURCES = gettext_noop("only the GM awards or takes back a character's resources")
+
+
 def award_resource(
     *, seat_id: int, character: int, name: str, amount: int = 1, uow: UnitOfWork | None = None
 ) -> Event:
@@ -482,7 +486,7 @@ def award_resource(
     back (a correction), never below zero."""
     seat = seat_of(seat_id, sent=sent_by(uow))
     if not seat.is_gm:
-        raise forbidden(_("only the GM awards or takes back a character's resources"))
+        raise forbidden(_(ONLY_GM_AWARDS_RESOURCES))
     if amount == 0:
         raise invalid(_("a whole number from -1000 to 1000, not 0"), field="amount")
     with change(uow) as uow:
@@ -520,6 +524,6 @@ def resource_award_command(names: tuple[str, ...]) -> Command:
         handler=award_resource,
         doc="the GM awards (or, negative, takes back) a character's resource",
         gm_only=True,
-        refusal=gettext_noop("only the GM awards or takes back a character's resources"),
+        refusal=ONLY_GM_AWARDS_RESOURCES,
         events=AWARDED,
     )

@@ -316,14 +316,24 @@ def declare(*, seat_id: int, roll: int, result: str = "", uow: UnitOfWork | None
         )
 
 
+# What a player is told of the GM's own changes: declared with each command (the socket
+# refuses from there) and said by the service itself to any other caller, in one wording.
+ONLY_GM_AWARDS = gettext_noop("only the GM awards dice")
+ONLY_GM_UNDOES_AWARDS = gettext_noop("only the GM takes back awards")
+ONLY_GM_REFUNDS = gettext_noop("only the GM gives back spent dice")
+ONLY_GM_ANSWERS_INSIGHT = gettext_noop("only the GM answers a request for an inspiration check")
+ONLY_GM_BEGINS_INITIATIVE = gettext_noop("only the GM begins the initiative phase")
+ONLY_GM_ENDS_INITIATIVE = gettext_noop("only the GM ends the initiative phase")
+
+
 def _gm(seat_id: int, refusal: str, *, sent: Unit | None = None) -> Seat:
-    """The GM's seat, refused for anyone else with ``refusal`` (a whole sentence, translated: a
-    verb put into "only the GM %s" would stay English in every language); ``sent``: the unit's
-    way of sending (``uow.sent``, read with ``sent_by``), so that this read carries the unit's
-    BEGIN."""
+    """The GM's seat, refused for anyone else with ``refusal`` (one of the sentences above,
+    said in the reader's language: a verb put into "only the GM %s" would stay English);
+    ``sent``: the unit's way of sending (``uow.sent``, read with ``sent_by``), so that this
+    read carries the unit's BEGIN."""
     seat = seat_of(seat_id, sent=sent)
     if not seat.is_gm:
-        raise forbidden(refusal)
+        raise forbidden(_(refusal))
     return seat
 
 
@@ -347,7 +357,7 @@ def _session_stack(seat: Seat) -> Pool:
 
 def award(*, seat_id: int, seat: int, count: int = 1, uow: UnitOfWork | None = None) -> Event:
     """The GM awards dice: the player's own die type; each also adds one to the GM's pool."""
-    gm = _gm(seat_id, _("only the GM awards dice"), sent=sent_by(uow))
+    gm = _gm(seat_id, ONLY_GM_AWARDS, sent=sent_by(uow))
     with change(uow) as uow:
         seq = live_seq(session_id=gm.session_id, sent=uow.sent)
         player = _player(gm, seat)
@@ -372,7 +382,7 @@ def award(*, seat_id: int, seat: int, count: int = 1, uow: UnitOfWork | None = N
 
 def undo_award(*, seat_id: int, uow: UnitOfWork | None = None) -> Event:
     """Take back the GM's last award that has not been undone, if its dice are still there."""
-    gm = _gm(seat_id, _("only the GM takes back awards"), sent=sent_by(uow))
+    gm = _gm(seat_id, ONLY_GM_UNDOES_AWARDS, sent=sent_by(uow))
     with change(uow) as uow:
         seq = live_seq(session_id=gm.session_id, sent=uow.sent)
         events = Event.objects.filter(session_id=gm.session_id, kind="pool").order_by("-seq")
@@ -442,7 +452,7 @@ def refund(
     """The GM gives back dice spent on a critical that could have no effect ("in effect, it was
     never spent"): at most the dice spent on that roll's critical, to the seat that spent
     them, into the stacks they came from."""
-    gm = _gm(seat_id, _("only the GM gives back spent dice"), sent=sent_by(uow))
+    gm = _gm(seat_id, ONLY_GM_REFUNDS, sent=sent_by(uow))
     with change(uow) as uow:
         seq = live_seq(session_id=gm.session_id, sent=uow.sent)
         check = any_roll(gm, roll)
@@ -587,8 +597,7 @@ def ask_insight(*, seat_id: int, subject: str, uow: UnitOfWork | None = None) ->
 
 def answer_insight(*, seat_id: int, ask: int, grant: bool, uow: UnitOfWork | None = None) -> Event:
     """The GM agrees to an inspiration check (the player may now spend on it) or refuses it."""
-    refusal = _("only the GM answers a request for an inspiration check")
-    gm = _gm(seat_id, refusal, sent=sent_by(uow))
+    gm = _gm(seat_id, ONLY_GM_ANSWERS_INSIGHT, sent=sent_by(uow))
     with change(uow) as uow:
         session, seq = gm_session(gm, sent=uow.sent)
         state = dict(session.table_state or {})
@@ -628,11 +637,7 @@ def initiative_phase(*, seat_id: int, on: bool, uow: UnitOfWork | None = None) -
     """The GM begins (or ends) the initiative phase. Beginning it sets every initiative roll
     still open: its phase number can no longer be altered (no die used on it, no re-roll);
     an initiative roll made during the phase is set as it falls."""
-    refusal = (
-        _("only the GM begins the initiative phase")
-        if on
-        else _("only the GM ends the initiative phase")
-    )
+    refusal = ONLY_GM_BEGINS_INITIATIVE if on else ONLY_GM_ENDS_INITIATIVE
     gm = _gm(seat_id, refusal, sent=sent_by(uow))
     with change(uow) as uow:
         session, seq = gm_session(gm, sent=uow.sent)
@@ -717,7 +722,7 @@ commands = (
         award,
         "award a player dice of their own type (the GM's pool grows by as many)",
         gm_only=True,
-        refusal=gettext_noop("only the GM awards dice"),
+        refusal=ONLY_GM_AWARDS,
     ),
     Command(
         "pool.undo-award",
@@ -725,7 +730,7 @@ commands = (
         undo_award,
         "take back the last award",
         gm_only=True,
-        refusal=gettext_noop("only the GM takes back awards"),
+        refusal=ONLY_GM_UNDOES_AWARDS,
     ),
     Command(
         "pool.refund",
@@ -739,7 +744,7 @@ commands = (
         "give back dice spent on a roll's critical that could have no effect (to the seat "
         "that spent them, at most what it spent)",
         gm_only=True,
-        refusal=gettext_noop("only the GM gives back spent dice"),
+        refusal=ONLY_GM_REFUNDS,
     ),
     Command("pool.lucky-break", (), lucky_break, "give up your whole untouched pool"),
     Command(
@@ -757,7 +762,7 @@ commands = (
         answer_insight,
         "agree to (or refuse) a player's inspiration check",
         gm_only=True,
-        refusal=gettext_noop("only the GM answers a request for an inspiration check"),
+        refusal=ONLY_GM_ANSWERS_INSIGHT,
     ),
     Command(
         "initiative.begin",
@@ -765,7 +770,7 @@ commands = (
         partial(initiative_phase, on=True),
         "begin the initiative phase: initiative rolls are set and can no longer be altered",
         gm_only=True,
-        refusal=gettext_noop("only the GM begins the initiative phase"),
+        refusal=ONLY_GM_BEGINS_INITIATIVE,
     ),
     Command(
         "initiative.end",
@@ -773,7 +778,7 @@ commands = (
         partial(initiative_phase, on=False),
         "end the initiative phase (the next initiative rolls may be augmented as they are made)",
         gm_only=True,
-        refusal=gettext_noop("only the GM ends the initiative phase"),
+        refusal=ONLY_GM_ENDS_INITIATIVE,
     ),
     Command(
         "roll.close",

@@ -6,9 +6,12 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from whitenoise.storage import CompressedManifestStaticFilesStorage
+
+if TYPE_CHECKING:  # (the static files' storage is made before the models are ready)
+    from .models import GameSession
 
 
 class StaticFilesStorage(CompressedManifestStaticFilesStorage):
@@ -26,8 +29,14 @@ class KeptRecords:
     def __init__(self, root: Path) -> None:
         self.root = root
 
-    def path(self, session_id: int, viewer: str, fmt: str) -> Path:
-        return self.root / str(session_id) / f"{viewer}.{fmt}"
+    def folder(self, session: GameSession) -> Path:
+        """A session's records: by its id and its commitment, which no other session shares (a
+        database made afresh hands out the same ids again, and the folder would serve the old
+        session's records for the new one)."""
+        return self.root / f"{session.pk}-{(session.commitment or '')[:16]}"
+
+    def path(self, session: GameSession, viewer: str, fmt: str) -> Path:
+        return self.folder(session) / f"{viewer}.{fmt}"
 
     def writer(self, path: Path) -> IO[bytes]:
         """A file to write ``path`` into; ``keep`` makes it ``path``, ``forget`` drops it."""

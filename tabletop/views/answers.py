@@ -7,7 +7,7 @@ import math
 from typing import Any
 
 from django.core.exceptions import RequestDataTooBig
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.utils.translation import gettext as _
 from django.views import csrf, defaults
 
@@ -40,6 +40,14 @@ def error_answer(exc: ServiceError, *, retry_after: float | None = None) -> Json
     if retry_after is not None:
         response["Retry-After"] = str(max(1, math.ceil(retry_after)))
     return response
+
+
+def nothing_here(request: HttpRequest, message: str) -> HttpResponse:
+    """A 404 in the request's terms: ``message`` as an error a program reads, to a program;
+    Django's page to a browser."""
+    if wants_json(request):
+        return error_answer(not_found(message))
+    raise Http404(message)
 
 
 def no_such_address(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:

@@ -20,14 +20,13 @@ from typing import IO, Any
 from channels.db import DatabaseSyncToAsync
 from django.conf import settings
 from django.core.handlers.asgi import ASGIRequest
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from ..limits import Buckets, Slots
 from ..models import SessionStatus
-from ..services.errors import not_found
 from ..services.export import (
     FORMATS,
     WRITERS,
@@ -41,7 +40,7 @@ from ..services.export import (
 from ..services.watch import watched_session
 from ..storage import KeptRecords
 from ..transport import abort, unsent_bytes
-from .answers import error_answer, wants_json
+from .answers import nothing_here
 from .seating import not_seated, seat_access
 from .watch import gone
 
@@ -216,15 +215,18 @@ def _from_file_here(path: Path) -> Iterator[bytes]:
             yield chunk
 
 
-def _download(request: HttpRequest, record: Record, fmt: str, viewer: str) -> HttpResponseBase:
+def _download(
+    request: HttpRequest, record: Record, fmt: str, viewer: str, *, to_read: bool = False
+) -> HttpResponseBase:
     headers = {"Cache-Control": "private, no-store"}
-    # The printable page opens in the browser (to print); the others are saved as files.
-    if fmt != "html" or request.GET.get("download"):
+    # The printable page opens in the browser (to print), and a record a page reads is read
+    # there; the others are saved as files.
+    if not to_read and (fmt != "html" or request.GET.get("download")):
         headers["Content-Disposition"] = f'attachment; filename="{filename(record, fmt)}"'
     content_type = f"{FORMATS[fmt]}; charset=utf-8"
     ended = record.session.status == SessionStatus.ENDED
     keep = (
-        KeptRecords(settings.TABLETOP["EXPORT_DIR"]).path(record.session.pk, viewer, fmt)
+        KeptRecords(settings.TABLETOP["EXPORT_DIR"]).path(record.session, viewer, fmt)
         if ended
         else None
     )
@@ -254,12 +256,22 @@ def _download(request: HttpRequest, record: Record, fmt: str, viewer: str) -> Ht
     )
 
 
+def _no_such_format(request: HttpRequest) -> HttpResponse:
+    return nothing_here(request, _("no such export: it is .json, .md or .html"))
+
+
 @require_GET
 def seat_export(request: HttpRequest, code: str, fmt: str) -> HttpResponseBase:
     if fmt not in FORMATS:
-        if wants_json(request):
-            return error_answer(not_found(_("no such export: it is .json, .md or .html")))
-        raise Http404("no such format")
+        return _no_such_format(request)
+    return seat_download(request, code, fmt)
+
+
+def seat_download(
+    request: HttpRequest, code: str, fmt: str, *, to_read: bool = False
+) -> HttpResponseBase:
+    """The seat's record in ``fmt``, under its budgets; ``to_read``: for a page to read, not
+    a file to save (the verify page's ``/record``)."""
     access = seat_access(request, code, token=True)
     if access is None:
         return not_seated()
@@ -271,13 +283,13 @@ def seat_export(request: HttpRequest, code: str, fmt: str) -> HttpResponseBase:
     record = session_record(
         session=access.session, viewer=viewer_for_seat(seat), viewer_label=label
     )
-    return _download(request, record, fmt, f"seat-{seat.pk}")
+    return _download(request, record, fmt, f"seat-{seat.pk}", to_read=to_read)
 
 
 @require_GET
 def watch_export(request: HttpRequest, code: str, fmt: str) -> HttpResponseBase:
     if fmt not in FORMATS:
-        raise Http404("no such format")
+        return _no_such_format(request)
     found = watched_session(code=code)
     if found is None:
         return gone(request)

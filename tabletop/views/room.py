@@ -9,7 +9,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib.staticfiles import finders
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.middleware.csrf import CsrfViewMiddleware
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -28,9 +28,9 @@ from ..selectors.campaigns import quick_rolls_of, sheet_of, with_sheets
 from ..selectors.odds import OddsBusy, OddsFailed, odds_for
 from ..selectors.room import fairness, seat_summary, session_summary
 from ..services.access import Access, player_cookie_name, resolve_access, seat_cookie_name
-from ..services.errors import ServiceError, human_field, invalid, not_found
+from ..services.errors import ServiceError, human_field, invalid
 from ..services.seats import join_session, seat_for_token
-from .answers import STATUS_FOR, error_answer, json_object, wants_json
+from .answers import STATUS_FOR, error_answer, json_object, nothing_here, wants_json
 from .seating import not_seated, room_socket, seat_access
 
 COOKIE_AGE = 60 * 60 * 24 * 60
@@ -211,10 +211,7 @@ def join(request: HttpRequest, code: str) -> HttpResponse:
     as_json = wants_json(request)
     session = GameSession.objects.select_related("campaign").filter(invite_code=code).first()
     if session is None:
-        if as_json:
-            # A bot reads the error's object, as from every other refusal here.
-            return error_answer(not_found(_("no table has that code")))
-        raise Http404("no table has that code")
+        return nothing_here(request, _("no table has that code"))
     if request.content_type == "application/json":
         try:
             body = json_object(request)

@@ -8,7 +8,7 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from ..models import GameSession
-from .export import seat_export
+from .export import seat_download
 from .seating import seat_access
 
 
@@ -18,10 +18,7 @@ def record(request: HttpRequest, code: str) -> HttpResponseBase:
     the seed: everything needed to recompute the dice without trusting the server. It is the
     seat's ``export.json``, under the same budgets (a session's whole record is streamed a page
     at a time, never held in memory), read by the page rather than saved as a file."""
-    response = seat_export(request, code, "json")
-    if response.has_header("Content-Disposition"):
-        del response["Content-Disposition"]
-    return response
+    return seat_download(request, code, "json", to_read=True)
 
 
 @require_GET

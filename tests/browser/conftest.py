@@ -23,6 +23,7 @@ import asyncio
 import json
 import os
 import re
+import tempfile
 import time
 import urllib.request
 from collections.abc import Callable
@@ -255,6 +256,11 @@ class BrowserTestCase(ChannelsLiveServerTestCase):
         # tenth seat. The served process is forked from this one and keeps this value.
         cls._joins = settings.TABLETOP["JOINS_PER_MINUTE"]
         settings.TABLETOP["JOINS_PER_MINUTE"] = 10_000
+        # Ended sessions' records are kept in a folder of the class's own, never the data
+        # folder, where they would outlive the test database whose next session takes the id.
+        cls._kept = settings.TABLETOP["EXPORT_DIR"]
+        cls._kept_here = tempfile.TemporaryDirectory(prefix="tabletop-kept-")
+        settings.TABLETOP["EXPORT_DIR"] = Path(cls._kept_here.name)
         super().setUpClass()
         cls.browser = _Chromium.get()
         ARTIFACTS.mkdir(exist_ok=True)
@@ -262,7 +268,9 @@ class BrowserTestCase(ChannelsLiveServerTestCase):
     @classmethod
     def tearDownClass(cls) -> None:
         settings.TABLETOP["JOINS_PER_MINUTE"] = cls._joins
+        settings.TABLETOP["EXPORT_DIR"] = cls._kept
         super().tearDownClass()
+        cls._kept_here.cleanup()  # (once the served process, which writes there, has stopped)
 
     def _fixture_teardown(self) -> None:
         # The served process may still be writing what a page closed at the test's end left

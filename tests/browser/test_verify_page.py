@@ -12,7 +12,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from tabletop.models import Event
+from tabletop.models import Event, GameSession
 from tabletop.storage import KeptRecords
 from tests.browser.conftest import PHONE, BrowserTestCase, off_thread
 
@@ -78,8 +78,9 @@ class VerifyPageTests(BrowserTestCase):
             data = json.loads(json.dumps(event.data))
             data["dice"][0]["value"] = data["dice"][0]["value"] % 1000 + 1
             Event.objects.filter(pk=event.pk).update(data=data)
-            kept = KeptRecords(settings.TABLETOP["EXPORT_DIR"]).path(session.pk, "x", "json")
-            shutil.rmtree(kept.parent, ignore_errors=True)
+            ended = GameSession.objects.get(pk=session.pk)
+            kept = KeptRecords(settings.TABLETOP["EXPORT_DIR"]).folder(ended)
+            shutil.rmtree(kept, ignore_errors=True)
             return event.seq
 
         seq = off_thread(tamper)

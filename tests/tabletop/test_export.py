@@ -16,6 +16,7 @@ from tabletop.services.rolls import reveal_roll
 from tabletop.services.seats import gm_seat, join_session
 from tabletop.services.sessions import end_session
 from tabletop.services.watch import create_watch_link
+from tabletop.storage import KeptRecords
 
 from .commands import body, rolled
 
@@ -238,7 +239,7 @@ def test_an_ended_sessions_record_is_made_once_and_kept(client, played, monkeypa
 
     code, token = played["session"].invite_code, played["ana"].token
     first = body(client.get(f"/play/{code}/export.md", {"token": token}))
-    kept = settings.TABLETOP["EXPORT_DIR"] / str(played["session"].pk)
+    kept = KeptRecords(settings.TABLETOP["EXPORT_DIR"]).folder(played["session"])
     assert [p.name for p in kept.iterdir()] == [f"seat-{played['ana'].seat.pk}.md"]
 
     def no_reading(*args, **kwargs):
@@ -313,7 +314,8 @@ def test_daphne_streams_a_long_record_and_then_sends_the_kept_one(live_session, 
     made, kept = (json.loads(text) for text in texts)
     assert [e["seq"] for e in made["events"]][:last] == list(range(1, last + 1))
     assert made == kept  # the second came from the file the first left
-    assert (tmp_path / "kept" / str(live_session.pk) / "spectator.json").read_bytes() == texts[0]
+    kept_file = KeptRecords(tmp_path / "kept").path(live_session, "spectator", "json")
+    assert kept_file.read_bytes() == texts[0]
 
 
 def test_every_export_keeps_a_rolls_character_and_what_it_was_for(client, live_session, gm):
@@ -365,3 +367,15 @@ def test_the_record_the_verify_page_reads_is_the_seats_export_under_its_budgets(
     fetched(client.get(f"/play/{code}/export.json", {"token": joined.token}))
     refused = client.get(f"/play/{code}/record", {"token": joined.token})
     assert refused.status_code == 429
+
+
+def test_a_session_that_takes_an_earlier_ones_id_is_not_served_its_kept_records(tmp_path):
+    # Kept by id alone, a record outlived its database: a session made afresh with the same id
+    # was sent the earlier session's file.
+    from tabletop.models import GameSession
+
+    kept = KeptRecords(tmp_path)
+    earlier = GameSession(pk=1, commitment="a" * 64)
+    later = GameSession(pk=1, commitment="b" * 64)
+    assert kept.path(earlier, "seat-2", "json") != kept.path(later, "seat-2", "json")
+    assert kept.path(earlier, "seat-2", "json").parent == kept.folder(earlier)
